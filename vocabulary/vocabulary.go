@@ -1,0 +1,201 @@
+// Package vocabulary loads a nexus-core distribution (vocabulary/*.yml,
+// agents/*/meta.yml, skills/*/meta.yml, manifest.json) into typed Go values
+// and answers the questions the engine asks of it: which capabilities a
+// role has, which tags exist, where a skill's body is.
+//
+// Two entry points exist because they serve different paths: LoadManifest
+// reads the single manifest.json (the generated catalog, enough for hooks
+// and tools, well under a millisecond), while Load reads and validates every
+// source file (for `nexus validate`).
+package vocabulary
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// SupportedRange names the nexus-core versions nexus implements.
+const SupportedRange = ">=0.10.0 <0.13.0"
+
+var supportedVersion = regexp.MustCompile(`^0\.1[0-2]\.[0-9]+(-[a-z0-9.-]+)?$`)
+
+// SchemaContractVersion is the manifest schema contract nexus understands.
+const SchemaContractVersion = "2.0"
+
+// VersionError reports a distribution nexus does not implement.
+type VersionError struct {
+	Dir     string
+	Found   string // the version found, or "" when none could be read
+	Problem string
+}
+
+func (e *VersionError) Error() string {
+	found := e.Found
+	if found == "" {
+		found = "unknown"
+	}
+	return fmt.Sprintf("nexus-core at %s (version %s) is not supported: %s; nexus implements nexus-core %s (0.10.x to 0.12.x); point --core or NEXUS_CORE_DIR at a supported distribution", e.Dir, found, e.Problem, SupportedRange)
+}
+
+// Core is a loaded distribution, as seen through its manifest.
+type Core struct {
+	Dir      string
+	Manifest *Manifest
+
+	agents map[string]*Agent
+	skills map[string]*Skill
+	caps   map[string]*Capability
+}
+
+// LoadManifest reads dir/manifest.json, applies the version gate and indexes
+// it. It does not read or validate the YAML sources.
+func LoadManifest(dir string) (*Core, error) {
+	m, err := readManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	return newCore(dir, m), nil
+}
+
+func readManifest(dir string) (*Manifest, error) {
+	path := filepath.Join(dir, "manifest.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, missingManifest(dir)
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	if err := CheckVersion(dir, &m); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// CheckVersion applies the version gate to a parsed manifest.
+func CheckVersion(dir string, m *Manifest) error {
+	if !supportedVersion.MatchString(m.NexusCoreVersion) {
+		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: "nexus_core_version is outside the supported range"}
+	}
+	if m.SchemaContractVersion != SchemaContractVersion {
+		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: fmt.Sprintf("schema_contract_version is %q, want %q", m.SchemaContractVersion, SchemaContractVersion)}
+	}
+	if v := readVersionFile(dir); v != "" && v != m.NexusCoreVersion {
+		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: fmt.Sprintf("VERSION says %s but manifest.json says %s (a mixed install?)", v, m.NexusCoreVersion)}
+	}
+	return nil
+}
+
+func missingManifest(dir string) error {
+	version := readVersionFile(dir)
+	if version == "" {
+		version = readPackageVersion(dir)
+	}
+	var layout []string
+	for _, d := range []string{"assets", "spec", "harness", "dist"} {
+		if st, err := os.Stat(filepath.Join(dir, d)); err == nil && st.IsDir() {
+			layout = append(layout, d+"/")
+		}
+	}
+	problem := "it has no manifest.json"
+	if len(layout) > 0 {
+		problem += fmt.Sprintf(" and has %s: nexus-core 0.13.0 and later are a runtime package with a different state layout and tool set", strings.Join(layout, ", "))
+	} else if _, err := os.Stat(dir); err != nil {
+		problem = "the directory does not exist"
+	}
+	return &VersionError{Dir: dir, Found: version, Problem: problem}
+}
+
+func readVersionFile(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func readPackageVersion(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		return ""
+	}
+	var p struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return ""
+	}
+	return p.Version
+}
+
+func newCore(dir string, m *Manifest) *Core {
+	c := &Core{Dir: dir, Manifest: m,
+		agents: map[string]*Agent{}, skills: map[string]*Skill{}, caps: map[string]*Capability{}}
+	for i := range m.Agents {
+		c.agents[m.Agents[i].ID] = &m.Agents[i]
+	}
+	for i := range m.Skills {
+		c.skills[m.Skills[i].ID] = &m.Skills[i]
+	}
+	for i := range m.Vocabulary.Capabilities {
+		c.caps[m.Vocabulary.Capabilities[i].ID] = &m.Vocabulary.Capabilities[i]
+	}
+	return c
+}
+
+// Version is the distribution's nexus_core_version.
+func (c *Core) Version() string { return c.Manifest.NexusCoreVersion }
+
+// Agent returns the agent role with the given id.
+func (c *Core) Agent(id string) (*Agent, bool) {
+	a, ok := c.agents[id]
+	return a, ok
+}
+
+// Skill returns the skill with the given id.
+func (c *Core) Skill(id string) (*Skill, bool) {
+	s, ok := c.skills[id]
+	return s, ok
+}
+
+// Capability returns the capability with the given id.
+func (c *Core) Capability(id string) (*Capability, bool) {
+	cp, ok := c.caps[id]
+	return cp, ok
+}
+
+// Tags returns the tag entries in file order.
+func (c *Core) Tags() []Tag { return c.Manifest.Vocabulary.Tags }
+
+// MemoryPolicy returns the memory policy.
+func (c *Core) MemoryPolicy() *MemoryPolicy { return &c.Manifest.Vocabulary.MemoryPolicy }
+
+// SkillBodyPath returns the path of a skill's body.md.
+func (c *Core) SkillBodyPath(id string) string {
+	return filepath.Join(c.Dir, "skills", id, "body.md")
+}
+
+// AgentBodyPath returns the path of an agent's body.md.
+func (c *Core) AgentBodyPath(id string) string {
+	return filepath.Join(c.Dir, "agents", id, "body.md")
+}
+
+// ReadSkillBody returns a skill's body.md text.
+func (c *Core) ReadSkillBody(id string) (string, error) {
+	if _, ok := c.skills[id]; !ok {
+		return "", fmt.Errorf("skill %q is not in %s/manifest.json", id, c.Dir)
+	}
+	b, err := os.ReadFile(c.SkillBodyPath(id))
+	if err != nil {
+		return "", fmt.Errorf("read skill body: %w", err)
+	}
+	return string(b), nil
+}

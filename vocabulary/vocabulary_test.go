@@ -1,0 +1,93 @@
+package vocabulary
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+func TestLoadManifest(t *testing.T) {
+	c, err := LoadManifest(testenv.CoreDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version() != "0.10.0" {
+		t.Fatalf("version %q", c.Version())
+	}
+	a, ok := c.Agent("architect")
+	if !ok || strings.Join(a.Capabilities, ",") != "no_file_edit,no_task_create,no_task_update" {
+		t.Fatalf("architect = %+v", a)
+	}
+	if len(c.Tags()) != 7 {
+		t.Fatalf("%d tags", len(c.Tags()))
+	}
+	body, err := c.ReadSkillBody("nx-plan")
+	if err != nil || BodyHash([]byte(body)) != mustSkill(t, c, "nx-plan").BodyHash {
+		t.Fatalf("nx-plan body hash mismatch: %v", err)
+	}
+}
+
+func mustSkill(t *testing.T, c *Core, id string) *Skill {
+	s, ok := c.Skill(id)
+	if !ok {
+		t.Fatalf("no skill %s", id)
+	}
+	return s
+}
+
+func TestLoadCleanDistribution(t *testing.T) {
+	dir := testenv.CoreDir(t)
+	d, findings := Load(dir, schema.NewCoreSet(dir))
+	for _, f := range findings {
+		t.Errorf("unexpected finding: %s", f)
+	}
+	if d == nil || len(d.Agents) != 9 || len(d.Skills) != 4 || len(d.Vocabulary.Tags) != 7 || len(d.Vocabulary.MemoryPolicy.Categories) != 3 {
+		t.Fatalf("loaded %+v", d)
+	}
+}
+
+func TestVersionGate(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "assets"), 0o755)
+	os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"version":"0.13.1"}`), 0o644)
+	_, err := LoadManifest(dir)
+	if err == nil || !strings.Contains(err.Error(), "0.13.1") || !strings.Contains(err.Error(), SupportedRange) || !strings.Contains(err.Error(), "runtime package") {
+		t.Fatalf("err = %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"nexus_core_version":"0.9.2","schema_contract_version":"2.0"}`), 0o644)
+	if _, err := LoadManifest(dir); err == nil || !strings.Contains(err.Error(), "0.9.2") {
+		t.Fatalf("err = %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"nexus_core_version":"0.12.3","schema_contract_version":"2.0"}`), 0o644)
+	if _, err := LoadManifest(dir); err != nil {
+		t.Fatalf("0.12.3 refused: %v", err)
+	}
+}
+
+func TestBodyHash(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"x\r\n\r\n  \n", "sha256:73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac"},
+		{"x\n", "sha256:73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac"},
+		{"x\ufeff\u3000", "sha256:73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac"},
+	}
+	for _, tt := range tests {
+		if got := BodyHash([]byte(tt.in)); got != tt.want {
+			t.Errorf("BodyHash(%q) = %s", tt.in, got)
+		}
+	}
+	if BodyHash([]byte("x\u0085")) == tests[0].want {
+		t.Error("U+0085 must not be trimmed (ECMAScript trimEnd keeps it)")
+	}
+}
+
+func TestPointerToPath(t *testing.T) {
+	for in, want := range map[string]string{"": "$", "/tags/0/id": "$.tags[0].id", "/a~1b": `$["a/b"]`} {
+		if got := PointerToPath(in); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+}
