@@ -1,6 +1,7 @@
 package vocabulary
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,5 +90,29 @@ func TestPointerToPath(t *testing.T) {
 		if got := PointerToPath(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLocate(t *testing.T) {
+	core := testenv.CoreDir(t)
+	if got, err := Locate(core, "--core", ""); err != nil || got != core {
+		t.Fatalf("explicit: %q %v", got, err)
+	}
+	if _, err := Locate("/nonexistent/x", "NEXUS_CORE_DIR", ""); err == nil || !strings.Contains(err.Error(), "NEXUS_CORE_DIR") {
+		t.Fatalf("bad explicit path: %v", err)
+	}
+	proj := t.TempDir()
+	sub := filepath.Join(proj, "a", "b")
+	os.MkdirAll(sub, 0o755)
+	_, err := Locate("", "", sub)
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !strings.Contains(err.Error(), filepath.Join(proj, "node_modules")) || !strings.Contains(err.Error(), "NEXUS_CORE_DIR") {
+		t.Fatalf("not found error should list every place looked: %v", err)
+	}
+	nm := filepath.Join(proj, NodeModulesPath)
+	os.MkdirAll(nm, 0o755)
+	os.WriteFile(filepath.Join(nm, "VERSION"), []byte("0.10.0\n"), 0o644)
+	if got, err := Locate("", "", sub); err != nil || got != nm {
+		t.Fatalf("node_modules walk: %q %v", got, err)
 	}
 }

@@ -1,0 +1,64 @@
+// Command nexus is a harness for AI coding agents: the host calls
+// `nexus hook` on every lifecycle event and talks to `nexus mcp` for tools.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run executes the CLI and returns the process exit code. Usage errors exit
+// 2, failures 1; commands that need another code return an *exitError.
+func run(args []string) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.Err != nil && !ee.Silent {
+			fmt.Fprintln(os.Stderr, "nexus:", ee.Err)
+		}
+		return ee.Code
+	}
+	fmt.Fprintln(os.Stderr, "nexus:", err)
+	if isUsageError(err) {
+		return 2
+	}
+	return 1
+}
+
+// exitError carries a specific exit code out of a command.
+type exitError struct {
+	Code   int
+	Err    error
+	Silent bool // the command already reported the problem
+}
+
+func (e *exitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.Err }
+
+// usageError marks errors in how nexus was called.
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+func isUsageError(err error) bool {
+	var u usageError
+	return errors.As(err, &u)
+}
