@@ -1,0 +1,203 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pluginv1 "github.com/nexus-harness/nexus/plugins/sdk/proto/nexus/plugin/v1"
+)
+
+// This file and errors.go are the only importers of the generated package:
+// everything else speaks the Go types of sdk.go.
+
+// GRPCPlugin binds a Plugin to go-plugin's gRPC transport. The host uses it
+// with a nil Impl; a plugin process sets Impl (Serve does this).
+type GRPCPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	Impl Plugin
+}
+
+var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+
+// GRPCServer registers the plugin's service on the plugin side.
+func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Impl == nil {
+		return fmt.Errorf("sdk: GRPCPlugin.Impl is nil; pass your Plugin to sdk.Serve")
+	}
+	pluginv1.RegisterPluginServiceServer(s, &grpcServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns the host's view of the plugin: a Plugin whose calls
+// cross the process boundary.
+func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &grpcClient{c: pluginv1.NewPluginServiceClient(c)}, nil
+}
+
+// grpcClient implements Plugin over gRPC (host side).
+type grpcClient struct {
+	c pluginv1.PluginServiceClient
+}
+
+func (g *grpcClient) Info(ctx context.Context) (*Info, error) {
+	r, err := g.c.Info(ctx, &pluginv1.InfoRequest{})
+	if err != nil {
+		return nil, callError("Info", err)
+	}
+	info := &Info{Name: r.GetName(), Version: r.GetVersion(), Events: r.GetEvents()}
+	for _, t := range r.GetTools() {
+		a := t.GetAnnotations()
+		info.Tools = append(info.Tools, ToolSpec{
+			Name:        t.GetName(),
+			Description: t.GetDescription(),
+			InputSchema: json.RawMessage(t.GetInputSchema()),
+			Annotations: ToolAnnotations{
+				Title:       a.GetTitle(),
+				ReadOnly:    a.GetReadOnly(),
+				Destructive: a.GetDestructive(),
+				Idempotent:  a.GetIdempotent(),
+				OpenWorld:   a.GetOpenWorld(),
+			},
+		})
+	}
+	return info, nil
+}
+
+func (g *grpcClient) Configure(ctx context.Context, cfg *Config) error {
+	req := &pluginv1.ConfigureRequest{}
+	if cfg != nil {
+		req.ProjectDir = cfg.ProjectDir
+		req.Settings = cfg.Settings
+	}
+	if _, err := g.c.Configure(ctx, req); err != nil {
+		return callError("Configure", err)
+	}
+	return nil
+}
+
+func (g *grpcClient) CallTool(ctx context.Context, name string, args json.RawMessage) (*ToolResult, error) {
+	r, err := g.c.CallTool(ctx, &pluginv1.CallToolRequest{Name: name, Arguments: args})
+	if err != nil {
+		return nil, callError("CallTool "+name, err)
+	}
+	return &ToolResult{Text: r.GetText(), Structured: json.RawMessage(r.GetStructured()), IsError: r.GetIsError()}, nil
+}
+
+func (g *grpcClient) HandleEvent(ctx context.Context, ev *Event) (*EventReply, error) {
+	req := &pluginv1.HandleEventRequest{}
+	if ev != nil {
+		req.Event = &pluginv1.Event{
+			Name:      ev.Name,
+			SessionId: ev.SessionID,
+			AgentId:   ev.AgentID,
+			AgentName: ev.AgentName,
+			ToolName:  ev.ToolName,
+			ToolInput: ev.ToolInput,
+			Prompt:    ev.Prompt,
+			Payload:   ev.Payload,
+		}
+	}
+	name := "HandleEvent"
+	if ev != nil {
+		name += " " + ev.Name
+	}
+	r, err := g.c.HandleEvent(ctx, req)
+	if err != nil {
+		return nil, callError(name, err)
+	}
+	return &EventReply{Deny: r.GetDeny(), Reason: r.GetReason(), Context: r.GetContext()}, nil
+}
+
+// grpcServer serves a Plugin over gRPC (plugin side).
+type grpcServer struct {
+	pluginv1.UnimplementedPluginServiceServer
+	impl Plugin
+}
+
+// guard turns a panic in the plugin's code into an Internal status, so one
+// bad call does not take the whole plugin process down.
+func guard(method string, err *error) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "nexus plugin: panic in %s: %v\n%s", method, r, debug.Stack())
+		*err = status.Errorf(codes.Internal, "plugin panicked in %s: %v", method, r)
+	}
+}
+
+func (s *grpcServer) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *pluginv1.InfoResponse, err error) {
+	defer guard("Info", &err)
+	info, err := s.impl.Info(ctx)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	resp = &pluginv1.InfoResponse{}
+	if info == nil {
+		return resp, nil
+	}
+	resp.Name, resp.Version, resp.Events = info.Name, info.Version, info.Events
+	for _, t := range info.Tools {
+		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
+			Name:        t.Name,
+			Description: t.Description,
+			InputSchema: t.InputSchema,
+			Annotations: &pluginv1.ToolAnnotations{
+				Title:       t.Annotations.Title,
+				ReadOnly:    t.Annotations.ReadOnly,
+				Destructive: t.Annotations.Destructive,
+				Idempotent:  t.Annotations.Idempotent,
+				OpenWorld:   t.Annotations.OpenWorld,
+			},
+		})
+	}
+	return resp, nil
+}
+
+func (s *grpcServer) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (resp *pluginv1.ConfigureResponse, err error) {
+	defer guard("Configure", &err)
+	if err := s.impl.Configure(ctx, &Config{ProjectDir: req.GetProjectDir(), Settings: req.GetSettings()}); err != nil {
+		return nil, statusOf(err)
+	}
+	return &pluginv1.ConfigureResponse{}, nil
+}
+
+func (s *grpcServer) CallTool(ctx context.Context, req *pluginv1.CallToolRequest) (resp *pluginv1.CallToolResponse, err error) {
+	defer guard("CallTool", &err)
+	res, err := s.impl.CallTool(ctx, req.GetName(), json.RawMessage(req.GetArguments()))
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	if res == nil {
+		return nil, status.Errorf(codes.Internal, "tool %q returned neither a result nor an error", req.GetName())
+	}
+	return &pluginv1.CallToolResponse{Text: res.Text, Structured: res.Structured, IsError: res.IsError}, nil
+}
+
+func (s *grpcServer) HandleEvent(ctx context.Context, req *pluginv1.HandleEventRequest) (resp *pluginv1.HandleEventResponse, err error) {
+	defer guard("HandleEvent", &err)
+	e := req.GetEvent()
+	ev := &Event{
+		Name:      e.GetName(),
+		SessionID: e.GetSessionId(),
+		AgentID:   e.GetAgentId(),
+		AgentName: e.GetAgentName(),
+		ToolName:  e.GetToolName(),
+		ToolInput: json.RawMessage(e.GetToolInput()),
+		Prompt:    e.GetPrompt(),
+		Payload:   json.RawMessage(e.GetPayload()),
+	}
+	reply, err := s.impl.HandleEvent(ctx, ev)
+	if err != nil {
+		return nil, statusOf(err)
+	}
+	if reply == nil {
+		return &pluginv1.HandleEventResponse{}, nil
+	}
+	return &pluginv1.HandleEventResponse{Deny: reply.Deny, Reason: reply.Reason, Context: reply.Context}, nil
+}
