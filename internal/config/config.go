@@ -505,3 +505,13 @@ func (c *Config) All() []Entry {
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
+
+// Defaults returns the built-in defaults only (no files, no environment):
+// for tests and for embedding nexus as a library.
+func Defaults() *Config {
+	c, err := Load(Options{UserFile: os.DevNull + "/none", LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		panic("config: built-in defaults are invalid: " + err.Error())
+	}
+	return c
+}

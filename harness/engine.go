@@ -1,0 +1,131 @@
+// Package harness is nexus's engine: one host-neutral core that the hook
+// adapters, the MCP server and the conformance runner all drive. It owns the
+// tool registry and the lifecycle handlers; the doors (harness/host/*,
+// harness/mcpserver) only translate.
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/tools"
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/schema"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// Options configure an Engine.
+type Options struct {
+	Project   string // project root
+	NexusDir  string // "" = <Project>/.nexus
+	HarnessID string // "" = config harness.id, else "nexus"
+	CoreDir   string // nexus-core distribution
+	// Core and Schemas may be shared between engines (the conformance
+	// runner builds one engine per fixture); nil means load from CoreDir.
+	Core    *vocabulary.Core
+	Schemas *schema.Set
+	Config  *config.Config // nil = built-in defaults
+	Now     state.Clock    // nil = time.Now
+	Branch  func() string  // nil = read .git/HEAD above Project
+}
+
+// Engine is one project's harness.
+type Engine struct {
+	Layout  state.Layout
+	Store   *state.Store
+	Core    *vocabulary.Core
+	Schemas *schema.Set
+	Config  *config.Config
+	Now     state.Clock
+
+	branch func() string
+	tools  map[string]*tools.Tool
+	env    *tools.Env
+}
+
+// New builds an engine.
+func New(o Options) (*Engine, error) {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Defaults()
+	}
+	id := o.HarnessID
+	if id == "" {
+		id = cfg.String("harness.id")
+	}
+	nexusDir := o.NexusDir
+	if nexusDir == "" {
+		nexusDir = filepath.Join(o.Project, ".nexus")
+	}
+	l, err := state.NewLayoutAt(o.Project, nexusDir, id)
+	if err != nil {
+		return nil, err
+	}
+	core := o.Core
+	if core == nil {
+		if core, err = vocabulary.LoadManifest(o.CoreDir); err != nil {
+			return nil, err
+		}
+	}
+	schemas := o.Schemas
+	if schemas == nil {
+		schemas = schema.NewCoreSet(core.Dir)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	e := &Engine{Layout: l, Core: core, Schemas: schemas, Config: cfg, Now: now, tools: map[string]*tools.Tool{}}
+	e.Store = state.New(l, schemas)
+	e.Store.Now = now
+	e.branch = o.Branch
+	if e.branch == nil {
+		e.branch = func() string { return state.Branch(l.Project) }
+	}
+	e.env = &tools.Env{Store: e.Store, Branch: e.branch}
+	for _, t := range tools.All() {
+		e.tools[t.Name] = t
+	}
+	return e, nil
+}
+
+// Branch returns the project's current git branch (never "").
+func (e *Engine) Branch() string { return e.branch() }
+
+// Tools returns the registered tools sorted by name.
+func (e *Engine) Tools() []*tools.Tool {
+	out := make([]*tools.Tool, 0, len(e.tools))
+	for _, t := range e.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Tool returns a tool by abstract name.
+func (e *Engine) Tool(name string) (*tools.Tool, bool) {
+	t, ok := e.tools[name]
+	return t, ok
+}
+
+// Register adds a tool (memory and plugin tools join the nexus-core ones).
+func (e *Engine) Register(t *tools.Tool) { e.tools[t.Name] = t }
+
+// Env returns the environment tools run in.
+func (e *Engine) Env() *tools.Env { return e.env }
+
+// CallTool runs a tool by abstract name. Domain failures are *tools.Error.
+func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	t, ok := e.tools[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	return t.Run(ctx, e.env, args)
+}

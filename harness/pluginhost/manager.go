@@ -1,0 +1,307 @@
+// Package pluginhost runs nexus's out-of-process plugins: it discovers their
+// manifests, launches them with hashicorp/go-plugin (gRPC only, mutual TLS,
+// checksum-verified, empty stdin, parent-death signal), exposes their tools,
+// forwards the lifecycle events they subscribed to in a fixed order, and
+// restarts a crashed plugin on its next call.
+//
+// Nothing is launched until it is needed: Open reads small YAML files only,
+// Dispatch starts only the plugins subscribed to the event, CallTool only
+// the plugin that owns the tool.
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nexus-harness/nexus/plugins/sdk"
+)
+
+// Options configure a Manager. The zero value works.
+type Options struct {
+	// ProjectDir is the project root: manifests are discovered in
+	// <ProjectDir>/.nexus/plugins/*/, and it is sent to plugins whose
+	// manifest sets project_dir.
+	ProjectDir string
+	// UserDir is the user's plugin folder; "" means DefaultUserDir().
+	// NoUserPlugins skips it.
+	UserDir       string
+	NoUserPlugins bool
+	// Paths are manifest files or plugin folders listed in configuration.
+	Paths []string
+	// Settings holds each plugin's own settings, by plugin name.
+	Settings map[string]map[string]string
+	// Logger receives nexus's plugin log and every plugin's stderr. The
+	// default writes warnings and errors to stderr; nothing is ever written
+	// to stdout.
+	Logger hclog.Logger
+	// DisableAutoMTLS turns off mutual TLS between host and plugin (it is
+	// on by default). Only for measurements and debugging.
+	DisableAutoMTLS bool
+	// StartTimeout bounds a plugin's launch, handshake, Info and Configure
+	// (default 10s).
+	StartTimeout time.Duration
+	// ToolTimeout bounds a tool call whose manifest gives no timeout
+	// (default 60s).
+	ToolTimeout time.Duration
+}
+
+const (
+	defaultStartTimeout = 10 * time.Second
+	defaultToolTimeout  = 60 * time.Second
+)
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("plugin manager is closed")
+
+// ErrUnknownPlugin is returned for a plugin or tool name no manifest declares.
+var ErrUnknownPlugin = errors.New("no such plugin")
+
+// Manager holds a set of plugins. It is safe for concurrent use.
+type Manager struct {
+	opts     Options
+	log      hclog.Logger
+	procs    map[string]*proc
+	names    []string // sorted
+	tools    map[string]ToolRef
+	problems []Problem
+
+	ctx    context.Context // cancelled by Close: ends starts in flight
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	bg     sync.WaitGroup // starts and kills in flight
+}
+
+// ToolRef is a declared tool, known without starting its plugin.
+type ToolRef struct {
+	Plugin            string        `json:"plugin"`
+	Tool              string        `json:"tool"`
+	Name              string        `json:"name"` // <plugin>_<tool>, as exposed over MCP
+	CapabilityClasses []string      `json:"capability_classes"`
+	Timeout           time.Duration `json:"timeout"`
+}
+
+// Tool is a declared tool together with the plugin's description of it.
+type Tool struct {
+	ToolRef
+	Spec sdk.ToolSpec `json:"spec"`
+}
+
+// QualifiedName is how a plugin's tool is exposed: <plugin>_<tool>.
+func QualifiedName(plugin, tool string) string { return plugin + "_" + tool }
+
+// Open discovers manifests (configuration paths, the project, the user's
+// folder) and returns a Manager over them. It launches nothing. Manifests
+// that cannot be used are logged and reported by Problems; they never stop
+// the others.
+func Open(opts Options) (*Manager, error) {
+	userDir := ""
+	if !opts.NoUserPlugins {
+		userDir = opts.UserDir
+		if userDir == "" {
+			userDir = DefaultUserDir()
+		}
+	}
+	manifests, problems := Discover(opts.ProjectDir, userDir, opts.Paths)
+	m, err := New(manifests, opts)
+	if err != nil {
+		return nil, err
+	}
+	m.problems = append(problems, m.problems...)
+	for _, p := range problems {
+		m.log.Error("plugin not loaded", "path", p.Path, "error", p.Err)
+	}
+	return m, nil
+}
+
+// New returns a Manager over manifests already loaded (or built in code;
+// such a manifest needs Name, ProtocolVersion, Executable, SHA256 and Dir
+// when Executable is relative). A duplicate name is an error.
+func New(manifests []*Manifest, opts Options) (*Manager, error) {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = defaultStartTimeout
+	}
+	if opts.ToolTimeout <= 0 {
+		opts.ToolTimeout = defaultToolTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.New(&hclog.LoggerOptions{Name: "plugins", Level: hclog.Warn, Output: os.Stderr})
+	}
+	m := &Manager{opts: opts, log: log, procs: map[string]*proc{}, tools: map[string]ToolRef{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	for _, man := range manifests {
+		if man == nil {
+			continue
+		}
+		if _, dup := m.procs[man.Name]; dup {
+			return nil, fmt.Errorf("two plugins are named %q (%s and %s)", man.Name, m.procs[man.Name].man.Path, man.Path)
+		}
+		if man.Source == "" {
+			man.Source = SourceBuiltin
+		}
+		m.procs[man.Name] = &proc{m: m, man: man, log: log.Named(man.Name)}
+		m.names = append(m.names, man.Name)
+		for _, t := range man.Tools {
+			timeout := time.Duration(t.Timeout)
+			if timeout <= 0 {
+				timeout = opts.ToolTimeout
+			}
+			q := QualifiedName(man.Name, t.Name)
+			m.tools[q] = ToolRef{Plugin: man.Name, Tool: t.Name, Name: q, CapabilityClasses: t.CapabilityClasses, Timeout: timeout}
+		}
+	}
+	sort.Strings(m.names)
+	return m, nil
+}
+
+// Problems lists the manifests Open could not use.
+func (m *Manager) Problems() []Problem { return m.problems }
+
+// Manifests returns the usable manifests in name order.
+func (m *Manager) Manifests() []*Manifest {
+	out := make([]*Manifest, 0, len(m.names))
+	for _, n := range m.names {
+		out = append(out, m.procs[n].man)
+	}
+	return out
+}
+
+// Resolve finds a tool by its exposed name, without starting anything. The
+// capability gate uses it before a call.
+func (m *Manager) Resolve(qualified string) (ToolRef, bool) {
+	t, ok := m.tools[qualified]
+	return t, ok
+}
+
+// DeclaredTools lists every declared tool in plugin then manifest order,
+// without starting anything.
+func (m *Manager) DeclaredTools() []ToolRef {
+	var out []ToolRef
+	for _, n := range m.names {
+		for _, t := range m.procs[n].man.Tools {
+			out = append(out, m.tools[QualifiedName(n, t.Name)])
+		}
+	}
+	return out
+}
+
+// Tools starts every plugin that declares tools (in parallel) and returns
+// the tools both declared in a manifest and described by the plugin, in
+// plugin then manifest order. A plugin that fails to start is left out and
+// its error joined into the returned error; the other tools are returned.
+func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
+	var withTools []*proc
+	for _, n := range m.names {
+		if p := m.procs[n]; len(p.man.Tools) > 0 {
+			withTools = append(withTools, p)
+		}
+	}
+	insts := make([]*instance, len(withTools))
+	errs := make([]error, len(withTools))
+	var wg sync.WaitGroup
+	for i, p := range withTools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			insts[i], errs[i] = p.get(ctx)
+		}()
+	}
+	wg.Wait()
+	var out []Tool
+	for i, p := range withTools {
+		if errs[i] != nil {
+			continue
+		}
+		for _, t := range p.man.Tools {
+			spec, ok := insts[i].tools[t.Name]
+			if !ok {
+				continue
+			}
+			out = append(out, Tool{ToolRef: m.tools[QualifiedName(p.man.Name, t.Name)], Spec: spec})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// CallTool calls a tool by its exposed name (<plugin>_<tool>), starting or
+// restarting its plugin as needed. The call is bounded by the tool's
+// timeout and by ctx. Arguments must already be validated.
+func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawMessage) (*sdk.ToolResult, error) {
+	ref, ok := m.tools[qualified]
+	if !ok {
+		return nil, fmt.Errorf("tool %q: %w declares it", qualified, ErrUnknownPlugin)
+	}
+	p := m.procs[ref.Plugin]
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	var res *sdk.ToolResult
+	err := p.do(ctx, ref.Timeout, "tool "+ref.Tool, func(ctx context.Context, inst *instance) error {
+		if _, ok := inst.tools[ref.Tool]; !ok {
+			return fmt.Errorf("plugin %s does not offer the tool %q its manifest declares", ref.Plugin, ref.Tool)
+		}
+		var err error
+		res, err = inst.rpc.CallTool(ctx, ref.Tool, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Close stops every plugin and waits for them to exit. Calls made after
+// Close fail with ErrClosed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.cancel()
+	for _, n := range m.names {
+		m.procs[n].close()
+	}
+	m.bg.Wait()
+	return nil
+}
+
+func (m *Manager) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// goBackground runs f as tracked background work unless the manager is
+// closed (then it reports false and does nothing).
+func (m *Manager) goBackground(f func()) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return false
+	}
+	m.bg.Add(1)
+	go func() {
+		defer m.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// stderrWriter forwards what a plugin prints to its (redirected) stdout and
+// stderr after the handshake into the log, never onto the host's stdout.
+func stderrWriter(log hclog.Logger) io.Writer {
+	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
+}
+
+func joinNames(ss []string) string { return strings.Join(ss, ", ") }

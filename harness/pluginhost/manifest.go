@@ -1,0 +1,309 @@
+package pluginhost
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/yamljson"
+	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// ManifestFile is the name of a plugin's declaration file.
+const ManifestFile = "nexus-plugin.yaml"
+
+// maxManifestSize bounds what is read from a manifest: they are a few
+// hundred bytes, and a hook process reads every one.
+const maxManifestSize = 64 << 10
+
+// maxTimeout bounds every declared timeout.
+const maxTimeout = 10 * time.Minute
+
+//go:embed nexus-plugin.schema.json
+var schemaFS embed.FS
+
+// SchemaURL is the $id of the manifest schema.
+const SchemaURL = "https://nexus-harness.github.io/schema/nexus-plugin.schema.json"
+
+// SchemaJSON returns the manifest's JSON Schema, as shipped.
+func SchemaJSON() []byte {
+	b, _ := schemaFS.ReadFile("nexus-plugin.schema.json")
+	return b
+}
+
+var manifestSchema = sync.OnceValue(func() *schema.Set {
+	return schema.NewSet("https://nexus-harness.github.io/schema/", schemaFS)
+})
+
+// Source says where a manifest was found.
+type Source string
+
+const (
+	SourceConfig  Source = "config"  // listed in nexus configuration
+	SourceProject Source = "project" // <project>/.nexus/plugins/*/
+	SourceUser    Source = "user"    // $XDG_CONFIG_HOME/nexus/plugins/*/
+	SourceBuiltin Source = "builtin" // built by the program itself (New)
+)
+
+// FailurePolicy says what a failed hook call means.
+type FailurePolicy string
+
+const (
+	FailOpen   FailurePolicy = "fail-open"   // the event proceeds
+	FailClosed FailurePolicy = "fail-closed" // a pre_tool_use call is denied
+)
+
+// Duration is a time.Duration written as "500ms", "2s" or "1m".
+type Duration time.Duration
+
+// UnmarshalJSON reads the string form.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the string form.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// Manifest is a plugin's declaration (nexus-plugin.yaml).
+type Manifest struct {
+	Name            string                  `json:"name"`
+	Version         string                  `json:"version"`
+	Description     string                  `json:"description,omitempty"`
+	ProtocolVersion int                     `json:"protocol_version"`
+	Executable      string                  `json:"executable"`
+	SHA256          string                  `json:"sha256"`
+	Priority        int                     `json:"priority,omitempty"`
+	ProjectDir      bool                    `json:"project_dir,omitempty"`
+	Env             []string                `json:"env,omitempty"`
+	Tools           []ToolDecl              `json:"tools,omitempty"`
+	Events          map[string]Subscription `json:"events,omitempty"`
+
+	// Path is the manifest file ("" for a manifest built in code), Dir the
+	// folder relative executables resolve against, Source where it was found.
+	Path   string `json:"-"`
+	Dir    string `json:"-"`
+	Source Source `json:"-"`
+}
+
+// ToolDecl declares one tool.
+type ToolDecl struct {
+	Name              string   `json:"name"`
+	CapabilityClasses []string `json:"capability_classes"`
+	Timeout           Duration `json:"timeout,omitempty"`
+}
+
+// Subscription is a plugin's subscription to one event.
+type Subscription struct {
+	Timeout   Duration      `json:"timeout"`
+	OnFailure FailurePolicy `json:"on_failure"`
+	// Tools, for pre_tool_use and post_tool_use, limits the subscription to
+	// tool names matching one of these path.Match patterns.
+	Tools []string `json:"tools,omitempty"`
+}
+
+// ExecutablePath is the absolute path of the program to run.
+func (m *Manifest) ExecutablePath() string {
+	if filepath.IsAbs(m.Executable) {
+		return filepath.Clean(m.Executable)
+	}
+	return filepath.Join(m.Dir, filepath.FromSlash(m.Executable))
+}
+
+// EventNames lists the subscribed events in lifecycle order.
+func (m *Manifest) EventNames() []string {
+	var out []string
+	for _, e := range sdk.EventNames() {
+		if _, ok := m.Events[e]; ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Matches reports whether the subscription covers a call to toolName.
+func (s Subscription) Matches(toolName string) bool {
+	if len(s.Tools) == 0 {
+		return true
+	}
+	for _, p := range s.Tools {
+		if ok, _ := path.Match(p, toolName); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ManifestError lists everything wrong with one manifest, each line naming
+// the file, the position and the field.
+type ManifestError struct {
+	Path     string
+	Problems []string // "line:col: field: message"
+}
+
+func (e *ManifestError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid plugin manifest %s:", e.Path)
+	for _, p := range e.Problems {
+		b.WriteString("\n  ")
+		b.WriteString(e.Path)
+		b.WriteByte(':')
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// LoadManifest reads, validates and decodes one manifest file.
+func LoadManifest(file string) (*Manifest, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("read plugin manifest: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read plugin manifest %s: %w", file, err)
+	}
+	if len(data) > maxManifestSize {
+		return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("1:1: (file): larger than %d bytes; a manifest is a short declaration", maxManifestSize)}}
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, fmt.Errorf("plugin manifest %s: %w", file, err)
+	}
+	return ParseManifest(abs, data)
+}
+
+// ParseManifest validates and decodes manifest text; file names it in
+// errors and its folder anchors a relative executable.
+func ParseManifest(file string, data []byte) (*Manifest, error) {
+	doc, err := yamljson.Decode(data)
+	if err != nil {
+		var se *yamljson.SyntaxError
+		if errors.As(err, &se) {
+			return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("%d:%d: (file): %s", se.Pos.Line, se.Pos.Col, se.Msg)}}
+		}
+		return nil, &ManifestError{Path: file, Problems: []string{"1:1: (file): " + err.Error()}}
+	}
+	if doc.Value == nil {
+		return nil, &ManifestError{Path: file, Problems: []string{"1:1: (file): empty; expected a mapping with name, version, protocol_version, executable and sha256"}}
+	}
+	probs, err := manifestSchema().Validate("nexus-plugin.schema.json", doc.Value)
+	if err != nil {
+		return nil, fmt.Errorf("plugin manifest schema: %w", err) // a bug in the shipped schema
+	}
+	if len(probs) > 0 {
+		me := &ManifestError{Path: file}
+		for _, p := range probs {
+			me.Problems = append(me.Problems, at(doc, p.Pointer, p.Message))
+		}
+		return nil, me
+	}
+	raw, err := json.Marshal(doc.Value)
+	if err != nil {
+		return nil, fmt.Errorf("plugin manifest %s: %w", file, err)
+	}
+	m := &Manifest{}
+	if err := json.Unmarshal(raw, m); err != nil {
+		return nil, &ManifestError{Path: file, Problems: []string{"1:1: (file): " + err.Error()}}
+	}
+	m.Path = file
+	m.Dir = filepath.Dir(file)
+	if probs := m.check(); len(probs) > 0 {
+		me := &ManifestError{Path: file}
+		for _, p := range probs {
+			me.Problems = append(me.Problems, at(doc, p.ptr, p.msg))
+		}
+		return nil, me
+	}
+	return m, nil
+}
+
+type problem struct{ ptr, msg string }
+
+// check holds the rules JSON Schema cannot say.
+func (m *Manifest) check() []problem {
+	var out []problem
+	if len(m.Tools) == 0 && len(m.Events) == 0 {
+		out = append(out, problem{"", "declares neither tools nor events; a plugin needs at least one"})
+	}
+	if !filepath.IsAbs(m.Executable) && !filepath.IsLocal(filepath.FromSlash(m.Executable)) {
+		out = append(out, problem{"/executable", fmt.Sprintf("%q leaves the plugin's folder; use a path inside it or an absolute path", m.Executable)})
+	}
+	seen := map[string]bool{}
+	for i, t := range m.Tools {
+		if seen[t.Name] {
+			out = append(out, problem{fmt.Sprintf("/tools/%d/name", i), fmt.Sprintf("tool %q is declared twice", t.Name)})
+		}
+		seen[t.Name] = true
+		if time.Duration(t.Timeout) > maxTimeout {
+			out = append(out, problem{fmt.Sprintf("/tools/%d/timeout", i), fmt.Sprintf("%s is longer than the maximum %s", time.Duration(t.Timeout), maxTimeout)})
+		}
+	}
+	names := make([]string, 0, len(m.Events))
+	for e := range m.Events {
+		names = append(names, e)
+	}
+	sort.Strings(names)
+	for _, e := range names {
+		s := m.Events[e]
+		if time.Duration(s.Timeout) > maxTimeout {
+			out = append(out, problem{"/events/" + e + "/timeout", fmt.Sprintf("%s is longer than the maximum %s", time.Duration(s.Timeout), maxTimeout)})
+		}
+		if len(s.Tools) > 0 && e != sdk.EventPreToolUse && e != sdk.EventPostToolUse {
+			out = append(out, problem{"/events/" + e + "/tools", "only pre_tool_use and post_tool_use carry a tool name; remove tools here"})
+		}
+		for i, p := range s.Tools {
+			if _, err := path.Match(p, ""); err != nil {
+				out = append(out, problem{fmt.Sprintf("/events/%s/tools/%d", e, i), fmt.Sprintf("bad pattern %q: %v", p, err)})
+			}
+		}
+	}
+	return out
+}
+
+// at renders "line:col: field: message" for a JSON pointer.
+func at(doc *yamljson.Doc, ptr, msg string) string {
+	pos := doc.PosOf(ptr)
+	return fmt.Sprintf("%d:%d: %s: %s", pos.Line, pos.Col, fieldName(ptr), msg)
+}
+
+// fieldName turns "/tools/0/name" into "tools[0].name".
+func fieldName(ptr string) string {
+	if ptr == "" {
+		return "(top level)"
+	}
+	var b strings.Builder
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		if tok != "" && strings.Trim(tok, "0123456789") == "" {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}

@@ -1,0 +1,250 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// ContainedPath joins name under root and refuses anything that would land
+// outside it: absolute names, ".." segments, and symlinks (in the parents or
+// the file itself) that lead out of root.
+func ContainedPath(root, name string) (string, error) {
+	if name == "" {
+		return "", fmt.Errorf("file name is empty")
+	}
+	if strings.ContainsRune(name, 0) {
+		return "", fmt.Errorf("file name %q contains a NUL byte", name)
+	}
+	if filepath.IsAbs(name) || strings.HasPrefix(name, "/") || strings.HasPrefix(name, `\`) {
+		return "", fmt.Errorf("file name %q is absolute; give a name relative to %s", name, root)
+	}
+	for _, seg := range strings.FieldsFunc(name, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if seg == ".." {
+			return "", fmt.Errorf("file name %q contains \"..\"; it must stay inside %s", name, root)
+		}
+	}
+	clean := filepath.Clean(filepath.FromSlash(name))
+	if clean == "." {
+		return "", fmt.Errorf("file name %q names the directory itself", name)
+	}
+	realRoot, err := realDir(root)
+	if err != nil {
+		return "", err
+	}
+	// Walk every existing component: a symlink anywhere on the way must
+	// resolve inside the root.
+	cur := root
+	for _, seg := range strings.Split(clean, string(filepath.Separator)) {
+		cur = filepath.Join(cur, seg)
+		st, err := os.Lstat(cur)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("inspect %s: %w", cur, err)
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(cur)
+			if err != nil {
+				return "", fmt.Errorf("file name %q goes through a broken symlink %s", name, cur)
+			}
+			if !within(realRoot, target) {
+				return "", fmt.Errorf("file name %q goes through the symlink %s, which leads outside %s", name, cur, root)
+			}
+		}
+	}
+	return filepath.Join(root, clean), nil
+}
+
+func realDir(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", dir, err)
+	}
+	return r, nil
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// dirLock returns the lock guarding writes to one of the tracked text
+// directories (memory/, rules/, context/) or artifacts/. It lives in the
+// ignored state/ folder so git never sees it.
+func (l Layout) dirLock(name string) string { return filepath.Join(l.StateDir(), name+".lock") }
+
+// WriteArtifact writes content verbatim to state/artifacts/<name>
+// (overwriting) and returns the absolute path written.
+func (s *Store) WriteArtifact(ctx context.Context, name string, content []byte) (string, error) {
+	return s.writeContained(ctx, s.L.ArtifactsDir(), "artifacts", name, content)
+}
+
+// WriteMemoryFile writes .nexus/memory/<name>.
+func (s *Store) WriteMemoryFile(ctx context.Context, name string, content []byte) (string, error) {
+	return s.writeContained(ctx, s.L.MemoryDir(), "memory", name, content)
+}
+
+// WriteRule writes .nexus/rules/<name>.
+func (s *Store) WriteRule(ctx context.Context, name string, content []byte) (string, error) {
+	return s.writeContained(ctx, s.L.RulesDir(), "rules", name, content)
+}
+
+// LockDir takes the lock of one of the text directories ("memory",
+// "rules", "context", "artifacts") for a longer read-modify-write.
+func (s *Store) LockDir(ctx context.Context, name string) (*filelock.Lock, error) {
+	return filelock.AcquirePath(ctx, s.L.dirLock(name), s.LockTimeout)
+}
+
+func (s *Store) writeContained(ctx context.Context, root, lockName, name string, content []byte) (string, error) {
+	l, err := s.LockDir(ctx, lockName)
+	if err != nil {
+		return "", err
+	}
+	defer l.Release()
+	return s.WriteContainedLocked(root, name, content)
+}
+
+// WriteContainedLocked writes root/name atomically; the caller holds the
+// directory lock (LockDir).
+func (s *Store) WriteContainedLocked(root, name string, content []byte) (string, error) {
+	p, err := ContainedPath(root, name)
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(p, content, 0o644); err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// EnsureTree creates .nexus/, state/ and the harness namespace, and writes
+// .nexus/.gitignore when it is missing (an existing one is left alone).
+// It reports whether the .gitignore it found fails to ignore state/.
+func (s *Store) EnsureTree() (gitignoreOK bool, err error) {
+	if err := os.MkdirAll(s.L.HarnessDir(), 0o755); err != nil {
+		return false, fmt.Errorf("create %s: %w", s.L.HarnessDir(), err)
+	}
+	gi := s.L.GitignorePath()
+	b, ok, err := readFile(gi)
+	if err != nil {
+		return false, err
+	}
+	if !ok {
+		// O_EXCL: two sessions starting at once must not both write it.
+		f, err := os.OpenFile(gi, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("create %s: %w", gi, err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(GitignoreContent); err != nil {
+			return false, fmt.Errorf("write %s: %w", gi, err)
+		}
+		return true, f.Sync()
+	}
+	return ignoresState(string(b)), nil
+}
+
+func ignoresState(gitignore string) bool {
+	for _, line := range strings.Split(gitignore, "\n") {
+		switch strings.TrimSpace(line) {
+		case "state/", "state", "/state/", "/state", "state/*", "state/**", "*":
+			return true
+		}
+	}
+	return false
+}
+
+// UpdateMemoryAccess runs fn over the memory-access records under their
+// lock and rewrites the file atomically; every record is checked against
+// memory-access.schema.json first. Malformed lines are skipped on read
+// (digest §5.1) and so dropped by the rewrite.
+func (s *Store) UpdateMemoryAccess(ctx context.Context, fn func([]MemoryAccess) ([]MemoryAccess, error)) error {
+	path := s.L.MemoryAccessPath()
+	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	recs, err := ReadMemoryAccess(path)
+	if err != nil {
+		return err
+	}
+	recs, err = fn(recs)
+	if err != nil {
+		return err
+	}
+	var buf []byte
+	for i, r := range recs {
+		line, err := marshalCompact(r)
+		if err != nil {
+			return err
+		}
+		if s.V != nil {
+			var v any
+			_ = json.Unmarshal(line, &v)
+			ps, err := s.V.Validate(schema.StateMemory, v)
+			if err != nil {
+				return err
+			}
+			if len(ps) > 0 {
+				for j := range ps {
+					ps[j].Pointer = fmt.Sprintf("/line %d%s", i+1, ps[j].Pointer)
+				}
+				return &InvalidWriteError{Path: path, Problems: ps}
+			}
+		}
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+	}
+	return atomicfile.WriteFile(path, buf, 0o644)
+}
+
+// ReadMemoryAccess reads a memory-access log, skipping malformed lines.
+func ReadMemoryAccess(path string) ([]MemoryAccess, error) {
+	lines, err := ReadLines(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MemoryAccess, 0, len(lines))
+	for _, line := range lines {
+		var r MemoryAccess
+		if json.Unmarshal(line, &r) != nil || r.Path == "" {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RemoveHarnessFile deletes a file of this harness's namespace under its lock.
+func (s *Store) RemoveHarnessFile(ctx context.Context, path string) error {
+	if filepath.Dir(path) != s.L.HarnessDir() {
+		return fmt.Errorf("refusing to remove %s: not in this harness's namespace %s", path, s.L.HarnessDir())
+	}
+	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	return atomicfile.Remove(path)
+}

@@ -1,0 +1,61 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/filelock"
+)
+
+// Moved records one file moved aside by Repair.
+type Moved struct {
+	Path    string `json:"path"`
+	MovedTo string `json:"moved_to"`
+	Reason  string `json:"reason"`
+}
+
+// Repair checks every JSON state file nexus owns or shares and moves each
+// corrupt one (unparsable, or not matching its schema) aside to
+// "<name>.corrupt-<timestamp>", so tools can start afresh without the
+// evidence being lost. Healthy files are not touched.
+func (s *Store) Repair(ctx context.Context) ([]Moved, error) {
+	var moved []Moved
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	checks := []struct {
+		path string
+		load func() error
+	}{
+		{s.L.PlanPath(), func() error { _, _, err := s.ReadPlan(); return err }},
+		{s.L.TasksPath(), func() error { _, _, err := s.ReadTasks(); return err }},
+		{s.L.HistoryPath(), func() error { _, _, err := s.ReadHistory(); return err }},
+		{s.L.TrackerPath(), func() error { _, _, err := s.ReadTracker(); return err }},
+	}
+	for _, c := range checks {
+		l, err := filelock.AcquirePath(ctx, s.L.LockPath(c.path), s.LockTimeout)
+		if err != nil {
+			return moved, err
+		}
+		err = c.load()
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			dst := c.path + ".corrupt-" + stamp
+			if rerr := os.Rename(c.path, dst); rerr != nil {
+				l.Release()
+				return moved, fmt.Errorf("move %s aside: %w", c.path, rerr)
+			}
+			moved = append(moved, Moved{Path: c.path, MovedTo: dst, Reason: ce.Reason})
+		}
+		l.Release()
+		if err != nil && ce == nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+// IsCorruptBackup reports whether name is a file Repair moved aside.
+func IsCorruptBackup(name string) bool { return strings.Contains(name, ".corrupt-") }

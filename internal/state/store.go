@@ -1,0 +1,516 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// Validator checks a JSON-shaped value against a schema location (see
+// package schema). *schema.Set implements it.
+type Validator interface {
+	Validate(loc string, v any) ([]schema.Problem, error)
+}
+
+// Store reads and writes the .nexus tree of one project for one harness.
+type Store struct {
+	L           Layout
+	V           Validator
+	LockTimeout time.Duration
+	Now         Clock
+}
+
+// New returns a store. v must not be nil in production: it is what keeps
+// invalid content off the disk.
+func New(l Layout, v Validator) *Store {
+	return &Store{L: l, V: v, Now: time.Now}
+}
+
+// Timestamp returns the current time in TimeLayout.
+func (s *Store) Timestamp() string {
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	return Format(now())
+}
+
+// CorruptError reports a state file nexus cannot use. nexus never resets
+// such a file silently.
+type CorruptError struct {
+	Path   string
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%s is corrupt (%s); nexus will not overwrite it: fix it by hand, or run `nexus state repair` to move it aside", e.Path, e.Reason)
+}
+
+// InvalidWriteError reports content that failed its schema check; nothing
+// was written.
+type InvalidWriteError struct {
+	Path     string
+	Problems []schema.Problem
+}
+
+func (e *InvalidWriteError) Error() string {
+	return fmt.Sprintf("refusing to write %s: the new content does not match its schema: %s", e.Path, schema.Join(e.Problems))
+}
+
+// schemaFor maps a state file to its nexus-core schema ("" = none).
+func (s *Store) schemaFor(path string) string {
+	switch path {
+	case s.L.PlanPath():
+		return schema.StatePlan
+	case s.L.TasksPath():
+		return schema.StateTasks
+	case s.L.HistoryPath():
+		return schema.StateHistory
+	case s.L.TrackerPath():
+		return schema.StateTracker
+	}
+	return ""
+}
+
+// tolerated drops schema complaints nexus-core itself mandates (digest C7:
+// task_add MUST initialise goal to "" although the schema says minLength 1).
+func (s *Store) tolerated(path string, v any, ps []schema.Problem) []schema.Problem {
+	if path != s.L.TasksPath() {
+		return ps
+	}
+	m, _ := v.(map[string]any)
+	if g, ok := m["goal"].(string); !ok || g != "" {
+		return ps
+	}
+	out := ps[:0]
+	for _, p := range ps {
+		if p.Pointer != "/goal" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *Store) check(path, loc string, data []byte) ([]schema.Problem, error) {
+	if s.V == nil || loc == "" {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return []schema.Problem{{Message: "not JSON: " + err.Error()}}, nil
+	}
+	ps, err := s.V.Validate(loc, v)
+	if err != nil {
+		return nil, err
+	}
+	return s.tolerated(path, v, ps), nil
+}
+
+// readFile returns a file's bytes; a missing file is (nil, false, nil).
+func readFile(path string) ([]byte, bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, true, nil
+}
+
+// load reads and decodes path into v, checking it against its schema
+// (history.json only for shape: legacy cycles are tolerated, digest C9).
+func (s *Store) load(path string, v any) (bool, error) {
+	b, ok, err := readFile(path)
+	if err != nil || !ok {
+		return ok, err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
+	}
+	loc := s.schemaFor(path)
+	if path == s.L.HistoryPath() {
+		loc = "" // cycles from other harnesses and versions are read leniently
+	}
+	ps, err := s.check(path, loc, b)
+	if err != nil {
+		return true, err
+	}
+	if len(ps) > 0 {
+		return true, &CorruptError{Path: path, Reason: "does not match its schema: " + schema.Join(ps)}
+	}
+	return true, nil
+}
+
+// ReadPlan reads plan.json without locking (files are replaced atomically,
+// so a reader sees a whole old or whole new file).
+func (s *Store) ReadPlan() (*Plan, bool, error) {
+	var p Plan
+	ok, err := s.load(s.L.PlanPath(), &p)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return &p, true, nil
+}
+
+// ReadTasks reads tasks.json without locking.
+func (s *Store) ReadTasks() (*Tasks, bool, error) {
+	var t Tasks
+	ok, err := s.load(s.L.TasksPath(), &t)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return &t, true, nil
+}
+
+// ReadHistory reads history.json without locking.
+func (s *Store) ReadHistory() (*History, bool, error) {
+	var h History
+	ok, err := s.load(s.L.HistoryPath(), &h)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return &h, true, nil
+}
+
+// ReadTracker reads this harness's agent-tracker.json without locking.
+func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
+	var t []TrackerEntry
+	ok, err := s.load(s.L.TrackerPath(), &t)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return t, true, nil
+}
+
+// Exists reports whether a file exists (no parsing).
+func Exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// Tx is one locked read-modify-write over a set of state files.
+type Tx struct {
+	s      *Store
+	locked map[string]bool
+	writes map[string][]byte // nil value = delete
+	order  []string
+}
+
+// rank orders lock acquisition so concurrent transactions never deadlock.
+func (s *Store) rank(path string) int {
+	switch path {
+	case s.L.HistoryPath():
+		return 0
+	case s.L.PlanPath():
+		return 1
+	case s.L.TasksPath():
+		return 2
+	case s.L.TrackerPath():
+		return 3
+	}
+	return 4
+}
+
+// Update locks files (in a fixed global order), runs fn, then validates and
+// commits every staged change. If fn fails or any staged content fails its
+// schema check, nothing is written.
+func (s *Store) Update(ctx context.Context, files []string, fn func(tx *Tx) error) error {
+	files = append([]string(nil), files...)
+	sort.SliceStable(files, func(i, j int) bool {
+		ri, rj := s.rank(files[i]), s.rank(files[j])
+		if ri != rj {
+			return ri < rj
+		}
+		return files[i] < files[j]
+	})
+	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}}
+	var held []*filelock.Lock
+	defer func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			held[i].Release()
+		}
+	}()
+	for _, f := range files {
+		if tx.locked[f] {
+			continue
+		}
+		l, err := filelock.AcquirePath(ctx, s.L.LockPath(f), s.LockTimeout)
+		if err != nil {
+			return err
+		}
+		held = append(held, l)
+		tx.locked[f] = true
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.commit()
+}
+
+func (tx *Tx) mustLock(path string) {
+	if !tx.locked[path] {
+		panic(fmt.Sprintf("state: %s used in a transaction that did not lock it", path))
+	}
+}
+
+// Plan returns plan.json as of this transaction.
+func (tx *Tx) Plan() (*Plan, bool, error) {
+	p := tx.s.L.PlanPath()
+	tx.mustLock(p)
+	if b, staged := tx.writes[p]; staged {
+		if b == nil {
+			return nil, false, nil
+		}
+	}
+	return tx.s.ReadPlan()
+}
+
+// Tasks returns tasks.json as of this transaction.
+func (tx *Tx) Tasks() (*Tasks, bool, error) {
+	p := tx.s.L.TasksPath()
+	tx.mustLock(p)
+	if b, staged := tx.writes[p]; staged && b == nil {
+		return nil, false, nil
+	}
+	return tx.s.ReadTasks()
+}
+
+// History returns history.json as of this transaction.
+func (tx *Tx) History() (*History, bool, error) {
+	tx.mustLock(tx.s.L.HistoryPath())
+	return tx.s.ReadHistory()
+}
+
+// Tracker returns agent-tracker.json as of this transaction.
+func (tx *Tx) Tracker() ([]TrackerEntry, bool, error) {
+	tx.mustLock(tx.s.L.TrackerPath())
+	return tx.s.ReadTracker()
+}
+
+func (tx *Tx) stage(path string, v any) error {
+	tx.mustLock(path)
+	b, err := Encode(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	if _, ok := tx.writes[path]; !ok {
+		tx.order = append(tx.order, path)
+	}
+	tx.writes[path] = b
+	return nil
+}
+
+// PutPlan stages a new plan.json.
+func (tx *Tx) PutPlan(p *Plan) error { return tx.stage(tx.s.L.PlanPath(), p) }
+
+// PutTasks stages a new tasks.json.
+func (tx *Tx) PutTasks(t *Tasks) error { return tx.stage(tx.s.L.TasksPath(), t) }
+
+// PutTracker stages a new agent-tracker.json.
+func (tx *Tx) PutTracker(entries []TrackerEntry) error {
+	if entries == nil {
+		entries = []TrackerEntry{}
+	}
+	return tx.stage(tx.s.L.TrackerPath(), entries)
+}
+
+// AppendCycle stages history.json with one more cycle. Existing cycles are
+// carried over byte for byte; only the new cycle is checked against the
+// cycle schema (legacy cycles from other versions are not ours to fix).
+func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
+	path := tx.s.L.HistoryPath()
+	h, ok, err := tx.History()
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		h = &History{SchemaVersion: SchemaVersion}
+	}
+	raw, err := marshalCompact(c)
+	if err != nil {
+		return 0, fmt.Errorf("encode history cycle: %w", err)
+	}
+	if tx.s.V != nil {
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		ps, err := tx.s.V.Validate(schema.StateHistory+"#/properties/cycles/items", v)
+		if err != nil {
+			return 0, err
+		}
+		if len(ps) > 0 {
+			for i := range ps {
+				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", len(h.Cycles), ps[i].Pointer)
+			}
+			return 0, &InvalidWriteError{Path: path, Problems: ps}
+		}
+	}
+	h.Cycles = append(h.Cycles, raw)
+	// Re-indenting changes only whitespace: every existing cycle keeps its
+	// members, their order, number spellings and escapes.
+	b, err := Encode(h)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := tx.writes[path]; !ok {
+		tx.order = append(tx.order, path)
+	}
+	tx.writes[path] = b
+	return len(h.Cycles), nil
+}
+
+// Delete stages the removal of a file.
+func (tx *Tx) Delete(path string) {
+	tx.mustLock(path)
+	if _, ok := tx.writes[path]; !ok {
+		tx.order = append(tx.order, path)
+	}
+	tx.writes[path] = nil
+}
+
+// PutRaw stages arbitrary bytes for a locked path (validated at commit when
+// the path has a schema).
+func (tx *Tx) PutRaw(path string, data []byte) {
+	tx.mustLock(path)
+	if _, ok := tx.writes[path]; !ok {
+		tx.order = append(tx.order, path)
+	}
+	tx.writes[path] = data
+}
+
+func (tx *Tx) commit() error {
+	// Validate everything before writing anything.
+	for _, path := range tx.order {
+		b := tx.writes[path]
+		if b == nil || path == tx.s.L.HistoryPath() {
+			continue
+		}
+		ps, err := tx.s.check(path, tx.s.schemaFor(path), b)
+		if err != nil {
+			return err
+		}
+		if len(ps) > 0 {
+			return &InvalidWriteError{Path: path, Problems: ps}
+		}
+	}
+	// Writes before deletions, history first: a crash between steps can
+	// leave a plan both archived and present, never lost.
+	order := append([]string(nil), tx.order...)
+	sort.SliceStable(order, func(i, j int) bool {
+		di, dj := tx.writes[order[i]] == nil, tx.writes[order[j]] == nil
+		if di != dj {
+			return !di
+		}
+		return tx.s.rank(order[i]) < tx.s.rank(order[j])
+	})
+	for _, path := range order {
+		b := tx.writes[path]
+		if b == nil {
+			if err := atomicfile.Remove(path); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendLine appends one JSON line to a log file under its lock. A torn
+// final line left by a crash (no trailing newline) is cut off first, so the
+// file always parses line by line.
+func (s *Store) AppendLine(ctx context.Context, path string, v any) error {
+	line, err := marshalCompact(v)
+	if err != nil {
+		return fmt.Errorf("encode line for %s: %w", path, err)
+	}
+	line = append(line, '\n')
+	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := cutTornTail(f); err != nil {
+		return fmt.Errorf("repair %s: %w", path, err)
+	}
+	// One write call: a killed process leaves the whole line or none of it.
+	if _, err := f.Write(line); err != nil {
+		return fmt.Errorf("append to %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", path, err)
+	}
+	return nil
+}
+
+func cutTornTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	size := st.Size()
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, size-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	// Find the end of the last complete line.
+	const chunk = 4096
+	end := int64(0)
+	for off := size; off > 0; {
+		start := max(off-chunk, 0)
+		buf := make([]byte, off-start)
+		if _, err := f.ReadAt(buf, start); err != nil {
+			return err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			end = start + int64(i) + 1
+			break
+		}
+		off = start
+	}
+	return f.Truncate(end)
+}
+
+// ReadLines returns the complete JSON lines of a log (a torn tail is
+// skipped). A missing file yields nothing.
+func ReadLines(path string) ([][]byte, error) {
+	b, ok, err := readFile(path)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break // torn tail
+		}
+		if line := bytes.TrimSpace(b[:i]); len(line) > 0 {
+			out = append(out, line)
+		}
+		b = b[i+1:]
+	}
+	return out, nil
+}
