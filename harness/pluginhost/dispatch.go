@@ -84,9 +84,10 @@ func (m *Manager) Dispatch(ctx context.Context, ev *sdk.Event) *DispatchResult {
 	subs := m.Subscribers(ev.Name, ev.ToolName)
 	// Start every subscriber now, in parallel, so a second plugin's
 	// launch overlaps the first one's call. Calls still run in order.
-	for _, s := range subs {
-		p := m.procs[s.Plugin]
-		go func() { _, _ = p.get(context.WithoutCancel(ctx)) }()
+	if len(subs) > 1 {
+		for _, s := range subs {
+			m.procs[s.Plugin].kick()
+		}
 	}
 	decides := ev.Name == sdk.EventPreToolUse
 	for _, s := range subs {

@@ -53,13 +53,13 @@ type proc struct {
 	man *Manifest
 	log hclog.Logger
 
-	mu       sync.Mutex
-	inst     *instance
-	starting chan struct{} // closed when the start in flight ends
-	startErr error         // outcome of the last start
-	failures int           // consecutive crashes and failed starts
-	retryAt  time.Time     // no start before this
-	lastErr  error
+	mu        sync.Mutex
+	inst      *instance
+	starting  chan struct{} // closed when the start in flight ends
+	startErr  error         // outcome of the last start
+	failures  int           // consecutive crashes and failed starts
+	retryAt   time.Time     // no start before this
+	lastErr   error
 	restarts  int // processes started after the first
 	started   int // processes started
 	closed    bool
@@ -133,9 +133,23 @@ func (p *proc) get(ctx context.Context) (*instance, error) {
 	}
 }
 
+// kick begins a start in the background when there is no process, no start
+// in flight and no backoff to honour.
+func (p *proc) kick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.inst != nil || p.starting != nil || time.Now().Before(p.retryAt) {
+		return
+	}
+	ch := make(chan struct{})
+	if p.m.goBackground(func() { p.start(ch) }) {
+		p.starting = ch
+	}
+}
+
 // start launches a process and publishes the outcome.
 func (p *proc) start(ch chan struct{}) {
-	inst, err := p.launch(p.m.ctx)
+	inst, err := p.launch(p.m.ctx, true)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer close(ch)
@@ -227,7 +241,7 @@ func (p *proc) close() {
 }
 
 // launch verifies, starts and introduces one plugin process.
-func (p *proc) launch(ctx context.Context) (*instance, error) {
+func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	t0 := time.Now()
 	opts := p.m.opts
 	digest, err := checkDigest(p.man)
@@ -243,6 +257,9 @@ func (p *proc) launch(ctx context.Context) (*instance, error) {
 			r, err := newProcRunner(l, p.man, cmd)
 			if err != nil {
 				return nil, err
+			}
+			if !track {
+				return r, nil
 			}
 			p.mu.Lock()
 			p.launching = r
@@ -262,11 +279,13 @@ func (p *proc) launch(ctx context.Context) (*instance, error) {
 		SyncStderr:      stderrWriter(log),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReplyBytes))},
 	})
-	defer func() {
-		p.mu.Lock()
-		p.launching = nil
-		p.mu.Unlock()
-	}()
+	if track {
+		defer func() {
+			p.mu.Lock()
+			p.launching = nil
+			p.mu.Unlock()
+		}()
+	}
 	fail := func(err error) (*instance, error) {
 		client.Kill()
 		return nil, err

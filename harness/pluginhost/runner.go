@@ -20,6 +20,7 @@ import (
 //     which is the MCP channel or the hook's input),
 //   - gets only the environment its manifest allows,
 //   - runs in its plugin folder,
+//   - runs in its own process group, killed as a whole,
 //   - dies with the host (parent-death signal on Linux).
 type procRunner struct {
 	mu     sync.Mutex // guards cmd.Process against a concurrent Kill
@@ -63,7 +64,7 @@ func newProcRunner(log hclog.Logger, m *Manifest, spec *exec.Cmd) (*procRunner, 
 	cmd.Dir = m.Dir
 	cmd.Env = pluginEnv(m, spec.Env)
 	cmd.Stdin = nil // /dev/null
-	setParentDeathSignal(cmd)
+	setProcAttr(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -98,6 +99,7 @@ func (r *procRunner) Kill(context.Context) error {
 	if r.cmd.Process == nil {
 		return nil
 	}
+	_ = killTree(r.pid)
 	if err := r.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return err
 	}

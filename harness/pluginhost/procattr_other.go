@@ -1,0 +1,21 @@
+//go:build !linux
+
+package pluginhost
+
+import (
+	"os"
+	"os/exec"
+)
+
+// setProcAttr has no parent-death signal outside Linux: there the host's
+// signal handling and Manager.Close are what stop plugins.
+func setProcAttr(*exec.Cmd) {}
+
+// killTree kills the plugin process.
+func killTree(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}
