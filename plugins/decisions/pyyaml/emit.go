@@ -43,7 +43,7 @@ func StyleOf(s string) Style {
 }
 
 type analysis struct {
-	empty, multiline                    bool
+	empty, multiline                   bool
 	allowBlockPlain, allowSingleQuoted bool
 }
 
