@@ -5,12 +5,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
@@ -186,7 +188,8 @@ func EnvName(key string) string {
 func (c *Config) mergeFile(path, layer string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		if os.IsNotExist(err) {
+		// ENOTDIR: a parent is a file (Defaults reads os.DevNull+"/none").
+		if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
 		return fmt.Errorf("read config %s: %w", path, err)
