@@ -1,0 +1,155 @@
+package kernel
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+)
+
+// NoDecisionsToCheck is check_decision's answer for a store holding nothing
+// but the scaffold seed.
+const NoDecisionsToCheck = "No existing decisions to check against.\n\nUse propose_decision to record your first architectural decision, then check_decision can help verify new approaches against your recorded decisions."
+
+// NoRelatedDecisions is check_decision's answer when nothing scores.
+const NoRelatedDecisions = "No related decisions found."
+
+// ErrorPayload is the reference's ErrorPayload: kind "rejected" for a
+// caller-fixable input problem, "error" for an operation-side failure.
+type ErrorPayload struct {
+	Kind     string
+	Reason   string
+	Guidance string // omitted when empty
+}
+
+// JSON renders the payload as an ordered object.
+func (e *ErrorPayload) JSON() *pyjson.Object {
+	o := pyjson.NewObject().Set("kind", e.Kind).Set("reason", e.Reason)
+	if e.Guidance != "" {
+		o.Set("guidance", e.Guidance)
+	}
+	return o
+}
+
+// RelatedDecision is one BM25 hit.
+type RelatedDecision struct {
+	ID               string  // decision-NNN
+	Num              int     //
+	Title            string  //
+	Score            float64 // round(raw, 3)
+	Raw              float32 // the float32 BM25 score
+	Status           string
+	Date             string
+	RationalePreview string
+}
+
+// JSON renders the reference's RelatedDecision fields.
+func (r RelatedDecision) JSON() *pyjson.Object {
+	return pyjson.NewObject().Set("id", r.ID).Set("title", r.Title).Set("score", r.Score).
+		Set("status", r.Status).Set("date", r.Date).Set("rationale_preview", r.RationalePreview)
+}
+
+// CheckResult is check_decision's result.
+type CheckResult struct {
+	Related    []RelatedDecision
+	Assessment string
+	Error      *ErrorPayload
+}
+
+// Round3 is Python's round(x, 3): correctly rounded on the exact binary
+// value.
+func Round3(x float64) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'f', 3, 64), 64)
+	return v
+}
+
+func lengthError(label string, text string, max int) *ErrorPayload {
+	if n := pytext.Len(text); n > max {
+		return &ErrorPayload{Kind: "rejected", Reason: fmt.Sprintf("%s exceeds maximum length of %d characters (got %d).", label, max, n)}
+	}
+	return nil
+}
+
+// Check is check_decision: rank the active decisions (seed excluded) by
+// BM25 against the proposed approach. Over-length input is rejected, never
+// truncated.
+func Check(c *Corpus, approach, context string) (*CheckResult, error) {
+	if e := lengthError("Proposed approach", approach, MaxApproachLength); e != nil {
+		return &CheckResult{Error: e}, nil
+	}
+	if context != "" {
+		if e := lengthError("Context", context, MaxContextLength); e != nil {
+			return &CheckResult{Error: e}, nil
+		}
+	}
+	if len(c.NonSeed()) == 0 {
+		return &CheckResult{Assessment: NoDecisionsToCheck}, nil
+	}
+	hits, err := c.related(ShapeQuery(approach, context))
+	if err != nil {
+		return nil, err
+	}
+	if len(hits) == 0 {
+		return &CheckResult{Assessment: NoRelatedDecisions}, nil
+	}
+	return &CheckResult{Related: hits, Assessment: assessment(hits)}, nil
+}
+
+// ShapeQuery builds check_decision's BM25 query: the first 100 code points
+// of the approach, ". ", then the first 200 of approach + " " + context (the
+// head therefore counts twice, as in the reference).
+func ShapeQuery(approach, context string) string {
+	body := approach
+	if context != "" {
+		body += " " + context
+	}
+	return pytext.Head(approach, 100) + ". " + pytext.Head(body, 200)
+}
+
+// related runs the check index for a query, top 5, positive scores only.
+func (c *Corpus) related(query string) ([]RelatedDecision, error) {
+	si, err := c.checkIndex()
+	if err != nil {
+		return nil, err
+	}
+	q := si.tok.Tokens(query)
+	var out []RelatedDecision
+	for _, h := range si.ix.Top(q, CheckTopK) {
+		out = append(out, relatedOf(si.entries[h.Doc].D, h.Score))
+	}
+	return out, nil
+}
+
+func relatedOf(d *decision.Decision, raw float32) RelatedDecision {
+	return RelatedDecision{
+		ID: fmt.Sprintf("decision-%03d", d.Num), Num: d.Num, Title: d.Title,
+		Score: Round3(float64(raw)), Raw: raw, Status: d.Status, Date: d.Date.String(),
+		RationalePreview: pytext.Head(d.Rationale, 200),
+	}
+}
+
+func assessment(hits []RelatedDecision) string {
+	top := hits[0]
+	line := fmt.Sprintf("Top match: %s \"%s\" (status %s, decided %s, BM25 %s).",
+		decision.Label(top.Num), top.Title, top.Status, top.Date, strconv.FormatFloat(top.Score, 'f', 1, 64))
+	if len(hits) == 1 {
+		return fmt.Sprintf("%s Call get_decision(%d) before proposing.", line, top.Num)
+	}
+	return fmt.Sprintf("Found %d related decisions. %s Call get_decision on each related decision before proposing.", len(hits), line)
+}
+
+// Envelope is the local MCP envelope of a check result (nulls dropped).
+func (r *CheckResult) Envelope() *pyjson.Object {
+	o := pyjson.NewObject().Set("store", "local")
+	rel := make([]any, len(r.Related))
+	for i, h := range r.Related {
+		rel[i] = h.JSON()
+	}
+	o.Set("related_decisions", rel).Set("assessment", r.Assessment)
+	if r.Error != nil {
+		o.Set("error", r.Error.JSON())
+	}
+	return o
+}

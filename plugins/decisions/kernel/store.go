@@ -1,0 +1,266 @@
+// Package kernel holds the decision-store operations (check, propose,
+// lookups, context, questions, state), written against a small Store
+// interface so they run the same on the filesystem and in memory, as the
+// reference's nauro_core.operations do.
+package kernel
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/bm25"
+	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+)
+
+// Store files at the project-store root.
+const (
+	ProjectFile       = "project.md"
+	StateCurrentFile  = "state_current.md"
+	StateHistoryFile  = "state_history.md"
+	StateLegacyFile   = "state.md"
+	StackFile         = "stack.md"
+	OpenQuestionsFile = "open-questions.md"
+	HashesFile        = ".decision-hashes.json"
+	DecisionsDir      = "decisions"
+	SnapshotsDir      = "snapshots"
+)
+
+// Limits on caller-supplied text (code points).
+const (
+	MaxTitleLength     = 300
+	MaxRationaleLength = 10000
+	MaxDeltaLength     = 5000
+	MaxQuestionLength  = 2000
+	MaxContextLength   = 5000
+	MaxApproachLength  = 5000
+	MinRationaleLength = 20
+	CheckTopK          = 5
+)
+
+// Store is what the operations need from a project store. Paths are
+// store-relative with forward slashes.
+type Store interface {
+	// ReadFile returns a file's text; ok is false when it does not exist.
+	ReadFile(path string) (text string, ok bool, err error)
+	// WriteFile replaces a file, creating parent directories.
+	WriteFile(path, text string) error
+	// ListDecisions returns the stems of decisions/*.md in code-point order.
+	ListDecisions() ([]string, error)
+}
+
+// CorpusCache is implemented by stores that keep the parsed decisions (and
+// their search indexes) between calls, rebuilding them only when the
+// decisions change.
+type CorpusCache interface {
+	Corpus() (*Corpus, error)
+}
+
+// Entry is one parsed decision and its stem.
+type Entry struct {
+	Stem string
+	D    *decision.Decision
+}
+
+// Corpus is every decision that parses, in list order (the BM25 corpus
+// order), with lazily built search indexes.
+type Corpus struct {
+	Entries []Entry
+	Stems   []string // every stem, parseable or not
+
+	checkOnce sync.Once
+	check     *searchIndex
+	checkErr  error
+
+	searchMu sync.Mutex
+	search   map[bool]*searchIndex
+}
+
+type searchIndex struct {
+	entries []Entry
+	ix      *bm25.Index
+	tok     *bm25.Tokenizer
+}
+
+var (
+	checkTokenizer  = bm25.NewTokenizer(bm25.CheckStopwords)
+	searchTokenizer = bm25.NewTokenizer(bm25.StopwordsEN)
+)
+
+// LoadCorpus parses every decision of s. Files that fail to parse are
+// skipped, as the reference does.
+func LoadCorpus(s Store) (*Corpus, error) {
+	stems, err := s.ListDecisions()
+	if err != nil {
+		return nil, err
+	}
+	texts := make([]string, len(stems))
+	for i, stem := range stems {
+		text, ok, err := s.ReadFile(DecisionsDir + "/" + stem + ".md")
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			texts[i] = "\x00missing"
+			continue
+		}
+		texts[i] = text
+	}
+	return NewCorpus(stems, texts), nil
+}
+
+// NewCorpus parses decision texts (texts[i] belongs to stems[i]). A text
+// starting with NUL marks a missing file.
+func NewCorpus(stems, texts []string) *Corpus {
+	c := &Corpus{Stems: stems}
+	for i, stem := range stems {
+		if strings.HasPrefix(texts[i], "\x00") {
+			continue
+		}
+		d, err := decision.Parse(texts[i], stem+".md")
+		if err != nil {
+			continue
+		}
+		c.Entries = append(c.Entries, Entry{Stem: stem, D: d})
+	}
+	return c
+}
+
+// Decisions returns the store's corpus, cached when the store supports it.
+func Decisions(s Store) (*Corpus, error) {
+	if cc, ok := s.(CorpusCache); ok {
+		return cc.Corpus()
+	}
+	return LoadCorpus(s)
+}
+
+func docText(d *decision.Decision) string { return d.Title + " " + d.Rationale }
+
+func buildIndex(entries []Entry, tok *bm25.Tokenizer) (*searchIndex, error) {
+	docs := make([][]string, len(entries))
+	for i, e := range entries {
+		docs[i] = tok.Tokens(docText(e.D))
+	}
+	ix, err := bm25.Build(docs)
+	if err != nil {
+		return nil, err
+	}
+	return &searchIndex{entries: entries, ix: ix, tok: tok}, nil
+}
+
+// checkIndex is the index check_decision and the propose Tier 2 screen
+// use: active decisions without the scaffold seed, stopwords plus "use".
+func (c *Corpus) checkIndex() (*searchIndex, error) {
+	c.checkOnce.Do(func() {
+		var active []Entry
+		for _, e := range c.Entries {
+			if e.D.Status == decision.StatusActive && !e.D.IsSeed() {
+				active = append(active, e)
+			}
+		}
+		c.check, c.checkErr = buildIndex(active, checkTokenizer)
+	})
+	return c.check, c.checkErr
+}
+
+// searchIndex is the index of search_decisions: active (or all) decisions,
+// seed included, the 33 bm25s stopwords.
+func (c *Corpus) searchIndex(includeSuperseded bool) (*searchIndex, error) {
+	c.searchMu.Lock()
+	defer c.searchMu.Unlock()
+	if si, ok := c.search[includeSuperseded]; ok {
+		return si, nil
+	}
+	var cands []Entry
+	for _, e := range c.Entries {
+		if includeSuperseded || e.D.Status == decision.StatusActive {
+			cands = append(cands, e)
+		}
+	}
+	si, err := buildIndex(cands, searchTokenizer)
+	if err != nil {
+		return nil, err
+	}
+	if c.search == nil {
+		c.search = map[bool]*searchIndex{}
+	}
+	c.search[includeSuperseded] = si
+	return si, nil
+}
+
+// NonSeed returns the decisions other than the scaffold seed.
+func (c *Corpus) NonSeed() []Entry {
+	var out []Entry
+	for _, e := range c.Entries {
+		if !e.D.IsSeed() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// FindStem returns the first stem (in list order) whose number is num:
+// the stem starting with the zero-padded number and a dash.
+func FindStem(stems []string, num int) (string, bool) {
+	prefix := fmt.Sprintf("%03d-", num)
+	for _, s := range stems {
+		if strings.HasPrefix(s, prefix) {
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// NextNumber is one more than the highest decision number in the store.
+func NextNumber(stems []string) int {
+	max, found := 0, false
+	for _, s := range stems {
+		if n, ok := decision.NumberOf(s); ok && (!found || n > max) {
+			max, found = n, true
+		}
+	}
+	if !found {
+		return 1
+	}
+	return max + 1
+}
+
+// MemStore is an in-memory Store (tests, fixtures, dry runs).
+type MemStore struct {
+	mu    sync.Mutex
+	Files map[string]string
+}
+
+// NewMemStore returns an empty in-memory store.
+func NewMemStore() *MemStore { return &MemStore{Files: map[string]string{}} }
+
+// ReadFile implements Store.
+func (m *MemStore) ReadFile(path string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.Files[path]
+	return t, ok, nil
+}
+
+// WriteFile implements Store.
+func (m *MemStore) WriteFile(path, text string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Files[path] = text
+	return nil
+}
+
+// ListDecisions implements Store.
+func (m *MemStore) ListDecisions() ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var stems []string
+	for p := range m.Files {
+		if rest, ok := strings.CutPrefix(p, DecisionsDir+"/"); ok && strings.HasSuffix(rest, ".md") && !strings.Contains(rest, "/") {
+			stems = append(stems, strings.TrimSuffix(rest, ".md"))
+		}
+	}
+	sort.Strings(stems)
+	return stems, nil
+}
