@@ -72,7 +72,7 @@ func TestCheckDecisionGolden(t *testing.T) {
 					ID       string  `json:"id"`
 					RawScore float64 `json:"raw_score"`
 				} `json:"raw_scores"`
-				Assessment string          `json:"assessment"`
+				Assessment string `json:"assessment"`
 				Error      *struct{ Kind, Reason string }
 				Envelope   json.RawMessage `json:"envelope"`
 				Rendered   string          `json:"rendered"`
