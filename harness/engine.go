@@ -6,9 +6,12 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/tools"
@@ -42,9 +45,10 @@ type Engine struct {
 	Config  *config.Config
 	Now     state.Clock
 
-	branch func() string
-	tools  map[string]*tools.Tool
-	env    *tools.Env
+	branch  func() string
+	toolsMu sync.RWMutex
+	tools   map[string]*tools.Tool
+	env     *tools.Env
 }
 
 // New builds an engine.
@@ -98,6 +102,8 @@ func (e *Engine) Branch() string { return e.branch() }
 
 // Tools returns the registered tools sorted by name.
 func (e *Engine) Tools() []*tools.Tool {
+	e.toolsMu.RLock()
+	defer e.toolsMu.RUnlock()
 	out := make([]*tools.Tool, 0, len(e.tools))
 	for _, t := range e.tools {
 		out = append(out, t)
@@ -108,24 +114,65 @@ func (e *Engine) Tools() []*tools.Tool {
 
 // Tool returns a tool by abstract name.
 func (e *Engine) Tool(name string) (*tools.Tool, bool) {
+	e.toolsMu.RLock()
+	defer e.toolsMu.RUnlock()
 	t, ok := e.tools[name]
 	return t, ok
 }
 
 // Register adds a tool (memory and plugin tools join the nexus-core ones).
-func (e *Engine) Register(t *tools.Tool) { e.tools[t.Name] = t }
+// A tool of the same name is replaced.
+func (e *Engine) Register(t *tools.Tool) {
+	e.toolsMu.Lock()
+	defer e.toolsMu.Unlock()
+	e.tools[t.Name] = t
+}
 
 // Env returns the environment tools run in.
 func (e *Engine) Env() *tools.Env { return e.env }
 
-// CallTool runs a tool by abstract name. Domain failures are *tools.Error.
-func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
-	t, ok := e.tools[name]
+// CallTool runs a tool by abstract name. The arguments are checked against
+// the tool's parameter schema first (numbers sent as strings are accepted);
+// a bad argument, like every contract failure, is a *tools.Error whose
+// message the caller shows as {"error": message}. Other errors are failures
+// of nexus or of the files it reads. The result is JSON-shaped (objects,
+// arrays, float64 numbers...), exactly what an MCP client receives. A
+// failing call changes no state file.
+func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (res map[string]any, err error) {
+	t, ok := e.Tool(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown tool %q", name)
 	}
-	if args == nil {
-		args = map[string]any{}
+	defer func() {
+		// A tool bug must not take down the MCP server or the runner.
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
+		}
+	}()
+	args, err = checkArgs(t, args)
+	if err != nil {
+		return nil, err
 	}
-	return t.Run(ctx, e.env, args)
+	out, err := t.Run(ctx, e.env, args)
+	if err != nil {
+		return nil, err
+	}
+	return jsonShape(out)
+}
+
+// jsonShape round-trips a result through JSON so every caller sees the
+// same types whichever door it uses.
+func jsonShape(m map[string]any) (map[string]any, error) {
+	if m == nil {
+		return map[string]any{}, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode tool result: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("decode tool result: %w", err)
+	}
+	return out, nil
 }

@@ -1,12 +1,16 @@
 // Package tools implements the MCP tools nexus serves: the 11 nexus-core
 // tools (plan_*, task_*, history_search, context, artifact_write). Each tool
 // is a plain function over the state store; the MCP layer and the
-// conformance runner call the same functions.
+// conformance runner call the same functions through harness.Engine, which
+// validates the arguments against Params before Run sees them.
 package tools
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
+	"fmt"
+	"sync"
 
 	"github.com/nexus-harness/nexus/internal/state"
 )
@@ -23,6 +27,8 @@ type Env struct {
 
 // Annotations are the MCP tool hints; all four are always sent.
 type Annotations struct {
+	// Title is a short human-readable name.
+	Title                                        string
 	ReadOnly, Destructive, Idempotent, OpenWorld bool
 }
 
@@ -32,13 +38,23 @@ type Tool struct {
 	// the configured prefix (nx_plan_start).
 	Name        string
 	Description string
-	// Params is a self-contained JSON Schema for the arguments.
+	// Params is a self-contained JSON Schema for the arguments. The engine
+	// validates every call against it (after Prepare and after turning
+	// numbers sent as strings into numbers), so Run only sees valid input.
 	Params      json.RawMessage
 	Annotations Annotations
 	// Classes are the semantic classes the capability gate knows the tool
 	// by (e.g. nexus_task_creation for task_add).
 	Classes []string
-	Run     func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)
+	// Prepare, when set, rewrites a copy of the arguments before they are
+	// validated: it accepts the deprecated spellings nexus-core's own prompt
+	// bodies still use (digest C10).
+	Prepare func(args map[string]any)
+	// ParamErrors maps a parameter name to the contract wording that must
+	// start the error message when that parameter fails validation
+	// (plan_update's unknown action must say "Unknown action").
+	ParamErrors map[string]string
+	Run         func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)
 }
 
 // Error is a domain failure: the caller sees {"error": Message} and, over
@@ -50,7 +66,53 @@ func (e *Error) Error() string { return e.Message }
 // Errorf returns a domain error.
 func Errorf(msg string) error { return &Error{Message: msg} }
 
-// All returns the nexus-core tools in a stable order.
-func All() []*Tool {
-	return nil // filled in by the tools implementation
+// Semantic classes the capability gate maps to these tools
+// (vocabulary/capabilities.yml).
+const (
+	ClassTaskCreation         = "nexus_task_creation"
+	ClassTaskStateTransition  = "nexus_task_state_transition"
+	ClassTaskMetadataModified = "nexus_task_metadata_modification"
+)
+
+//go:embed params/*.json
+var paramFiles embed.FS
+
+// params returns the embedded parameter schema of a tool.
+func params(name string) json.RawMessage {
+	b, err := paramFiles.ReadFile("params/" + name + ".json")
+	if err != nil {
+		panic(fmt.Sprintf("tools: no parameter schema for %s: %v", name, err))
+	}
+	return b
 }
+
+var (
+	allOnce sync.Once
+	all     []*Tool
+)
+
+// All returns the nexus-core tools in a stable order. The values are shared
+// by every engine of the process; treat them as read-only.
+func All() []*Tool {
+	allOnce.Do(func() {
+		all = []*Tool{
+			planStart(), planStatus(), planUpdate(), planDecide(),
+			taskAdd(), taskList(), taskUpdate(), taskClose(),
+			historySearch(), contextTool(), artifactWrite(),
+		}
+	})
+	return all
+}
+
+// Names returns the abstract names of the nexus-core tools, in All's order.
+func Names() []string {
+	ts := All()
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// readOnly are the hints of a tool that only reads .nexus files.
+var readOnly = Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false}

@@ -1,0 +1,64 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+func contextTool() *Tool {
+	return &Tool{
+		Name: "context",
+		Description: "Snapshot of the session: current git branch, activeMode \"team\" when a task list exists (else null), its goal, " +
+			"task counts and the decisions recorded in the task list.",
+		Params:      params("context"),
+		Annotations: withTitle(readOnly, "Session context"),
+		Run:         runContext,
+	}
+}
+
+// runContext never fails: what cannot be read is left out (tools contract).
+// tasks.json is decoded leniently here rather than through the store's
+// schema-checked reader, so one odd field does not hide the whole snapshot.
+func runContext(_ context.Context, env *Env, _ map[string]any) (map[string]any, error) {
+	out := map[string]any{"branch": env.Branch(), "activeMode": nil, "decisions": []any{}}
+	b, err := os.ReadFile(env.Store.L.TasksPath())
+	if err != nil {
+		return out, nil
+	}
+	var t struct {
+		Goal      any   `json:"goal"`
+		Decisions []any `json:"decisions"`
+		Tasks     []struct {
+			Status any `json:"status"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(b, &t) != nil {
+		return out, nil
+	}
+	goal, _ := t.Goal.(string)
+	completed, pending := 0, 0
+	for _, x := range t.Tasks {
+		switch x.Status {
+		case state.TaskCompleted:
+			completed++
+		case state.TaskPending:
+			pending++
+		}
+	}
+	// Decisions live in tasks.json (fixture context_with_decisions; the
+	// prose's decisions.json is not written by anyone, digest C1).
+	decisions := []any{}
+	for _, d := range t.Decisions {
+		if s, ok := d.(string); ok {
+			decisions = append(decisions, s)
+		}
+	}
+	out["activeMode"] = "team"
+	out["goal"] = goal
+	out["tasksSummary"] = map[string]any{"total": len(t.Tasks), "completed": completed, "pending": pending}
+	out["decisions"] = decisions
+	return out, nil
+}
