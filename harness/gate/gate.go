@@ -1,0 +1,471 @@
+// Package gate is nexus's tool gate for pre_tool_use: it decides whether an
+// agent may run a tool call.
+//
+// The chain is the one nexus-core describes: the agent's role → its
+// capabilities (the manifest's canonical list plus config
+// gate.extra_capabilities, never fewer) → the semantic classes those
+// capabilities block (vocabulary/capabilities.yml) → the concrete host tools
+// carrying those classes (the capability maps shipped in this package). On
+// top come the project's extra denials (gate.extra_denials, additive only)
+// and the unplanned-edit rule (gate.unplanned_edit). Lead has no canonical
+// restrictions.
+package gate
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// Decisions.
+const (
+	Allow = "allow"
+	Deny  = "deny"
+	// Warn lets the call run with a warning (gate.unplanned_edit: warn).
+	Warn = "warn"
+)
+
+// Rules that can deny a call.
+const (
+	RuleCapability    = "capability"
+	RuleExtraDenial   = "extra_denial"
+	RuleUnplannedEdit = "unplanned_edit"
+)
+
+// LeadKey names Lead in gate.extra_capabilities and gate.extra_denials;
+// AnyKey applies an extra denial to every agent and Lead.
+const (
+	LeadKey = "lead"
+	AnyKey  = "*"
+)
+
+// Options configure a Gate.
+type Options struct {
+	Core   *vocabulary.Core
+	Host   string         // "claude" or "neutral"
+	Config *config.Config // nil = defaults
+	// ToolClasses are the classes the tool registry declares per abstract
+	// nexus tool name (harness/tools Tool.Classes); they join nexus.yaml's.
+	ToolClasses map[string][]string
+}
+
+// Gate decides tool calls for one host and project configuration.
+type Gate struct {
+	core      *vocabulary.Core
+	host      *Map
+	nexus     map[string][]string // abstract nexus tool → classes
+	prefix    string
+	unplanned string
+
+	extraCaps    map[string][]string
+	extraDenials map[string][]string
+}
+
+// New builds a gate. Malformed config entries are skipped and reported as
+// warnings, so a typo never removes the canonical restrictions.
+func New(o Options) (*Gate, []string, error) {
+	if o.Core == nil {
+		return nil, nil, fmt.Errorf("gate: no nexus-core distribution loaded")
+	}
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Defaults()
+	}
+	hm, err := HostMap(o.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	nm, err := NexusMap()
+	if err != nil {
+		return nil, nil, err
+	}
+	g := &Gate{
+		core:      o.Core,
+		host:      hm,
+		nexus:     map[string][]string{},
+		prefix:    cfg.String("mcp.tool_prefix"),
+		unplanned: cfg.String("gate.unplanned_edit"),
+	}
+	for name, e := range nm.Tools {
+		g.nexus[name] = union(e.Classes)
+	}
+	for name, cls := range o.ToolClasses {
+		g.nexus[name] = union(g.nexus[name], cls)
+	}
+	var warnings []string
+	g.extraCaps, warnings = stringLists(cfg.Map("gate.extra_capabilities"), "gate.extra_capabilities", warnings)
+	for role, caps := range g.extraCaps {
+		kept := caps[:0]
+		for _, c := range caps {
+			if _, ok := o.Core.Capability(c); !ok {
+				warnings = append(warnings, fmt.Sprintf("config gate.extra_capabilities.%s: %q is not a capability of nexus-core %s; ignored", role, c, o.Core.Version()))
+				continue
+			}
+			kept = append(kept, c)
+		}
+		g.extraCaps[role] = kept
+	}
+	g.extraDenials, warnings = stringLists(cfg.Map("gate.extra_denials"), "gate.extra_denials", warnings)
+	return g, warnings, nil
+}
+
+func stringLists(m map[string]any, key string, warnings []string) (map[string][]string, []string) {
+	out := map[string][]string{}
+	for role, v := range m {
+		list, ok := v.([]any)
+		if !ok {
+			if s, isStr := v.([]string); isStr {
+				out[role] = append([]string(nil), s...)
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("config %s.%s: expected a list of names; ignored", key, role))
+			continue
+		}
+		for _, e := range list {
+			s, ok := e.(string)
+			if !ok || s == "" {
+				warnings = append(warnings, fmt.Sprintf("config %s.%s: %v is not a name; ignored", key, role, e))
+				continue
+			}
+			out[role] = append(out[role], s)
+		}
+	}
+	return out, warnings
+}
+
+// Capabilities returns an agent role's effective capabilities: canonical ∪
+// configured additions, sorted. role "" is Lead.
+func (g *Gate) Capabilities(role string) []string {
+	var canonical []string
+	key := role
+	if role == "" {
+		key = LeadKey
+	} else if a, ok := g.core.Agent(role); ok {
+		canonical = a.Capabilities
+	}
+	return union(canonical, g.extraCaps[key])
+}
+
+// Classification is what nexus knows about one tool call.
+type Classification struct {
+	Tool string
+	// Nexus is the abstract nexus-core name when the tool is one of
+	// nexus's own (task_add for mcp__nexus__nx_task_add).
+	Nexus   string
+	Classes []string
+	// Files are the files the call names (absolute, cleaned): written
+	// files for edits and shell writes, the read file for reads.
+	Files []string
+	// Writes is true when the call edits workspace files;
+	// WritesUnknown when some written path could not be named.
+	Writes        bool
+	WritesUnknown bool
+	// Why explains the shell analysis, when there was one.
+	Why []string
+}
+
+// Reads reports whether the call reads a file's contents.
+func (c Classification) Reads() bool { return contains(c.Classes, ClassFileRead) }
+
+// Classify works out a call's classes and files. declared are classes the
+// host stated itself (neutral events); dir resolves relative paths.
+func (g *Gate) Classify(tool string, input map[string]any, declared []string, dir string) Classification {
+	c := Classification{Tool: tool}
+	var entry *ToolEntry
+	if n, ok := g.NexusName(tool); ok {
+		c.Nexus = n
+		c.Classes = union(g.nexus[n])
+	} else if e, ok := g.host.Tools[tool]; ok {
+		entry = e
+		c.Classes = union(e.Classes)
+	}
+	c.Classes = union(c.Classes, declared)
+	if entry != nil {
+		for _, p := range entry.FileParams {
+			if s, ok := input[p].(string); ok && s != "" {
+				c.Files = append(c.Files, resolve(dir, s))
+			}
+		}
+	} else if len(declared) > 0 {
+		for _, p := range []string{"file_path", "path", "notebook_path", "file"} {
+			if s, ok := input[p].(string); ok && s != "" {
+				c.Files = append(c.Files, resolve(dir, s))
+				break
+			}
+		}
+	}
+	shell := (*Shell)(nil)
+	if entry != nil {
+		shell = entry.Shell
+	} else if contains(declared, "shell_command_exec") {
+		shell = &Shell{Param: "command", Dialect: DialectPOSIX}
+	}
+	if shell != nil {
+		cmd, _ := input[shell.Param].(string)
+		switch shell.Dialect {
+		case DialectOpaque:
+			c.Classes = union(c.Classes, []string{"file_modification"})
+			c.Writes, c.WritesUnknown = true, true
+			c.Why = []string{"commands of " + tool + " are not parsed; treated as writing"}
+		default:
+			e := AnalyzeShell(cmd)
+			if e.Writes {
+				c.Classes = union(c.Classes, e.Classes)
+				c.WritesUnknown = e.Unknown
+				for _, t := range e.Targets {
+					c.Files = append(c.Files, resolve(dir, t))
+				}
+				c.Why = e.Reasons
+			}
+		}
+	}
+	for _, cl := range c.Classes {
+		if IsFileWriteClass(cl) {
+			c.Writes = true
+		}
+	}
+	if c.Writes && len(c.Files) == 0 {
+		c.WritesUnknown = true
+	}
+	return c
+}
+
+func resolve(dir, p string) string {
+	if strings.HasPrefix(p, "~") || dir == "" && !filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.Clean(p)
+}
+
+// NexusName maps a host tool name to the abstract nexus tool it is:
+// mcp__<server>__nx_task_add, nx_task_add and task_add all give task_add.
+func (g *Gate) NexusName(tool string) (string, bool) {
+	name := tool
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if i := strings.Index(rest, "__"); i >= 0 {
+			name = rest[i+2:]
+		}
+	}
+	if g.prefix != "" {
+		if abs, ok := strings.CutPrefix(name, g.prefix); ok {
+			if _, known := g.nexus[abs]; known {
+				return abs, true
+			}
+		}
+	}
+	if _, known := g.nexus[name]; known && name == tool {
+		return name, true
+	}
+	return "", false
+}
+
+// Call is one tool call to decide.
+type Call struct {
+	Role string // bare agent role; "" = Lead
+	Classification
+}
+
+// Verdict is the gate's decision.
+type Verdict struct {
+	Decision   string `json:"decision"`
+	Rule       string `json:"rule,omitempty"`
+	Capability string `json:"capability,omitempty"`
+	Class      string `json:"class,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// Check decides a call. tasksExist says whether .nexus/state/tasks.json
+// exists; nexusDir is the .nexus directory (writes under it are exempt from
+// the unplanned-edit rule).
+func (g *Gate) Check(call Call, tasksExist bool, nexusDir string) Verdict {
+	who := "Lead"
+	if call.Role != "" {
+		who = "the " + call.Role + " agent"
+	}
+	// 1. Capabilities.
+	for _, capID := range g.Capabilities(call.Role) {
+		cp, ok := g.core.Capability(capID)
+		if !ok {
+			continue
+		}
+		var hit []string
+		for _, blocked := range cp.BlocksSemanticClasses {
+			if contains(call.Classes, blocked) {
+				hit = append(hit, blocked)
+			}
+		}
+		if len(hit) > 0 {
+			return Verdict{
+				Decision:   Deny,
+				Rule:       RuleCapability,
+				Capability: capID,
+				Class:      hit[0],
+				Reason: fmt.Sprintf("nexus denied %s: %s has capability %s (%s), which blocks %s%s. %s",
+					call.Tool, who, capID, cp.Intent, strings.Join(hit, " and "), g.detail(call), g.advice(capID)),
+			}
+		}
+	}
+	// 2. Configured extra denials.
+	keys := []string{AnyKey, LeadKey}
+	if call.Role != "" {
+		keys = []string{AnyKey, call.Role}
+	}
+	for _, k := range keys {
+		for _, name := range g.extraDenials[k] {
+			if g.sameTool(name, call.Tool) {
+				return Verdict{
+					Decision: Deny,
+					Rule:     RuleExtraDenial,
+					Reason: fmt.Sprintf("nexus denied %s: the project configuration (gate.extra_denials.%s) denies this tool to %s. Ask Lead for another way, or change .nexus/nexus.yaml.",
+						call.Tool, k, who),
+				}
+			}
+		}
+	}
+	// 3. Unplanned edits.
+	if g.unplanned != "off" && !tasksExist && call.Writes && !contains(call.Classes, ClassArtifactWrite) && !g.allUnder(call.Classification, nexusDir) {
+		what := call.Tool
+		if len(call.Files) > 0 {
+			what += " of " + strings.Join(relTo(nexusDir, call.Files), ", ")
+		}
+		v := Verdict{
+			Decision: Deny,
+			Rule:     RuleUnplannedEdit,
+			Reason: fmt.Sprintf("nexus denied %s: edits outside a planned task cycle are not allowed, and .nexus/state/tasks.json does not exist. Plan the work first ([plan], then [run], or register tasks with nx_task_add), or set gate.unplanned_edit to warn or off in .nexus/nexus.yaml.",
+				what),
+		}
+		if g.unplanned == "warn" {
+			v.Decision = Warn
+			v.Reason = fmt.Sprintf("nexus warning: %s edits files outside a planned task cycle (.nexus/state/tasks.json does not exist); gate.unplanned_edit is warn, so it runs.", what)
+		}
+		return v
+	}
+	return Verdict{Decision: Allow}
+}
+
+func (g *Gate) detail(call Call) string {
+	if len(call.Why) > 0 && call.Nexus == "" {
+		return " (" + strings.Join(call.Why, "; ") + ")"
+	}
+	return ""
+}
+
+func (g *Gate) advice(capID string) string {
+	switch capID {
+	case "no_file_edit":
+		return "Report the change you propose to Lead instead, or save a deliverable with " + g.prefix + "artifact_write."
+	case "no_task_create":
+		return "Ask Lead to add the task."
+	case "no_task_update":
+		return "Report the outcome to Lead, who updates or closes the task."
+	case "no_shell_exec":
+		return "Ask Lead to run the command."
+	}
+	return "Ask Lead to do it."
+}
+
+// sameTool reports whether a configured tool name denotes the called tool:
+// names compare after dropping Claude Code's mcp__<server>__ prefix and
+// the nexus tool prefix, so nx_task_add, task_add and
+// mcp__nexus__nx_task_add are one tool.
+func (g *Gate) sameTool(configured, called string) bool {
+	return configured == called || g.bare(configured) == g.bare(called)
+}
+
+func (g *Gate) bare(tool string) string {
+	name := tool
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if i := strings.Index(rest, "__"); i >= 0 {
+			name = rest[i+2:]
+		}
+	}
+	if g.prefix != "" {
+		if abs, ok := strings.CutPrefix(name, g.prefix); ok && abs != "" {
+			return abs
+		}
+	}
+	return name
+}
+
+func (g *Gate) allUnder(c Classification, nexusDir string) bool {
+	if c.WritesUnknown || len(c.Files) == 0 || nexusDir == "" {
+		return false
+	}
+	for _, f := range c.Files {
+		rel, err := filepath.Rel(nexusDir, f)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+			return false
+		}
+	}
+	return true
+}
+
+func relTo(nexusDir string, files []string) []string {
+	root := filepath.Dir(nexusDir)
+	out := make([]string, len(files))
+	for i, f := range files {
+		if rel, err := filepath.Rel(root, f); err == nil && !strings.HasPrefix(rel, "..") {
+			out[i] = filepath.ToSlash(rel)
+		} else {
+			out[i] = f
+		}
+	}
+	return out
+}
+
+// Coverage maps every semantic class reached by the shipped maps of a host
+// to the concrete tools carrying it (tests and docs use it).
+func Coverage(host string, toolClasses map[string][]string, prefix string) (map[string][]string, error) {
+	hm, err := HostMap(host)
+	if err != nil {
+		return nil, err
+	}
+	nm, err := NexusMap()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	add := func(class, tool string) {
+		if !contains(out[class], tool) {
+			out[class] = append(out[class], tool)
+		}
+	}
+	for name, e := range hm.Tools {
+		for _, c := range e.Classes {
+			add(c, name)
+		}
+		if e.Shell != nil {
+			for c := range fileWriteClasses {
+				// sed -i is a partial edit; no shell command edits notebook cells.
+				if c != "structured_document_edit" {
+					add(c, name+" (commands that write files)")
+				}
+			}
+		}
+	}
+	for name, e := range nm.Tools {
+		for _, c := range union(e.Classes, toolClasses[name]) {
+			add(c, prefix+name)
+		}
+	}
+	for c := range out {
+		sort.Strings(out[c])
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
