@@ -1,0 +1,5 @@
+package nexustarget
+
+// defaultLifecycle is nexus's lifecycle handlers; nil until
+// harness/lifecycle provides them.
+var defaultLifecycle Lifecycle
