@@ -3,12 +3,14 @@ package vocabulary
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nexus-harness/nexus/internal/yamljson"
 	"github.com/nexus-harness/nexus/schema"
@@ -69,48 +71,91 @@ type Source struct {
 	Valid bool
 }
 
+// Meta is one agents/<dir>/ or skills/<dir>/ directory and its meta.yml.
+type Meta struct {
+	Kind string // "agents" or "skills"
+	Dir  string // directory name
+	File string // relative path of meta.yml
+	// Src is nil when meta.yml is missing or is not valid YAML.
+	Src   *Source
+	Agent *Agent // set when Kind is "agents" and Src.Valid
+	Skill *Skill // set when Kind is "skills" and Src.Valid
+}
+
+// Valid reports whether meta.yml parsed and passed its schema.
+func (m *Meta) Valid() bool { return m.Src != nil && m.Src.Valid }
+
+// BodyFile is the relative path of the directory's body.md.
+func (m *Meta) BodyFile() string { return m.Kind + "/" + m.Dir + "/body.md" }
+
 // Distribution is a distribution read from its source files.
 type Distribution struct {
 	Dir        string
 	Manifest   *Manifest // nil when manifest.json is missing or unreadable
 	Vocabulary VocabularySet
-	Agents     []Agent // from agents/*/meta.yml, sorted by directory name
-	Skills     []Skill // from skills/*/meta.yml, sorted by directory name
-	// AgentDirs and SkillDirs are the directory names found (valid or not).
-	AgentDirs, SkillDirs []string
+	Agents     []Agent // from valid agents/*/meta.yml, sorted by directory name
+	Skills     []Skill // from valid skills/*/meta.yml, sorted by directory name
+	// Metas lists every directory under agents/ and skills/ (valid or not),
+	// agents first, each kind sorted by directory name.
+	Metas []*Meta
 	// Sources holds every parsed file by relative path.
 	Sources map[string]*Source
+
+	files map[string][]byte // every file read, by relative path
+}
+
+// ReadFile returns the contents of a file of the distribution (relative,
+// slash-separated path), reading it at most once.
+func (d *Distribution) ReadFile(rel string) ([]byte, error) {
+	if b, ok := d.files[rel]; ok {
+		return b, nil
+	}
+	b, err := os.ReadFile(filepath.Join(d.Dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, err
+	}
+	d.files[rel] = b
+	return b, nil
+}
+
+// FilesRead is the number of distinct files read so far.
+func (d *Distribution) FilesRead() int { return len(d.files) }
+
+// ValidSource returns the parsed source at rel when it passed its schema.
+func (d *Distribution) ValidSource(rel string) (*Source, bool) {
+	s, ok := d.Sources[rel]
+	return s, ok && s.Valid
 }
 
 // Load reads every vocabulary file, meta file and the manifest of the
-// distribution at dir, validating each against its schema. It never stops
-// at the first problem: the findings list everything wrong with what it
-// could read. A nil Distribution means dir itself is unusable.
+// distribution at dir, validating each against its schema (gate G1). It
+// never stops at the first problem: the findings list everything wrong with
+// what it could read. A nil Distribution means dir itself is unusable.
+//
+// A directory under agents/ or skills/ without meta.yml yields no finding
+// here; the directory gate (G9, see Validate) reports it.
 func Load(dir string, schemas *schema.Set) (*Distribution, []Finding) {
-	l := &loader{dir: dir, schemas: schemas, d: &Distribution{Dir: dir, Sources: map[string]*Source{}}}
+	l := &loader{schemas: schemas, d: newDistribution(dir)}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		l.errorf("", "$", "G0", "nexus-core distribution directory %s does not exist or is not a directory", dir)
 		return nil, l.findings
 	}
-	l.loadVocabulary()
-	l.d.AgentDirs = l.loadMetas("agents", schema.Agent, func(v any) {
-		var a Agent
-		if decodeInto(v, &a) == nil {
-			l.d.Agents = append(l.d.Agents, a)
-		}
-	})
-	l.d.SkillDirs = l.loadMetas("skills", schema.Skill, func(v any) {
-		var s Skill
-		if decodeInto(v, &s) == nil {
-			l.d.Skills = append(l.d.Skills, s)
-		}
-	})
-	l.loadManifest()
+	l.load()
 	return l.d, l.findings
 }
 
+func newDistribution(dir string) *Distribution {
+	return &Distribution{Dir: dir, Sources: map[string]*Source{}, files: map[string][]byte{}}
+}
+
+func (l *loader) load() {
+	l.loadVocabulary()
+	l.loadMetas("agents", schema.Agent)
+	l.loadMetas("skills", schema.Skill)
+	l.loadManifest()
+}
+
 type loader struct {
-	dir      string
 	schemas  *schema.Set
 	d        *Distribution
 	findings []Finding
@@ -122,7 +167,7 @@ func (l *loader) errorf(file, path, gate, format string, args ...any) {
 
 // parseYAML reads and decodes one file, recording syntax errors.
 func (l *loader) parseYAML(rel string) *Source {
-	raw, err := os.ReadFile(filepath.Join(l.dir, filepath.FromSlash(rel)))
+	raw, err := l.d.ReadFile(rel)
 	if err != nil {
 		if os.IsNotExist(err) {
 			l.errorf(rel, "$", "G1", "file is missing")
@@ -134,7 +179,8 @@ func (l *loader) parseYAML(rel string) *Source {
 	doc, err := yamljson.Decode(raw)
 	if err != nil {
 		f := Finding{Severity: SeverityError, File: rel, Line: 1, Col: 1, Path: "$", Gate: "G1", Message: "invalid YAML: " + err.Error()}
-		if se, ok := err.(*yamljson.SyntaxError); ok {
+		var se *yamljson.SyntaxError
+		if errors.As(err, &se) {
 			f.Line, f.Col, f.Message = se.Pos.Line, se.Pos.Col, "invalid YAML: "+se.Msg
 		}
 		l.findings = append(l.findings, f)
@@ -153,12 +199,52 @@ func (l *loader) check(src *Source, loc string) bool {
 		return false
 	}
 	for _, p := range problems {
-		pos := src.Doc.PosOf(p.Pointer)
+		ptr := p.Pointer
+		if names := extraProperties(p.Message); len(names) == 1 {
+			// Point at the unknown key itself rather than its object.
+			ptr += "/" + escapeToken(names[0])
+		} else if len(names) > 1 {
+			pos := src.Doc.PosOf(ptr + "/" + escapeToken(names[0]))
+			l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
+				Path: PointerToPath(ptr), Gate: "G1", Message: p.Message})
+			continue
+		}
+		pos := src.Doc.PosOf(ptr)
 		l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
-			Path: PointerToPath(p.Pointer), Gate: "G1", Message: p.Message})
+			Path: PointerToPath(ptr), Gate: "G1", Message: withValue(p.Message, src.Doc.Value, p.Pointer)})
 	}
 	src.Valid = len(problems) == 0
 	return src.Valid
+}
+
+var extraPropsMsg = regexp.MustCompile(`^additional properties ((?:'[^']*'(?:, )?)+) not allowed$`)
+var quoted = regexp.MustCompile(`'([^']*)'`)
+
+// extraProperties returns the names in an "additional properties 'a', 'b'
+// not allowed" problem.
+func extraProperties(msg string) []string {
+	m := extraPropsMsg.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	var names []string
+	for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+		names = append(names, q[1])
+	}
+	return names
+}
+
+// withValue adds the offending value to enum and const complaints, which
+// the schema library words without it ("value must be one of 'how', ...").
+func withValue(msg string, doc any, ptr string) string {
+	if !strings.HasPrefix(msg, "value must be") {
+		return msg
+	}
+	switch v := pointerValue(doc, ptr).(type) {
+	case string, bool, int64, float64:
+		return msg + ", found " + brief(v)
+	}
+	return msg
 }
 
 func (l *loader) loadVocabulary() {
@@ -192,60 +278,137 @@ func (l *loader) loadVocabulary() {
 	}
 }
 
-// loadMetas reads <kind>/*/meta.yml and returns the directory names found.
-func (l *loader) loadMetas(kind, loc string, add func(any)) []string {
-	entries, err := os.ReadDir(filepath.Join(l.dir, kind))
+// loadMetas reads <kind>/*/meta.yml for every directory under kind.
+func (l *loader) loadMetas(kind, loc string) {
+	entries, err := os.ReadDir(filepath.Join(l.d.Dir, kind))
 	if err != nil {
-		l.errorf(kind+"/", "$", "G9", "cannot read directory: %v", err)
-		return nil
+		if os.IsNotExist(err) {
+			l.errorf(kind+"/", "$", "G9", "directory %s/ is missing", kind)
+		} else {
+			l.errorf(kind+"/", "$", "G9", "cannot read directory: %v", err)
+		}
+		return
 	}
-	var dirs []string
+	// os.ReadDir sorts by name.
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		dirs = append(dirs, e.Name())
-		src := l.parseYAML(kind + "/" + e.Name() + "/meta.yml")
-		if src != nil && l.check(src, loc) {
-			add(src.Doc.Value)
+		m := &Meta{Kind: kind, Dir: e.Name(), File: kind + "/" + e.Name() + "/meta.yml"}
+		l.d.Metas = append(l.d.Metas, m)
+		if _, err := os.Stat(filepath.Join(l.d.Dir, kind, e.Name(), "meta.yml")); err != nil && os.IsNotExist(err) {
+			continue
+		}
+		m.Src = l.parseYAML(m.File)
+		if m.Src == nil || !l.check(m.Src, loc) {
+			continue
+		}
+		var err error
+		if kind == "agents" {
+			var a Agent
+			if err = decodeInto(m.Src.Doc.Value, &a); err == nil {
+				l.d.Agents = append(l.d.Agents, a)
+				m.Agent = &l.d.Agents[len(l.d.Agents)-1]
+			}
+		} else {
+			var s Skill
+			if err = decodeInto(m.Src.Doc.Value, &s); err == nil {
+				l.d.Skills = append(l.d.Skills, s)
+				m.Skill = &l.d.Skills[len(l.d.Skills)-1]
+			}
+		}
+		if err != nil {
+			l.errorf(m.File, "$", "G1", "cannot decode: %v", err)
+			m.Src.Valid = false
 		}
 	}
-	sort.Strings(dirs)
-	return dirs
 }
 
 func (l *loader) loadManifest() {
 	const rel = "manifest.json"
-	raw, err := os.ReadFile(filepath.Join(l.dir, rel))
+	raw, err := l.d.ReadFile(rel)
 	if err != nil {
 		if os.IsNotExist(err) {
 			l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: 1, Col: 1, Path: "$", Gate: "version",
-				Message: missingManifest(l.dir).Error()})
+				Message: missingManifest(l.d.Dir).Error()})
 		} else {
 			l.errorf(rel, "$", "G1", "cannot read: %v", err)
 		}
 		return
 	}
-	// JSON is YAML: decoding through yamljson gives positions for free.
-	doc, err := yamljson.Decode(raw)
-	if err != nil || !json.Valid(raw) {
-		l.errorf(rel, "$", "G1", "invalid JSON")
+	doc, f := decodeJSON(rel, raw)
+	if f != nil {
+		f.Gate = "G1"
+		l.findings = append(l.findings, *f)
 		return
 	}
 	src := &Source{File: rel, Doc: doc, Raw: raw}
 	l.d.Sources[rel] = src
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&m); err != nil {
+	if err := json.Unmarshal(raw, &m); err != nil {
 		l.errorf(rel, "$", "G1", "cannot decode: %v", err)
 		return
 	}
-	if err := CheckVersion(l.dir, &m); err != nil {
-		l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: doc.PosOf("/nexus_core_version").Line,
-			Col: doc.PosOf("/nexus_core_version").Col, Path: "$.nexus_core_version", Gate: "version", Message: err.Error()})
+	// A missing version is G1's to report (the schema requires it).
+	if err := CheckVersion(l.d.Dir, &m); m.NexusCoreVersion != "" && err != nil {
+		pos := doc.PosOf("/nexus_core_version")
+		l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: pos.Line, Col: pos.Col,
+			Path: "$.nexus_core_version", Gate: "version", Message: err.Error()})
 	}
 	l.check(src, schema.Manifest)
 	l.d.Manifest = &m
+}
+
+// decodeJSON parses a JSON file into a JSON-shaped value with positions.
+// JSON is (nearly) YAML, so yamljson supplies line:col for every value;
+// encoding/json decides validity, because YAML accepts more than JSON.
+func decodeJSON(rel string, raw []byte) (*yamljson.Doc, *Finding) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		f := &Finding{Severity: SeverityError, File: rel, Line: 1, Col: 1, Path: "$", Message: "invalid JSON: " + err.Error()}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			// Offset counts the bytes read, including the offending one.
+			f.Line, f.Col = lineCol(raw, int(se.Offset)-1)
+		}
+		return nil, f
+	}
+	doc, err := yamljson.Decode(raw)
+	if err != nil {
+		// Valid JSON that YAML refuses (e.g. a key over 1024 characters):
+		// keep the value, lose the positions.
+		return &yamljson.Doc{Value: jsonShaped(v), Positions: map[string]yamljson.Pos{}}, nil
+	}
+	return doc, nil
+}
+
+// jsonShaped turns encoding/json's float64 numbers into the int64 values
+// yamljson produces for integers, so both decoders yield the same shapes.
+func jsonShaped(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = jsonShaped(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = jsonShaped(e)
+		}
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x)
+		}
+	}
+	return v
+}
+
+// lineCol converts a byte offset into a 1-based line and a 1-based column
+// counted in characters (as yaml.v3 counts them).
+func lineCol(raw []byte, off int) (int, int) {
+	off = min(max(off, 0), len(raw))
+	line := 1 + bytes.Count(raw[:off], []byte{'\n'})
+	start := bytes.LastIndexByte(raw[:off], '\n') + 1
+	return line, 1 + utf8.RuneCount(raw[start:off])
 }
 
 func decodeKey(v any, key string, out any) error {

@@ -1,0 +1,543 @@
+package vocabulary
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// Report is the outcome of Validate.
+type Report struct {
+	Dir      string    `json:"dir"`
+	Version  string    `json:"nexus_core_version,omitempty"`
+	Files    int       `json:"files"`
+	Errors   int       `json:"errors"`
+	Warnings int       `json:"warnings"`
+	Findings []Finding `json:"findings"`
+}
+
+// OK reports whether the distribution passed (warnings allowed).
+func (r *Report) OK() bool { return r.Errors == 0 }
+
+// WriteText renders one line per finding and a summary line:
+//
+//	error: vocabulary/tags.yml:8:5: $.tags[0].skill: ... [consumer]
+//	1 error, 0 warnings in 48 files
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		b.WriteString(f.String())
+		if f.Gate != "" {
+			b.WriteString(" [" + f.Gate + "]")
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "%s, %s in %s\n", plural(r.Errors, "error"), plural(r.Warnings, "warning"), plural(r.Files, "file"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func (r *Report) add(fs ...Finding) {
+	for _, f := range fs {
+		if f.Line < 1 {
+			f.Line, f.Col = 1, 1
+		}
+		if f.Col < 1 {
+			f.Col = 1
+		}
+		if f.Path == "" {
+			f.Path = "$"
+		}
+		r.Findings = append(r.Findings, f)
+	}
+}
+
+func (r *Report) finish() {
+	sort.SliceStable(r.Findings, func(i, j int) bool {
+		a, b := r.Findings[i], r.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	r.Errors, r.Warnings = 0, 0
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			r.Errors++
+		} else {
+			r.Warnings++
+		}
+	}
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+}
+
+// Validate checks the distribution at dir the way nexus-core's own validator
+// does (gates G1–G11 of the digest, §7.3), plus what a consumer relies on:
+// the manifest agrees with the sources, every body_hash recomputes, and every
+// conformance fixture is well formed. A distribution outside the supported
+// version range is refused with a single finding and nothing else is checked.
+//
+// schemas must serve nexus-core's schemas from dir (schema.NewCoreSet(dir));
+// each schema is compiled once however many files use it.
+func Validate(dir string, schemas *schema.Set) *Report {
+	r := &Report{Dir: dir}
+	defer r.finish()
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		r.add(Finding{Severity: SeverityError, File: ".", Path: "$", Gate: "version",
+			Message: fmt.Sprintf("nexus-core distribution directory %s does not exist or is not a directory", dir)})
+		return r
+	}
+	version, gate, stop := versionGate(dir)
+	r.Version = version
+	r.add(gate...)
+	if stop {
+		r.Files = 1 // the file that decided
+		return r
+	}
+	d, fs := Load(dir, schemas)
+	r.add(fs...)
+	if d == nil {
+		return r
+	}
+	for _, check := range []func(*Distribution) []Finding{
+		CheckDirectories,  // G9
+		CheckIDMatch,      // G10
+		CheckReferences,   // G2–G5
+		CheckEntries,      // G5′, G6′
+		CheckUniqueIDs,    // ids unique
+		CheckTagTriggers,  // G11
+		LintHarness,       // G6
+		LintModels,        // G7
+		CheckPromptOnly,   // G8
+		CheckManifest,     // consumer: manifest = sources
+		CheckBodyHashes,   // consumer: body_hash recomputes
+		CheckTagSkills,    // consumer: tag skills exist
+		CheckManifestRefs, // consumer: manifest-only view is closed
+	} {
+		r.add(check(d)...)
+	}
+	r.add(CheckFixtures(d, schemas)...)
+	r.Files = d.FilesRead()
+	return r
+}
+
+// versionGate refuses a distribution outside the supported range before
+// anything else is read: a 0.13+ tree would otherwise produce a flood of
+// "file is missing" findings that hide the one that matters.
+func versionGate(dir string) (version string, fs []Finding, stop bool) {
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return readVersionFile(dir), []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version",
+				Message: missingManifest(dir).Error()}}, true
+		}
+		return "", nil, false // Load reports the read error
+	}
+	var m Manifest
+	if json.Unmarshal(raw, &m) != nil {
+		// Not JSON, or a field of the wrong type: G1 reports it. The
+		// VERSION file can still refuse a foreign tree.
+		m = Manifest{}
+	}
+	pos := func() (int, int) {
+		if doc, f := decodeJSON("manifest.json", raw); f == nil {
+			p := doc.PosOf("/nexus_core_version")
+			return p.Line, p.Col
+		}
+		return 1, 1
+	}
+	if m.NexusCoreVersion == "" {
+		v := readVersionFile(dir)
+		if v != "" && !supportedVersion.MatchString(v) {
+			return v, []Finding{{Severity: SeverityError, File: "VERSION", Path: "$", Gate: "version",
+				Message: (&VersionError{Dir: dir, Found: v, Problem: "the VERSION file names a version outside the supported range"}).Error()}}, true
+		}
+		return v, nil, false
+	}
+	if m.SchemaContractVersion == "" {
+		// Let G1 report the missing key; judge the version alone.
+		m.SchemaContractVersion = SchemaContractVersion
+	}
+	if err := CheckVersion(dir, &m); err != nil {
+		line, col := pos()
+		return m.NexusCoreVersion, []Finding{{Severity: SeverityError, File: "manifest.json", Line: line, Col: col,
+			Path: "$.nexus_core_version", Gate: "version", Message: err.Error()}}, true
+	}
+	if !strings.HasPrefix(m.NexusCoreVersion, "0.10.") {
+		line, col := pos()
+		fs = append(fs, Finding{Severity: SeverityWarning, File: "manifest.json", Line: line, Col: col, Path: "$.nexus_core_version", Gate: "version",
+			Message: fmt.Sprintf("nexus-core %s is accepted: its prompts, vocabulary and schemas equal 0.10's, but nexus implements the 0.10 contracts; its session_end lifecycle fixtures are outside them", m.NexusCoreVersion)})
+	}
+	return m.NexusCoreVersion, fs, false
+}
+
+// at builds a finding positioned at a JSON pointer inside a parsed source.
+func at(sev Severity, src *Source, ptr, gate, format string, args ...any) Finding {
+	pos := src.Doc.PosOf(ptr)
+	return Finding{Severity: sev, File: src.File, Line: pos.Line, Col: pos.Col, Path: PointerToPath(ptr), Gate: gate,
+		Message: fmt.Sprintf(format, args...)}
+}
+
+// entries returns the list under key of a parsed vocabulary document.
+func entries(src *Source, key string) []any {
+	m, _ := src.Doc.Value.(map[string]any)
+	l, _ := m[key].([]any)
+	return l
+}
+
+func field(v any, key string) any {
+	m, _ := v.(map[string]any)
+	return m[key]
+}
+
+func str(v any, key string) string {
+	s, _ := field(v, key).(string)
+	return s
+}
+
+// idSet collects the ids of a valid vocabulary file's entries; ok is false
+// when the file did not pass G1, so the gates that depend on it stay quiet
+// instead of reporting every reference as unknown.
+func idSet(d *Distribution, file, key string) (map[string]bool, bool) {
+	src, ok := d.ValidSource("vocabulary/" + file)
+	if !ok {
+		return nil, false
+	}
+	ids := map[string]bool{}
+	for _, e := range entries(src, key) {
+		ids[str(e, "id")] = true
+	}
+	return ids, true
+}
+
+// CheckReferences runs G2–G5: every agent capability, category and resume
+// tier names an entry of its vocabulary file, and every skill trigger names
+// a tag of type "skill".
+func CheckReferences(d *Distribution) []Finding {
+	var out []Finding
+	caps, capsOK := idSet(d, "capabilities.yml", "capabilities")
+	cats, catsOK := idSet(d, "categories.yml", "categories")
+	tiers, tiersOK := idSet(d, "resume-tiers.yml", "resume_tiers")
+	skillTags := map[string]bool{}
+	tagsSrc, tagsOK := d.ValidSource("vocabulary/tags.yml")
+	if tagsOK {
+		for _, t := range entries(tagsSrc, "tags") {
+			if str(t, "type") == TagSkill {
+				skillTags[str(t, "id")] = true
+			}
+		}
+	}
+	for _, m := range d.Metas {
+		switch {
+		case m.Agent != nil:
+			a := m.Agent
+			for i, c := range a.Capabilities {
+				if capsOK && !caps[c] {
+					out = append(out, at(SeverityError, m.Src, fmt.Sprintf("/capabilities/%d", i), "G2",
+						"capability %q is not defined in vocabulary/capabilities.yml", c))
+				}
+			}
+			if catsOK && !cats[a.Category] {
+				out = append(out, at(SeverityError, m.Src, "/category", "G3", "category %q is not defined in vocabulary/categories.yml", a.Category))
+			}
+			if tiersOK && !tiers[a.ResumeTier] {
+				out = append(out, at(SeverityError, m.Src, "/resume_tier", "G4", "resume tier %q is not defined in vocabulary/resume-tiers.yml", a.ResumeTier))
+			}
+		case m.Skill != nil && tagsOK:
+			for i, t := range m.Skill.Triggers {
+				if !skillTags[t] {
+					out = append(out, at(SeverityError, m.Src, fmt.Sprintf("/triggers/%d", i), "G5",
+						"trigger %q is not the id of a tag of type skill in vocabulary/tags.yml", t))
+				}
+			}
+		}
+	}
+	return out
+}
+
+var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// CheckEntries runs G5′ (capability entries) and G6′ (invocation entries):
+// snake_case intents, classes and parameter names, and minimum lengths of
+// the trimmed prose (measured as JavaScript does: UTF-16 code units after
+// String.prototype.trim, which is stricter than the schema's minLength).
+func CheckEntries(d *Distribution) []Finding {
+	var out []Finding
+	if src, ok := d.ValidSource("vocabulary/capabilities.yml"); ok {
+		for i, e := range entries(src, "capabilities") {
+			p := fmt.Sprintf("/capabilities/%d", i)
+			id := str(e, "id")
+			if s := str(e, "intent"); !snakeCase.MatchString(s) {
+				out = append(out, at(SeverityError, src, p+"/intent", "G5'", "capability %q: intent %q is not snake_case (^[a-z][a-z0-9_]*$)", id, s))
+			}
+			classes, _ := field(e, "blocks_semantic_classes").([]any)
+			if len(classes) == 0 {
+				out = append(out, at(SeverityError, src, p+"/blocks_semantic_classes", "G5'", "capability %q: blocks_semantic_classes must name at least one class", id))
+			}
+			for j, c := range classes {
+				if s, _ := c.(string); !snakeCase.MatchString(s) {
+					out = append(out, at(SeverityError, src, fmt.Sprintf("%s/blocks_semantic_classes/%d", p, j), "G5'", "capability %q: class %q is not snake_case", id, s))
+				}
+			}
+			out = append(out, minTrimmed(src, p+"/prose_guidance", "G5'", "capability", id, str(e, "prose_guidance"), 40)...)
+		}
+	}
+	if src, ok := d.ValidSource("vocabulary/invocations.yml"); ok {
+		for i, e := range entries(src, "invocations") {
+			p := fmt.Sprintf("/invocations/%d", i)
+			id := str(e, "id")
+			if s := str(e, "intent"); !snakeCase.MatchString(s) {
+				out = append(out, at(SeverityError, src, p+"/intent", "G6'", "invocation %q: intent %q is not snake_case (^[a-z][a-z0-9_]*$)", id, s))
+			}
+			out = append(out, minTrimmed(src, p+"/prose_guidance", "G6'", "invocation", id, str(e, "prose_guidance"), 40)...)
+			out = append(out, minTrimmed(src, p+"/fallback_behavior", "G6'", "invocation", id, str(e, "fallback_behavior"), 20)...)
+			params, _ := field(e, "semantic_params").([]any)
+			for j, sp := range params {
+				if s := str(sp, "name"); !snakeCase.MatchString(s) {
+					out = append(out, at(SeverityError, src, fmt.Sprintf("%s/semantic_params/%d/name", p, j), "G6'", "invocation %q: parameter name %q is not snake_case", id, s))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func minTrimmed(src *Source, ptr, gate, kind, id, s string, min int) []Finding {
+	n := utf16Len(strings.TrimFunc(s, jsTrimSpace))
+	if n >= min {
+		return nil
+	}
+	key := ptr[strings.LastIndexByte(ptr, '/')+1:]
+	return []Finding{at(SeverityError, src, ptr, gate, "%s %q: %s is %d characters once trimmed, want at least %d", kind, id, key, n, min)}
+}
+
+// utf16Len is JavaScript's String length: UTF-16 code units.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r > 0xFFFF {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// uniqueLists names, per vocabulary file, the lists whose ids must be
+// unique (pointer of the list, key of the id).
+var uniqueLists = []struct{ file, list, key, what string }{
+	{"capabilities.yml", "/capabilities", "id", "capability id"},
+	{"categories.yml", "/categories", "id", "category id"},
+	{"resume-tiers.yml", "/resume_tiers", "id", "resume tier id"},
+	{"tags.yml", "/tags", "id", "tag id"},
+	{"tags.yml", "/tags", "trigger", "tag trigger"},
+	{"invocations.yml", "/invocations", "id", "invocation id"},
+	{"task-exceptions.yml", "/task_exceptions", "id", "task exception id"},
+	{"memory_policy.yml", "/categories", "id", "memory category id"},
+	{"memory_policy.yml", "/categories", "prefix", "memory category prefix"},
+}
+
+// CheckUniqueIDs reports ids that occur twice in one list: a duplicate makes
+// every lookup by id ambiguous. Checked in the vocabulary files, in each
+// invocation's parameters and in the manifest's agent and skill lists.
+func CheckUniqueIDs(d *Distribution) []Finding {
+	var out []Finding
+	for _, u := range uniqueLists {
+		src, ok := d.ValidSource("vocabulary/" + u.file)
+		if !ok {
+			continue
+		}
+		list, _ := pointerValue(src.Doc.Value, u.list).([]any)
+		out = append(out, duplicates(src, u.list, list, u.key, u.what)...)
+		if u.file == "invocations.yml" && u.key == "id" {
+			for i, inv := range list {
+				params, _ := field(inv, "semantic_params").([]any)
+				out = append(out, duplicates(src, fmt.Sprintf("%s/%d/semantic_params", u.list, i), params, "name", "parameter name of invocation "+strconv.Quote(str(inv, "id")))...)
+			}
+		}
+	}
+	if src, ok := d.Sources["manifest.json"]; ok {
+		for _, kind := range []string{"agents", "skills"} {
+			list, _ := field(src.Doc.Value, kind).([]any)
+			out = append(out, duplicates(src, "/"+kind, list, "id", strings.TrimSuffix(kind, "s")+" id")...)
+		}
+	}
+	return out
+}
+
+func duplicates(src *Source, listPtr string, list []any, key, what string) []Finding {
+	var out []Finding
+	first := map[string]int{}
+	for i, e := range list {
+		v, ok := field(e, key).(string)
+		if !ok {
+			continue
+		}
+		if j, seen := first[v]; seen {
+			pos := src.Doc.PosOf(fmt.Sprintf("%s/%d/%s", listPtr, j, key))
+			out = append(out, at(SeverityError, src, fmt.Sprintf("%s/%d/%s", listPtr, i, key), "unique",
+				"duplicate %s %q (first at line %d)", what, v, pos.Line))
+			continue
+		}
+		first[v] = i
+	}
+	return out
+}
+
+// pointerValue resolves a JSON pointer of plain keys and indexes.
+func pointerValue(v any, ptr string) any {
+	if ptr == "" {
+		return v
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// CheckTagTriggers runs G11: a tag's trigger is "[" + its id with every "-"
+// replaced by ":" + "]" (tag m-gc → "[m:gc]").
+func CheckTagTriggers(d *Distribution) []Finding {
+	src, ok := d.ValidSource("vocabulary/tags.yml")
+	if !ok {
+		return nil
+	}
+	var out []Finding
+	for i, t := range entries(src, "tags") {
+		id, trig := str(t, "id"), str(t, "trigger")
+		if want := "[" + strings.ReplaceAll(id, "-", ":") + "]"; trig != want {
+			out = append(out, at(SeverityError, src, fmt.Sprintf("/tags/%d/trigger", i), "G11", "tag %q: trigger is %q, want %q", id, trig, want))
+		}
+	}
+	return out
+}
+
+var kebabID = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// CheckDirectories runs G9: agents/ and skills/ hold only directories, and
+// each holds exactly body.md and meta.yml.
+func CheckDirectories(d *Distribution) []Finding {
+	var out []Finding
+	for _, kind := range []string{"agents", "skills"} {
+		entries, err := os.ReadDir(filepath.Join(d.Dir, kind))
+		if err != nil {
+			continue // Load reported it
+		}
+		for _, e := range entries {
+			rel := kind + "/" + e.Name()
+			if !e.IsDir() {
+				out = append(out, Finding{Severity: SeverityError, File: rel, Path: "$", Gate: "G9",
+					Message: fmt.Sprintf("%s/ may hold only one directory per %s; remove this file", kind, strings.TrimSuffix(kind, "s"))})
+				continue
+			}
+			files, err := os.ReadDir(filepath.Join(d.Dir, kind, e.Name()))
+			if err != nil {
+				out = append(out, Finding{Severity: SeverityError, File: rel + "/", Path: "$", Gate: "G9", Message: fmt.Sprintf("cannot read directory: %v", err)})
+				continue
+			}
+			have := map[string]bool{}
+			for _, f := range files {
+				have[f.Name()] = true
+				if f.Name() != "body.md" && f.Name() != "meta.yml" {
+					out = append(out, Finding{Severity: SeverityError, File: rel + "/" + f.Name(), Path: "$", Gate: "G9",
+						Message: fmt.Sprintf("unexpected entry: %s/ may hold only body.md and meta.yml", rel)})
+				}
+			}
+			for _, need := range []string{"body.md", "meta.yml"} {
+				if !have[need] {
+					out = append(out, Finding{Severity: SeverityError, File: rel + "/" + need, Path: "$", Gate: "G9",
+						Message: fmt.Sprintf("file is missing: every %s/ directory holds body.md and meta.yml", kind)})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// CheckIDMatch runs G10: the directory name and meta.yml's id are kebab-case
+// (^[a-z][a-z0-9-]*$, stricter than the schema's id) and equal. It runs on
+// every meta.yml that parsed, valid or not, as upstream's does.
+func CheckIDMatch(d *Distribution) []Finding {
+	var out []Finding
+	for _, m := range d.Metas {
+		if m.Src == nil {
+			continue
+		}
+		if !kebabID.MatchString(m.Dir) {
+			out = append(out, Finding{Severity: SeverityError, File: m.File, Line: 1, Col: 1, Path: "$", Gate: "G10",
+				Message: fmt.Sprintf("directory name %q is not kebab-case (^[a-z][a-z0-9-]*$)", m.Dir)})
+		}
+		id, ok := field(m.Src.Doc.Value, "id").(string)
+		if !ok {
+			out = append(out, at(SeverityError, m.Src, "", "G10", "id is missing or not a string"))
+			continue
+		}
+		if !kebabID.MatchString(id) {
+			out = append(out, at(SeverityError, m.Src, "/id", "G10", "id %q is not kebab-case (^[a-z][a-z0-9-]*$)", id))
+		}
+		if id != m.Dir {
+			out = append(out, at(SeverityError, m.Src, "/id", "G10", "id %q does not match its directory name %q", id, m.Dir))
+		}
+	}
+	return out
+}
+
+// CheckPromptOnly runs G8: nexus-core is prompts and data only, so no
+// JavaScript or TypeScript file may ship outside node_modules/, .git/,
+// dist/, .nexus/ and scripts/.
+func CheckPromptOnly(d *Distribution) []Finding {
+	var out []Finding
+	skip := map[string]bool{"node_modules": true, ".git": true, "dist": true, ".nexus": true, "scripts": true}
+	_ = filepath.WalkDir(d.Dir, func(path string, e os.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable corners are not this gate's business
+		}
+		rel, _ := filepath.Rel(d.Dir, path)
+		rel = filepath.ToSlash(rel)
+		if e.IsDir() {
+			if skip[rel] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(rel) {
+		case ".ts", ".tsx", ".js", ".jsx", ".cjs", ".mjs":
+			out = append(out, Finding{Severity: SeverityError, File: rel, Path: "$", Gate: "G8",
+				Message: "runtime code in a prompt-only package (no .ts/.tsx/.js/.jsx/.cjs/.mjs outside scripts/)"})
+		}
+		return nil
+	})
+	return out
+}
