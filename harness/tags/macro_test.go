@@ -1,0 +1,125 @@
+package tags
+
+import (
+	"strings"
+	"testing"
+)
+
+var known = map[string]bool{"skill_activation": true, "subagent_spawn": true, "task_register": true, "user_question": true, "memory_read_observation": true}
+
+func TestParseMacros(t *testing.T) {
+	body := "a {{skill_activation skill=nx-plan mode=auto}} b\n" +
+		"{{user_question question=\"Pick one (or \\\"none\\\")\" options=[{label: \"A, B\", description: \"x}\"}, {label: Skip, description: y}]}}\n" +
+		"{{subagent_spawn target_role=writer name=w prompt=>>P1}}\nline one\nline {two}\n<<P1\ntail {single} {{task_register label=\"L\" state=pending}}"
+	ms, err := ParseMacros(body, known)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 4 {
+		t.Fatalf("%d macros", len(ms))
+	}
+	if ms[0].ID != "skill_activation" || ms[0].Params["skill"] != "nx-plan" || ms[0].Params["mode"] != "auto" {
+		t.Errorf("macro 0: %+v", ms[0])
+	}
+	if ms[1].Params["question"] != `Pick one (or "none")` {
+		t.Errorf("question %q", ms[1].Params["question"])
+	}
+	if ms[1].Params["options"] != `[{label: "A, B", description: "x}"}, {label: Skip, description: y}]` {
+		t.Errorf("options %q", ms[1].Params["options"])
+	}
+	if ms[2].Params["prompt"] != "line one\nline {two}" || ms[2].Params["name"] != "w" {
+		t.Errorf("heredoc %+v", ms[2].Params)
+	}
+	if ms[2].Line != 3 {
+		t.Errorf("line %d", ms[2].Line)
+	}
+	out, err := Expand(body, known, func(m Macro) string { return "<" + m.ID + ">" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a <skill_activation> b\n<user_question>\n<subagent_spawn>\ntail {single} <task_register>"
+	if out != want {
+		t.Errorf("expanded\n%q\nwant\n%q", out, want)
+	}
+}
+
+func TestMacroErrors(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{"{{unknown_thing a=b}}", "not a primitive"},
+		{"x\n{{skill_activation skill=a", "line 2"},
+		{"{{skill_activation skill=\"a}}", "unterminated string"},
+		{"{{user_question options=[a, {b]}}", "unbalanced"},
+		{"{{subagent_spawn prompt=>>X}}\nbody", "never closed"},
+		{"{{subagent_spawn prompt=>>X}}\n<<X\n{{subagent_spawn prompt=>>X}}\n<<X", "used twice"},
+		{"{{task_register label}}", "expected key=value"},
+		{"{{task_register a=1 a=2}}", "given twice"},
+		{"{{ }}", "without a primitive id"},
+	} {
+		if _, err := ParseMacros(tt.body, known); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}
+
+// Every shipped skill body expands for every host, leaving no macro behind.
+func TestActivateShippedSkills(t *testing.T) {
+	core := loadCore(t)
+	d := New(core.Tags())
+	for _, host := range []string{"claude", "neutral"} {
+		p := ProfileFor(host, d, "nx_")
+		for _, s := range core.Manifest.Skills {
+			st, err := ActivateSkill(core, s.ID, "", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.ExpandErr != nil {
+				t.Errorf("%s %s: %v", host, s.ID, st.ExpandErr)
+			}
+			if strings.Contains(st.Text, "{{") {
+				t.Errorf("%s %s: a macro is left: %q", host, s.ID, st.Text[strings.Index(st.Text, "{{"):][:60])
+			}
+		}
+	}
+	p := ProfileFor("claude", d, "nx_")
+	st, err := ActivateSkill(core, "nx-plan", "auto", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"nx-plan skill in auto mode", "[plan:auto]", `Agent tool (subagent_type "Explore"`, "Resuming a subagent", "mcp__nexus__nx_plan_start"} {
+		if !strings.Contains(st.Text, want) {
+			t.Errorf("nx-plan text lacks %q", want)
+		}
+	}
+	st, _ = ActivateSkill(core, "nx-sync", "", p)
+	if !strings.Contains(st.Text, "Agent tool (subagent_type \"writer\", description \"writer-sync-context\", prompt \"Update .nexus/context/ documents") {
+		t.Errorf("nx-sync heredoc not rendered:\n%s", st.Text)
+	}
+	if _, err := ActivateSkill(core, "nx-nothing", "", p); err == nil {
+		t.Error("an unknown skill activated")
+	}
+}
+
+func FuzzParseMacros(f *testing.F) {
+	for _, s := range []string{"{{skill_activation skill=a}}", "{{subagent_spawn prompt=>>A}}\nx\n<<A", "{{user_question options=[{a: \"}\"}]}}", "{{", "}}", "{{a=", "{{task_register label=\"x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		ms, err := ParseMacros(body, known)
+		prev := 0
+		for _, m := range ms {
+			if m.Start < prev || m.End <= m.Start || m.End > len(body) || !strings.HasPrefix(body[m.Start:], "{{") {
+				t.Fatalf("bad span %d-%d in %q", m.Start, m.End, body)
+			}
+			prev = m.End
+		}
+		if err == nil {
+			out, err := Expand(body, known, func(Macro) string { return "" })
+			if err != nil {
+				t.Fatalf("parse ok, expand failed: %v", err)
+			}
+			if len(out) > len(body) {
+				t.Fatalf("expansion to nothing grew the text")
+			}
+		}
+	})
+}
