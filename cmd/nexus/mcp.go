@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/mcpserver"
+	"github.com/nexus-harness/nexus/internal/config"
+)
+
+func init() { register(newMCPCmd) }
+
+// mcpToolProviders add tools to the engine before `nexus mcp` starts
+// serving (memory tools, plugin tools). A provider returns a cleanup run at
+// shutdown (nil when there is none).
+var mcpToolProviders []func(a *app, e *harness.Engine) (cleanup func(), err error)
+
+// registerMCPTools adds a tool provider for `nexus mcp`.
+func registerMCPTools(f func(a *app, e *harness.Engine) (cleanup func(), err error)) {
+	mcpToolProviders = append(mcpToolProviders, f)
+}
+
+type mcpFlags struct {
+	http      string
+	nexusRoot string
+	prefix    string
+}
+
+func newMCPCmd(a *app) *cobra.Command {
+	var fl mcpFlags
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the nexus tools over MCP (stdio, or streamable HTTP with --http)",
+		Long: `Serve the nexus-core tools (and any memory or plugin tools) to an MCP client.
+
+By default the server speaks newline-delimited JSON-RPC on stdin/stdout: it answers every
+request in order, flushes each answer, and exits at end of input, so a batch can be piped in.
+Nothing but protocol is ever written to stdout; diagnostics go to stderr.
+
+With --http ADDR it serves streamable HTTP at http://ADDR/mcp. An address without a host
+(":7777") listens on 127.0.0.1 only; --http "" uses mcp.http_addr. Every request must carry
+"Authorization: Bearer <token>": the token is generated on first use, stored with mode 0600 at
+mcp.token_file (default <user config dir>/nexus/mcp-token) and printed by "nexus mcp token".
+
+Tools are named <mcp.tool_prefix><tool>, nx_plan_start by default. The .nexus folder is the
+project's unless --nexus-root or NEXUS_RUNTIME_ROOT (runtime.root) names another one.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runMCP(cmd, a, fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.http, "http", "", "serve streamable HTTP on ADDR instead of stdio (\"\" = mcp.http_addr)")
+	f.StringVar(&fl.nexusRoot, "nexus-root", "", "the .nexus folder to serve (overrides runtime.root / NEXUS_RUNTIME_ROOT)")
+	f.StringVar(&fl.prefix, "tool-prefix", "", "prefix of the tool names (overrides mcp.tool_prefix)")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "token",
+		Short: "Print the bearer token `nexus mcp --http` requires (generated on first use)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.Config()
+			if err != nil {
+				return err
+			}
+			path, err := mcpserver.TokenFile(cfg.String("mcp.token_file"))
+			if err != nil {
+				return err
+			}
+			tok, created, err := mcpserver.LoadOrCreateToken(path)
+			if err != nil {
+				return err
+			}
+			if created {
+				fmt.Fprintf(cmd.ErrOrStderr(), "nexus: generated a new MCP token in %s\n", path)
+			}
+			if a.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), map[string]string{"token": tok, "file": path})
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), tok)
+			return nil
+		},
+	})
+	return cmd
+}
+
+func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
+	useHTTP := cmd.Flags().Changed("http")
+	// On stdio, stdout is the protocol: anything else printing to it (a
+	// library, a stray debug line) goes to stderr instead.
+	proto := os.Stdout
+	if !useHTTP {
+		os.Stdout = os.Stderr
+		defer func() { os.Stdout = proto }()
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return err
+	}
+	e, err := engineFor(a, fl.nexusRoot)
+	if err != nil {
+		return err
+	}
+	for _, provide := range mcpToolProviders {
+		cleanup, err := provide(a, e)
+		if err != nil {
+			return err
+		}
+		if cleanup != nil {
+			defer cleanup()
+		}
+	}
+	prefix := cfg.String("mcp.tool_prefix")
+	if cmd.Flags().Changed("tool-prefix") {
+		prefix = fl.prefix
+	}
+	logger := log.New(os.Stderr, "nexus mcp: ", 0)
+	srv, err := mcpserver.New(e, mcpserver.Options{Prefix: prefix, Version: version, Log: logger})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if !useHTTP {
+		return mcpserver.ServeStdio(ctx, srv, os.Stdin, proto)
+	}
+
+	addr := fl.http
+	if addr == "" {
+		addr = cfg.String("mcp.http_addr")
+	}
+	addr, err = mcpserver.ListenAddr(addr)
+	if err != nil {
+		return usagef("--http: %v", err)
+	}
+	path, err := mcpserver.TokenFile(cfg.String("mcp.token_file"))
+	if err != nil {
+		return err
+	}
+	tok, created, err := mcpserver.LoadOrCreateToken(path)
+	if err != nil {
+		return err
+	}
+	if created {
+		logger.Printf("generated a bearer token in %s (print it with `nexus mcp token`)", path)
+	}
+	h, err := mcpserver.HTTPHandler(srv, tok, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	if mcpserver.Exposed(addr) {
+		logger.Printf("warning: %s accepts connections from other machines; the bearer token is the only protection (no TLS)", addr)
+	}
+	return mcpserver.ServeHTTP(ctx, addr, h, func(bound string) {
+		logger.Printf("serving MCP over streamable HTTP at http://%s%s (bearer token in %s)", bound, mcpserver.EndpointPath, path)
+	})
+}
+
+// engineFor builds the engine of the current project. The .nexus folder is
+// nexusRoot when given, else runtime.root (NEXUS_RUNTIME_ROOT), else
+// <project>/.nexus. A relative runtime.root from a config file is taken
+// relative to the project; from a flag or the environment, to the working
+// directory.
+func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, err
+	}
+	proj, err := a.Project()
+	if err != nil {
+		return nil, err
+	}
+	dir := nexusRoot
+	if dir == "" {
+		dir = cfg.String("runtime.root")
+		if dir != "" && !filepath.IsAbs(dir) {
+			switch cfg.Source("runtime.root").Layer {
+			case config.LayerProject, config.LayerUser:
+				dir = filepath.Join(proj, dir)
+			}
+		}
+	}
+	if dir != "" {
+		if dir, err = filepath.Abs(dir); err != nil {
+			return nil, fmt.Errorf("resolve the .nexus root: %w", err)
+		}
+		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			return nil, usagef("the .nexus root %s is a file, not a folder", dir)
+		}
+	}
+	core, err := a.Core()
+	if err != nil {
+		return nil, err
+	}
+	return harness.New(harness.Options{
+		Project:   proj,
+		NexusDir:  dir,
+		HarnessID: cfg.String("harness.id"),
+		CoreDir:   core.Dir,
+		Core:      core,
+		Config:    cfg,
+	})
+}

@@ -1,0 +1,113 @@
+package mcpserver
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// EndpointPath is where the streamable HTTP transport is served.
+const EndpointPath = "/mcp"
+
+// HTTPHandler serves MCP over streamable HTTP at EndpointPath. Every
+// request must carry "Authorization: Bearer <token>"; anything else gets
+// 401 before it reaches MCP. mcp-go's guard against DNS rebinding (a
+// loopback request with a foreign Host header gets 403) stays on.
+func HTTPHandler(s *server.MCPServer, token string, logger *slog.Logger) (http.Handler, error) {
+	if len(token) < 16 {
+		return nil, errors.New("the bearer token is missing or too short (at least 16 characters)")
+	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	mux := http.NewServeMux()
+	mux.Handle(EndpointPath, server.NewStreamableHTTPServer(s,
+		server.WithEndpointPath(EndpointPath),
+		server.WithStreamableHTTPLogger(logger),
+	))
+	return requireToken(token, mux), nil
+}
+
+func requireToken(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":"missing or wrong bearer token: send \"Authorization: Bearer <token>\" with the token printed by `+"`nexus mcp token`"+`"}`+"\n")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ListenAddr applies nexus's binding rule: an address without a host
+// ("7777", ":7777") listens on 127.0.0.1 only. Any other host is used as
+// given; Exposed reports whether it reaches beyond this machine.
+func ListenAddr(addr string) (string, error) {
+	if addr == "" {
+		return "", errors.New("no listen address given")
+	}
+	if !strings.Contains(addr, ":") {
+		addr = ":" + addr
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// Exposed reports whether a listen address accepts connections from other
+// machines.
+func Exposed(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
+}
+
+// ServeHTTP listens on addr and serves h until ctx ends. ready, when not
+// nil, receives the address actually bound (useful with port 0).
+func ServeHTTP(ctx context.Context, addr string, h http.Handler, ready func(bound string)) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	if ready != nil {
+		ready(ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			return fmt.Errorf("shut down the HTTP server: %w", err)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,169 @@
+// Package mcpserver serves the engine's tools over MCP (mark3labs/mcp-go):
+// names get the configured prefix (nx_plan_start), every tool advertises its
+// own self-contained parameter schema and all four behaviour hints, and
+// every failure reaches the client as an isError result carrying the
+// nexus-core error envelope {"error": "<message>"}, never as a crash or a
+// protocol error. Validation and business rules stay in the engine; this
+// package only translates.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"regexp"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/nexus-harness/nexus/harness/tools"
+)
+
+// DefaultPrefix is prepended to the abstract tool names unless configured
+// otherwise (mcp.tool_prefix): nexus-core's prompt bodies call nx_plan_start.
+const DefaultPrefix = "nx_"
+
+// Engine is what the server needs from harness.Engine.
+type Engine interface {
+	Tools() []*tools.Tool
+	CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error)
+}
+
+// Options configure the server.
+type Options struct {
+	// Prefix is prepended to every tool name ("" keeps the abstract names).
+	Prefix string
+	// Version is reported in serverInfo.
+	Version string
+	// Log receives internal failures (nil = discard). Never stdout: on stdio
+	// stdout carries the protocol.
+	Log *log.Logger
+}
+
+// namePattern is the tool-name rule of the MCP specification.
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// instructions tell the model what the tools are for.
+const instructions = "nexus keeps this project's plan, tasks and history under .nexus/. " +
+	"Plan with plan_start/plan_update/plan_decide, run the work with task_add/task_update/task_list, " +
+	"close the cycle with task_close, search past cycles with history_search, and save deliverables with artifact_write."
+
+// New builds an MCP server exposing every tool the engine has now.
+// Tools registered later are not seen: register memory and plugin tools
+// before calling New.
+func New(e Engine, o Options) (*server.MCPServer, error) {
+	if o.Prefix != "" && !namePattern.MatchString(o.Prefix) {
+		return nil, fmt.Errorf("tool prefix %q may only contain letters, digits, '_', '-' and '.'", o.Prefix)
+	}
+	if o.Log == nil {
+		o.Log = log.New(io.Discard, "", 0)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	s := server.NewMCPServer("nexus", o.Version,
+		server.WithToolCapabilities(false),
+		server.WithRecovery(),
+		server.WithInstructions(instructions),
+	)
+	var list []server.ServerTool
+	for _, t := range e.Tools() {
+		name := o.Prefix + t.Name
+		if !namePattern.MatchString(name) {
+			o.Log.Printf("mcp: tool %q not served: its name does not follow the MCP naming rule", name)
+			continue
+		}
+		list = append(list, server.ServerTool{Tool: describe(name, t), Handler: handler(e, t.Name, name, o.Log)})
+	}
+	s.AddTools(list...)
+	return s, nil
+}
+
+// describe turns a tool into its MCP description. NewToolWithRawSchema is
+// the one constructor that does not also fill the structured schema (which
+// would make tools/list fail for the whole server).
+func describe(name string, t *tools.Tool) mcp.Tool {
+	params := t.Params
+	if len(params) == 0 {
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	}
+	mt := mcp.NewToolWithRawSchema(name, t.Description, compact(params))
+	a := t.Annotations
+	mt.Title = a.Title
+	mt.Annotations = mcp.ToolAnnotation{
+		Title:           a.Title,
+		ReadOnlyHint:    mcp.ToBoolPtr(a.ReadOnly),
+		DestructiveHint: mcp.ToBoolPtr(a.Destructive),
+		IdempotentHint:  mcp.ToBoolPtr(a.Idempotent),
+		OpenWorldHint:   mcp.ToBoolPtr(a.OpenWorld),
+	}
+	return mt
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+func handler(e Engine, abstract, name string, logger *log.Logger) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		var args map[string]any
+		switch a := req.Params.Arguments.(type) {
+		case nil:
+		case map[string]any:
+			args = a
+		default:
+			return errorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
+		}
+		res, err := e.CallTool(ctx, abstract, args)
+		if err != nil {
+			var te *tools.Error
+			if errors.As(err, &te) {
+				return errorResult(te.Message), nil
+			}
+			// Not the caller's mistake: a corrupt state file, a disk
+			// error, a bug. The model still gets a readable error.
+			logger.Printf("mcp: %s failed: %v", name, err)
+			return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
+		}
+		text, err := encode(res)
+		if err != nil {
+			logger.Printf("mcp: %s: encode result: %v", name, err)
+			return errorResult(fmt.Sprintf("%s failed: cannot encode its result: %v", name, err)), nil
+		}
+		return &mcp.CallToolResult{
+			Content:           []mcp.Content{mcp.NewTextContent(text)},
+			StructuredContent: res,
+		}, nil
+	}
+}
+
+// errorResult is the nexus-core error envelope as an MCP tool error: the
+// text is {"error": msg} and the structured content is the same object.
+func errorResult(msg string) *mcp.CallToolResult {
+	env := map[string]any{"error": msg}
+	text, _ := encode(env)
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(text)},
+		StructuredContent: env,
+		IsError:           true,
+	}
+}
+
+// encode renders compact JSON without HTML escaping, as JSON.stringify does.
+func encode(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}

@@ -1,0 +1,215 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// maxLine bounds one JSON-RPC message (an artifact_write carries a whole
+// document).
+const maxLine = 64 << 20
+
+// ServeStdio answers newline-delimited JSON-RPC messages read from in,
+// writing each response to out as one line, flushed at once.
+//
+// mcp-go's own stdio server runs tools/call on a worker pool and other
+// requests on goroutines of their own, so answers can overtake each other,
+// and at end of input it cancels calls still queued. nexus handles one
+// message at a time instead: a client that pipes a batch gets every answer,
+// in request order, and the server returns nil at end of input once the
+// last answer is written. Tool calls take well under a millisecond, so
+// nothing is lost by not overlapping them.
+func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer) error {
+	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64)}
+	if err := s.RegisterSession(ctx, sess); err != nil {
+		return fmt.Errorf("mcp stdio: %w", err)
+	}
+	defer s.UnregisterSession(ctx, sess.SessionID())
+	ctx = s.WithContext(ctx, sess)
+
+	w := &lineWriter{w: bufio.NewWriter(out)}
+	// Server-initiated notifications (a log message, a list change) are
+	// written between responses, never inside one.
+	notesDone := make(chan struct{})
+	stopNotes := make(chan struct{})
+	go func() {
+		defer close(notesDone)
+		for {
+			select {
+			case n := <-sess.notes:
+				w.write(n)
+			case <-stopNotes:
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stopNotes)
+		<-notesDone
+		for { // flush what is still queued
+			select {
+			case n := <-sess.notes:
+				w.write(n)
+			default:
+				return
+			}
+		}
+	}()
+
+	// Reading happens on its own goroutine so a cancelled context ends the
+	// loop even while stdin blocks.
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, err := readLine(r)
+			if len(bytes.TrimSpace(line)) > 0 {
+				select {
+				case lines <- line:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				readErr <- err
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			if errors.Is(err, io.EOF) {
+				return w.err()
+			}
+			return fmt.Errorf("mcp stdio: read: %w", err)
+		case line := <-lines:
+			if resp := handle(ctx, s, line); resp != nil {
+				w.write(resp)
+			}
+			if err := w.err(); err != nil {
+				return fmt.Errorf("mcp stdio: write: %w", err)
+			}
+		}
+	}
+}
+
+// readLine reads one line of any length up to maxLine.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("message longer than %d bytes", maxLine)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// handle answers one message; nil means no answer is due.
+func handle(ctx context.Context, s *server.MCPServer, line []byte) any {
+	line = bytes.TrimSpace(line)
+	var probe struct {
+		Method *string         `json:"method"`
+		ID     json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		if len(line) > 0 && line[0] == '[' {
+			return rpcError(nil, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported; send one message per line")
+		}
+		return rpcError(nil, mcp.PARSE_ERROR, "Parse error: "+err.Error())
+	}
+	if probe.Method == nil {
+		return nil // a reply to a server-initiated request; nexus sends none
+	}
+	resp := s.HandleMessage(ctx, line)
+	if resp == nil {
+		return nil
+	}
+	return resp
+}
+
+func rpcError(id any, code int, msg string) mcp.JSONRPCError {
+	return mcp.JSONRPCError{
+		JSONRPC: mcp.JSONRPC_VERSION,
+		ID:      mcp.NewRequestId(id),
+		Error:   mcp.NewJSONRPCErrorDetails(code, msg, nil),
+	}
+}
+
+// lineWriter writes one JSON message per line and flushes each.
+type lineWriter struct {
+	mu   sync.Mutex
+	w    *bufio.Writer
+	fail error
+}
+
+func (l *lineWriter) write(v any) {
+	b, err := json.Marshal(v)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return
+	}
+	if err != nil {
+		l.fail = fmt.Errorf("encode response: %w", err)
+		return
+	}
+	b = append(b, '\n')
+	if _, err := l.w.Write(b); err != nil {
+		l.fail = err
+		return
+	}
+	l.fail = l.w.Flush()
+}
+
+func (l *lineWriter) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fail
+}
+
+// stdioSession is the one client of a stdio server.
+type stdioSession struct {
+	notes       chan mcp.JSONRPCNotification
+	initialized atomic.Bool
+	mu          sync.Mutex
+	version     string
+}
+
+func (s *stdioSession) SessionID() string { return "stdio" }
+func (s *stdioSession) NotificationChannel() chan<- mcp.JSONRPCNotification {
+	return s.notes
+}
+func (s *stdioSession) Initialize()       { s.initialized.Store(true) }
+func (s *stdioSession) Initialized() bool { return s.initialized.Load() }
+
+// SetProtocolVersion records the version negotiated by initialize.
+func (s *stdioSession) SetProtocolVersion(v string) {
+	s.mu.Lock()
+	s.version = v
+	s.mu.Unlock()
+}
+
+// ProtocolVersion returns the negotiated version ("" before initialize).
+func (s *stdioSession) ProtocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
