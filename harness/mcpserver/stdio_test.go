@@ -18,7 +18,9 @@ func serveLines(t *testing.T, input string) []map[string]any {
 	e, _ := newEngine(t)
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- ServeStdio(context.Background(), newServer(t, e, "nx_"), strings.NewReader(input), &out) }()
+	go func() {
+		done <- ServeStdio(context.Background(), newServer(t, e, "nx_"), strings.NewReader(input), &out)
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
