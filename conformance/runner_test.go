@@ -114,6 +114,11 @@ func fixture(id string, body string) string {
 
 func runFixtures(t *testing.T, f *fakeFactory, docs ...string) []*Result {
 	t.Helper()
+	return runFixturesWith(t, f, docs...)
+}
+
+func runFixturesWith(t *testing.T, f Factory, docs ...string) []*Result {
+	t.Helper()
 	dir := t.TempDir()
 	body := "[" + strings.Join(docs, ",") + "]"
 	if err := os.WriteFile(filepath.Join(dir, "cases.json"), []byte(body), 0o644); err != nil {

@@ -1,0 +1,89 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/conformance/assertion"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func sampleResults() []*Result {
+	return []*Result{
+		{ID: "plan_start_happy_path", Source: "tools/plan-start.json", Status: Pass, Duration: 3 * time.Millisecond},
+		{ID: "task_add_happy_path", Source: "tools/task-add.json", Status: Pass, Duration: 2 * time.Millisecond,
+			Notes: []string{"upstream deviation C7 tolerated: tasks.json goal is \"\""}},
+		{ID: "plan_decide_happy_path", Source: "tools/plan-decide.json", Status: Fail, Duration: 4 * time.Millisecond, Failures: []Failure{
+			{Where: "return", Path: "$.allComplete", Expected: "false", Actual: "true"},
+			{Where: ".nexus/state/plan.json", Path: "$.issues[0].decision", Expected: `{"type":"string","minLength":1}`, Actual: assertion.Absent, Reason: "no value at this path"},
+			{Where: "schema .nexus/state/plan.json", Message: "/issues/0/status: value must be one of 'pending', 'decided'"},
+		}},
+		{ID: "scenario_x", Source: "scenarios/x.json", Status: Fail, Failures: []Failure{
+			{Step: 3, StepDescription: "close", Where: "error", Expected: "success", Actual: `error "tasks.json not found"`},
+		}},
+		{ID: "agent_spawn", Source: "lifecycle/agent-spawn.json", Status: Skip, SkipReason: "lifecycle events are harness hooks, not MCP tools"},
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	var b bytes.Buffer
+	results := sampleResults()
+	for _, r := range results {
+		WriteText(&b, r)
+	}
+	b.WriteString(Summarise(results).String() + "\n")
+	golden(t, "report.txt", b.Bytes())
+}
+
+func TestWriteJUnit(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, sampleResults(), 10*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.xml", b.Bytes())
+}
+
+func TestReportJSON(t *testing.T) {
+	results := sampleResults()
+	for _, r := range results {
+		r.DurationMS = float64(r.Duration.Microseconds()) / 1000
+	}
+	b, err := json.MarshalIndent(NewReport("nexus (in-process)", "claude-nexus", "/core", []string{"a note"}, results, 12*time.Millisecond), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.json", append(b, '\n'))
+}
+
+func TestSummary(t *testing.T) {
+	if got := (Summary{Passed: 44}).String(); got != "44 passed, 0 failed" {
+		t.Errorf("got %q", got)
+	}
+	if got := Summarise(sampleResults()).String(); got != "2 passed, 2 failed, 1 skipped" {
+		t.Errorf("got %q", got)
+	}
+}
