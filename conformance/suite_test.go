@@ -12,7 +12,6 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 )
 
-
 func newRunner(t testing.TB) (*conformance.Runner, *schema.Set) {
 	t.Helper()
 	core := testenv.CoreDir(t)
@@ -85,14 +84,14 @@ func TestBrokenFixturesFail(t *testing.T) {
 	r, schemas := newRunner(t)
 	suite := load(t, schemas, conformance.Source{Dir: filepath.Join("testdata", "broken"), Label: "broken"})
 	want := map[string]string{
-		"broken_unknown_matcher_key":           `unknown key "equals" for type boolean`,
-		"broken_unknown_matcher_type":          `fixture does not match conformance/schema/fixture.schema.json`,
-		"broken_wrong_expected_value":          `return $.active: expected true, got false`,
-		"broken_wrong_state_value":             `.nexus/state/plan.json $.issues.length: expected 3, got 2`,
-		"broken_unknown_placeholder":           `unknown placeholder {SESSION_ID}`,
+		"broken_unknown_matcher_key":            `unknown key "equals" for type boolean`,
+		"broken_unknown_matcher_type":           `fixture does not match conformance/schema/fixture.schema.json`,
+		"broken_wrong_expected_value":           `return $.active: expected true, got false`,
+		"broken_wrong_state_value":              `.nexus/state/plan.json $.issues.length: expected 3, got 2`,
+		"broken_unknown_placeholder":            `unknown placeholder {SESSION_ID}`,
 		"broken_expects_error_that_never_comes": `error: expected an error, got {"exists":false}`,
-		"broken_step_value":                    `step 2: return $.task.id: expected 1, got 2`,
-		"broken_unsupported_pattern":           `is not supported`,
+		"broken_step_value":                     `step 2: return $.task.id: expected 1, got 2`,
+		"broken_unsupported_pattern":            `is not supported`,
 	}
 	if len(suite.Cases) != len(want) {
 		t.Fatalf("%d broken fixtures, the test knows %d", len(suite.Cases), len(want))
