@@ -14,6 +14,19 @@ import (
 // fsynced so the rename itself survives a power loss. Missing parent
 // directories are created with mode 0755.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, true)
+}
+
+// WriteFileNoSync is WriteFile without the two fsyncs: readers and a
+// process killed mid-write still see the old or the new content (the rename
+// is atomic), but a power loss may lose the latest replacement. It is for
+// high-rate files whose loss costs little (the memory-access counters),
+// where fsync would dominate the cost of every write.
+func WriteFileNoSync(path string, data []byte, perm os.FileMode) error {
+	return write(path, data, perm, false)
+}
+
+func write(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
@@ -38,8 +51,10 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 	if err := tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("chmod %s: %w", tmpName, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", tmpName, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", tmpName, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", tmpName, err)
@@ -48,6 +63,9 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("rename %s to %s: %w", tmpName, path, err)
 	}
 	committed = true
+	if !durable {
+		return nil
+	}
 	return SyncDir(dir)
 }
 

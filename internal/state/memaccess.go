@@ -1,0 +1,282 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// UpsertMemoryAccess is the hot path of memory-read observation: under the
+// log's lock it replaces (or inserts) the record whose path is key with
+// fn(old, found), checks the new record against memory-access.schema.json
+// and rewrites memory-access.jsonl atomically.
+//
+// It differs from UpdateMemoryAccess in cost, not in what lands on disk:
+//   - the parsed log is cached per process and reused while the file on
+//     disk is still the one this process wrote last (same inode, size,
+//     mtime and ctime), so a loop of observations does not re-read and
+//     re-parse hundreds of lines each time;
+//   - the schema validator runs on the record that changed; the lines
+//     carried over were checked when they were read by validAccess, an
+//     exact-or-stricter Go mirror of the schema (lines failing it are
+//     dropped, as malformed lines are — digest §5.1);
+//   - the file is replaced without fsync (atomicfile.WriteFileNoSync):
+//     a reader or a SIGKILLed writer still only ever sees a whole old or a
+//     whole new file; only a power loss can cost the latest increments of
+//     what is a usage counter in an ignored folder.
+func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old MemoryAccess, found bool) MemoryAccess) (MemoryAccess, error) {
+	if key == "" {
+		return MemoryAccess{}, errors.New("memory access record needs a path")
+	}
+	path := s.L.MemoryAccessPath()
+	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	if err != nil {
+		return MemoryAccess{}, err
+	}
+	defer l.Release()
+
+	v, _ := accessLogs.LoadOrStore(path, &accessLog{})
+	c := v.(*accessLog)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.load(path); err != nil {
+		return MemoryAccess{}, err
+	}
+	i, found := c.index[key]
+	var old MemoryAccess
+	if found {
+		old = c.recs[i]
+	}
+	rec := fn(old, found)
+	rec.Path = key
+	line, err := marshalCompact(rec)
+	if err != nil {
+		return MemoryAccess{}, fmt.Errorf("encode memory access record: %w", err)
+	}
+	if s.V != nil {
+		var doc any
+		_ = json.Unmarshal(line, &doc)
+		ps, err := s.V.Validate(schema.StateMemory, doc)
+		if err != nil {
+			return MemoryAccess{}, err
+		}
+		if len(ps) > 0 {
+			return MemoryAccess{}, &InvalidWriteError{Path: path, Problems: ps}
+		}
+	}
+
+	size := len(line) + 1
+	for j, ln := range c.lines {
+		if !found || j != i {
+			size += len(ln) + 1
+		}
+	}
+	buf := make([]byte, 0, size)
+	for j, ln := range c.lines {
+		if found && j == i {
+			ln = line
+		}
+		buf = append(buf, ln...)
+		buf = append(buf, '\n')
+	}
+	if !found {
+		buf = append(buf, line...)
+		buf = append(buf, '\n')
+	}
+	if err := atomicfile.WriteFileNoSync(path, buf, 0o644); err != nil {
+		c.valid = false
+		return MemoryAccess{}, err
+	}
+	if found {
+		c.recs[i], c.lines[i] = rec, line
+	} else {
+		c.index[key] = len(c.recs)
+		c.recs = append(c.recs, rec)
+		c.lines = append(c.lines, line)
+	}
+	c.id, c.valid = statID(path)
+	return rec, nil
+}
+
+// accessLog is one process's parsed copy of a memory-access log.
+type accessLog struct {
+	mu    sync.Mutex
+	valid bool
+	id    fileID
+	recs  []MemoryAccess
+	lines [][]byte // canonical encoding of recs[i]
+	index map[string]int
+}
+
+var accessLogs sync.Map // log path → *accessLog
+
+// load makes the cache match the file on disk (the caller holds the lock).
+func (c *accessLog) load(path string) error {
+	id, ok := statID(path)
+	if ok && c.valid && id == c.id {
+		return nil
+	}
+	c.valid = false
+	c.recs, c.lines, c.index = nil, nil, map[string]int{}
+	lines, err := ReadLines(path)
+	if err != nil {
+		return err
+	}
+	for _, raw := range lines {
+		var r MemoryAccess
+		if json.Unmarshal(raw, &r) != nil || !validAccess(r) {
+			continue
+		}
+		if i, dup := c.index[r.Path]; dup {
+			// A log should hold one line per path; if a foreign writer left
+			// two, fold them with the outputs contract's merge rule.
+			c.recs[i] = MergeAccess(c.recs[i], r)
+			c.lines[i], _ = marshalCompact(c.recs[i])
+			continue
+		}
+		line, err := marshalCompact(r)
+		if err != nil {
+			continue
+		}
+		c.index[r.Path] = len(c.recs)
+		c.recs = append(c.recs, r)
+		c.lines = append(c.lines, line)
+	}
+	c.id, c.valid = id, ok
+	return nil
+}
+
+// MergeAccess combines two records of the same path (outputs contract:
+// sum the counts, keep the newest timestamp and the agent that went with
+// it). On equal timestamps a's agent is kept.
+func MergeAccess(a, b MemoryAccess) MemoryAccess {
+	out := a
+	out.AccessCount = a.AccessCount + b.AccessCount
+	if AccessTime(b.LastAccessedTS).After(AccessTime(a.LastAccessedTS)) {
+		out.LastAccessedTS, out.LastAgent = b.LastAccessedTS, b.LastAgent
+	}
+	if out.SchemaVersion == "" {
+		out.SchemaVersion = b.SchemaVersion
+	}
+	return out
+}
+
+// AccessTime parses a last_accessed_ts (zero time when it does not parse).
+func AccessTime(ts string) time.Time {
+	t, _ := parseDateTime(ts)
+	return t
+}
+
+// validAccess reports whether a decoded record satisfies
+// memory-access.schema.json once re-encoded. It must never accept what the
+// schema rejects (a fuzz test holds it to that); it may reject a little
+// more (leap seconds).
+func validAccess(r MemoryAccess) bool {
+	if r.Path == "" || r.LastAgent == "" || r.AccessCount < 0 {
+		return false
+	}
+	if _, ok := parseDateTime(r.LastAccessedTS); !ok {
+		return false
+	}
+	return r.SchemaVersion == "" || validSchemaVersion(r.SchemaVersion)
+}
+
+func validSchemaVersion(s string) bool {
+	// ^\d+\.\d+$ (\d is ASCII in ECMA-262 and Go's regexp alike)
+	dot := -1
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '.' && dot < 0:
+			dot = i
+		case s[i] < '0' || s[i] > '9':
+			return false
+		}
+	}
+	return dot > 0 && dot < len(s)-1
+}
+
+// statID identifies the file now on disk; ok is false when it cannot
+// (missing file, or a platform without the needed stat fields), which
+// simply disables the cache.
+func statID(path string) (fileID, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, false
+	}
+	return idOf(st)
+}
+
+// parseDateTime parses an RFC 3339 date-time
+// (YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM), T and Z in either case) — the
+// grammar JSON Schema's "date-time" format checks — without Go's
+// leniencies (a comma before the fraction, say). Leap seconds are refused.
+func parseDateTime(s string) (time.Time, bool) {
+	if len(s) < 20 || (s[10] != 'T' && s[10] != 't') {
+		return time.Time{}, false
+	}
+	day, err := time.Parse("2006-01-02", s[:10])
+	if err != nil {
+		return time.Time{}, false
+	}
+	num := func(p string, hi int) (int, bool) {
+		if len(p) != 2 || p[0] < '0' || p[0] > '9' || p[1] < '0' || p[1] > '9' {
+			return 0, false
+		}
+		n := int(p[0]-'0')*10 + int(p[1]-'0')
+		return n, n <= hi
+	}
+	rest := s[11:]
+	if len(rest) < 9 || rest[2] != ':' || rest[5] != ':' {
+		return time.Time{}, false
+	}
+	h, ok1 := num(rest[0:2], 23)
+	m, ok2 := num(rest[3:5], 59)
+	sec, ok3 := num(rest[6:8], 59)
+	if !ok1 || !ok2 || !ok3 {
+		return time.Time{}, false
+	}
+	rest = rest[8:]
+	nsec := 0
+	if len(rest) > 0 && rest[0] == '.' {
+		n := 1
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			if n <= 9 {
+				nsec = nsec*10 + int(rest[n]-'0')
+			}
+			n++
+		}
+		if n == 1 {
+			return time.Time{}, false
+		}
+		for d := n; d <= 9; d++ {
+			nsec *= 10
+		}
+		rest = rest[n:]
+	}
+	loc := time.UTC
+	switch {
+	case rest == "Z" || rest == "z":
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':':
+		zh, ok1 := num(rest[1:3], 23)
+		zm, ok2 := num(rest[4:6], 59)
+		if !ok1 || !ok2 {
+			return time.Time{}, false
+		}
+		off := zh*3600 + zm*60
+		if rest[0] == '-' {
+			off = -off
+		}
+		loc = time.FixedZone("", off)
+	default:
+		return time.Time{}, false
+	}
+	return time.Date(day.Year(), day.Month(), day.Day(), h, m, sec, nsec, loc), true
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package state
+
+import "os"
+
+// fileID is unused off Linux: without a ctime in the portable stat result
+// nexus cannot prove a file unchanged, so the access-log cache is off.
+type fileID struct{}
+
+func idOf(os.FileInfo) (fileID, bool) { return fileID{}, false }

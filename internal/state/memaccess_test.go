@@ -1,0 +1,205 @@
+package state
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+func bump(agent, ts string) func(MemoryAccess, bool) MemoryAccess {
+	return func(old MemoryAccess, _ bool) MemoryAccess {
+		old.AccessCount++
+		old.LastAgent, old.LastAccessedTS = agent, ts
+		return old
+	}
+}
+
+func TestUpsertMemoryAccessCountsAndKeepsOthers(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ts := "2026-04-16T08:52:55.250Z"
+	for i := 0; i < 3; i++ {
+		if _, err := s.UpsertMemoryAccess(ctx, "/p/.nexus/memory/a.md", bump("engineer", ts)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := s.UpsertMemoryAccess(ctx, "/p/.nexus/memory/b.md", bump("lead", ts))
+	if err != nil || rec.AccessCount != 1 {
+		t.Fatalf("rec %+v, %v", rec, err)
+	}
+	got, err := ReadMemoryAccess(s.L.MemoryAccessPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []MemoryAccess{
+		{Path: "/p/.nexus/memory/a.md", LastAccessedTS: ts, AccessCount: 3, LastAgent: "engineer"},
+		{Path: "/p/.nexus/memory/b.md", LastAccessedTS: ts, AccessCount: 1, LastAgent: "lead"},
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("records = %+v", got)
+	}
+}
+
+// A write by another process (a new file on disk) must be seen even though
+// this process has the log cached.
+func TestUpsertMemoryAccessSeesForeignRewrite(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	ts := "2026-04-16T08:52:55.250Z"
+	if _, err := s.UpsertMemoryAccess(ctx, "/m/a.md", bump("x", ts)); err != nil {
+		t.Fatal(err)
+	}
+	foreign := `{"path":"/m/a.md","last_accessed_ts":"2026-04-16T09:00:00.000Z","access_count":41,"last_agent":"y"}` + "\n" +
+		`{"path":"/m/c.md","last_accessed_ts":"2026-04-16T09:00:00.000Z","access_count":2,"last_agent":"y","schema_version":"0.5"}` + "\n"
+	writeFile(t, s.L.MemoryAccessPath(), foreign)
+	rec, err := s.UpsertMemoryAccess(ctx, "/m/a.md", bump("x", ts))
+	if err != nil || rec.AccessCount != 42 {
+		t.Fatalf("rec %+v, %v (the cached count was used instead of the file's)", rec, err)
+	}
+	got, _ := ReadMemoryAccess(s.L.MemoryAccessPath())
+	if len(got) != 2 || got[1].Path != "/m/c.md" || got[1].SchemaVersion != "0.5" {
+		t.Fatalf("records = %+v", got)
+	}
+}
+
+func TestUpsertMemoryAccessDropsMalformedAndFoldsDuplicates(t *testing.T) {
+	s := newStore(t)
+	lines := []string{
+		`{"path":"/m/a.md","last_accessed_ts":"2026-04-16T08:00:00.000Z","access_count":2,"last_agent":"old"}`,
+		`not json`,
+		`{"path":"/m/bad-count.md","last_accessed_ts":"2026-04-16T08:00:00.000Z","access_count":-1,"last_agent":"x"}`,
+		`{"path":"/m/bad-ts.md","last_accessed_ts":"yesterday","access_count":1,"last_agent":"x"}`,
+		`{"path":"/m/bad-agent.md","last_accessed_ts":"2026-04-16T08:00:00.000Z","access_count":1,"last_agent":""}`,
+		`{"path":"/m/bad-version.md","last_accessed_ts":"2026-04-16T08:00:00.000Z","access_count":1,"last_agent":"x","schema_version":"v1"}`,
+		`{"path":"/m/a.md","last_accessed_ts":"2026-04-16T09:00:00.000Z","access_count":3,"last_agent":"new"}`,
+	}
+	writeFile(t, s.L.MemoryAccessPath(), strings.Join(lines, "\n")+"\n")
+	if _, err := s.UpsertMemoryAccess(context.Background(), "/m/z.md", bump("x", "2026-04-16T10:00:00.000Z")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ReadMemoryAccess(s.L.MemoryAccessPath())
+	if len(got) != 2 {
+		t.Fatalf("records = %+v", got)
+	}
+	if a := got[0]; a.AccessCount != 5 || a.LastAgent != "new" || a.LastAccessedTS != "2026-04-16T09:00:00.000Z" {
+		t.Fatalf("duplicates folded into %+v", a)
+	}
+	assertAccessFileValid(t, s)
+}
+
+func TestUpsertMemoryAccessRejectsInvalidRecord(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	if _, err := s.UpsertMemoryAccess(ctx, "/m/a.md", bump("x", "2026-04-16T08:00:00.000Z")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(s.L.MemoryAccessPath())
+	_, err := s.UpsertMemoryAccess(ctx, "/m/a.md", bump("", "2026-04-16T08:00:00.000Z"))
+	var iw *InvalidWriteError
+	if !errors.As(err, &iw) {
+		t.Fatalf("err = %v, want an InvalidWriteError", err)
+	}
+	after, _ := os.ReadFile(s.L.MemoryAccessPath())
+	if string(before) != string(after) {
+		t.Fatal("a rejected record changed the file")
+	}
+	// The cache must not have kept the rejected record either.
+	rec, err := s.UpsertMemoryAccess(ctx, "/m/a.md", bump("y", "2026-04-16T08:00:00.000Z"))
+	if err != nil || rec.AccessCount != 2 {
+		t.Fatalf("rec %+v, %v", rec, err)
+	}
+}
+
+func TestMergeAccess(t *testing.T) {
+	a := MemoryAccess{Path: "/m/a.md", LastAccessedTS: "2026-04-16T08:00:00.000Z", AccessCount: 2, LastAgent: "a"}
+	b := MemoryAccess{Path: "/m/a.md", LastAccessedTS: "2026-04-16T10:00:00+02:00", AccessCount: 5, LastAgent: "b"}
+	// 10:00+02:00 is 08:00Z: equal instants keep a's agent.
+	if m := MergeAccess(a, b); m.AccessCount != 7 || m.LastAgent != "a" {
+		t.Fatalf("merge = %+v", m)
+	}
+	b.LastAccessedTS = "2026-04-16T08:00:00.001Z"
+	if m := MergeAccess(a, b); m.LastAgent != "b" || m.LastAccessedTS != b.LastAccessedTS {
+		t.Fatalf("merge = %+v", m)
+	}
+}
+
+func assertAccessFileValid(t *testing.T, s *Store) {
+	t.Helper()
+	lines, err := ReadLines(s.L.MemoryAccessPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ln := range lines {
+		var v any
+		if err := json.Unmarshal(ln, &v); err != nil {
+			t.Fatalf("line %d not JSON: %s", i+1, ln)
+		}
+		if ps, err := s.V.Validate(schema.StateMemory, v); err != nil || len(ps) > 0 {
+			t.Fatalf("line %d invalid: %v %v", i+1, ps, err)
+		}
+	}
+}
+
+func TestParseDateTime(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{"2026-04-16T08:52:55.250Z", true},
+		{"2026-04-16T08:52:55Z", true},
+		{"2026-04-16t08:52:55z", true},
+		{"2026-04-16T08:52:55.123456789123+05:30", true},
+		{"2026-04-16T08:52:55-23:59", true},
+		{"2026-02-30T08:52:55Z", false},
+		{"2026-04-16T24:00:00Z", false},
+		{"2026-04-16T23:59:60Z", false}, // leap second: stricter than the schema, on purpose
+		{"2026-04-16T08:52:55,5Z", false},
+		{"2026-04-16T08:52:55.Z", false},
+		{"2026-04-16T08:52:55+2400", false},
+		{"2026-04-16 08:52:55Z", false},
+		{"2026-04-16", false},
+	} {
+		if _, ok := parseDateTime(c.in); ok != c.ok {
+			t.Errorf("parseDateTime(%q) ok = %v, want %v", c.in, ok, c.ok)
+		}
+	}
+	tm, _ := parseDateTime("2026-04-16T10:00:00.5+02:00")
+	if got := Format(tm); got != "2026-04-16T08:00:00.500Z" {
+		t.Fatalf("parsed instant %s", got)
+	}
+}
+
+// validAccess must never accept a record the schema rejects.
+func FuzzValidAccessImpliesSchemaValid(f *testing.F) {
+	set := schema.NewCoreSet(testenv.CoreDir(f))
+	f.Add("/m/a.md", "2026-04-16T08:52:55.250Z", int64(1), "lead", "")
+	f.Add("x", "2026-04-16t08:52:55+05:30", int64(0), "a", "0.5")
+	f.Add("x", "0000-01-01T00:00:00.0000000000z", int64(9), "a", "10.20")
+	f.Fuzz(func(t *testing.T, path, ts string, count int64, agent, version string) {
+		r := MemoryAccess{Path: path, LastAccessedTS: ts, AccessCount: count, LastAgent: agent, SchemaVersion: version}
+		if !validAccess(r) {
+			return
+		}
+		line, err := marshalCompact(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatal(err)
+		}
+		ps, err := set.Validate(schema.StateMemory, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ps) > 0 {
+			t.Fatalf("validAccess accepted %s, the schema says %v", line, ps)
+		}
+	})
+}
