@@ -37,9 +37,9 @@ func TestReads(t *testing.T) {
 		{"sed -n -e '/x/p' -e '5p' .nexus/memory/a.md", []string{m + "a.md"}, true},
 		{"sed --quiet 1p .nexus/memory/a.md", []string{m + "a.md"}, true},
 		{"sed -ne 1p .nexus/memory/a.md", []string{m + "a.md"}, true},
-		{"sed 's/a/b/' .nexus/memory/a.md", nil, true},       // not the -n idiom
-		{"sed -i 's/a/b/' .nexus/memory/a.md", nil, true},    // a write
-		{"sed -n -i 1p .nexus/memory/a.md", nil, true},       // a write
+		{"sed 's/a/b/' .nexus/memory/a.md", nil, true},        // not the -n idiom
+		{"sed -i 's/a/b/' .nexus/memory/a.md", nil, true},     // a write
+		{"sed -n -i 1p .nexus/memory/a.md", nil, true},        // a write
 		{"sed -i.bak 's/a/b/' .nexus/memory/a.md", nil, true}, // a write
 		{"sed -n -f script.sed .nexus/memory/a.md", nil, false},
 		{"sed -n", nil, false},
