@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -41,8 +42,8 @@ fixture's own assertions pass.
 
 Without --target the harness under test is nexus itself, in-process. With --target, the command
 line (--target's value, split like a shell would, followed by any further arguments) is started
-as an MCP stdio server once per case, in the scratch project with NEXUS_RUNTIME_ROOT set to its
-.nexus folder, and tools are called as <tool-prefix><tool>. Lifecycle fixtures are then skipped:
+as an MCP stdio server once per case, in the scratch project, with NEXUS_RUNTIME_ROOT set to its
+.nexus folder and NEXUS_CORE_DIR to the distribution; tools are called as <tool-prefix><tool>. Lifecycle fixtures are then skipped:
 events are harness hooks, not MCP tools.
 
   nexus conformance --core ../shared/nexus-core-0.10.0
@@ -130,7 +131,14 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		if prefix == "" {
 			prefix = conformance.NoPrefix
 		}
-		factory = &conformance.MCPFactory{Command: command, ToolPrefix: prefix}
+		// The server runs in a scratch project where it could not find the
+		// distribution on its own; tell it which one the fixtures come from.
+		// (NEXUS_CORE_DIR is nexus's variable; other harnesses ignore it.)
+		absCore, err := filepath.Abs(coreDir)
+		if err != nil {
+			return err
+		}
+		factory = &conformance.MCPFactory{Command: command, ToolPrefix: prefix, Env: []string{"NEXUS_CORE_DIR=" + absCore}}
 		targetName = strings.Join(command, " ")
 	} else {
 		nf, err := nexustarget.New(coreDir, schemas)
