@@ -18,9 +18,8 @@ func serveLines(t *testing.T, input string) []map[string]any {
 	e, _ := newEngine(t)
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() {
-		done <- ServeStdio(context.Background(), newServer(t, e, "nx_"), strings.NewReader(input), &out)
-	}()
+	s := newServer(t, e, "nx_")
+	go func() { done <- ServeStdio(context.Background(), s, strings.NewReader(input), &out) }()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -146,7 +145,8 @@ func TestStdioStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var out bytes.Buffer
-	go func() { done <- ServeStdio(ctx, newServer(t, e, "nx_"), pr, &out) }()
+	s := newServer(t, e, "nx_")
+	go func() { done <- ServeStdio(ctx, s, pr, &out) }()
 	cancel()
 	select {
 	case err := <-done:
