@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -171,4 +173,19 @@ func openManager(t testing.TB, opts Options, paths ...string) *Manager {
 	}
 	t.Cleanup(func() { m.Close() })
 	return m
+}
+
+// killAndWait SIGKILLs pid and waits until it is gone.
+func killAndWait(t testing.TB, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d survived SIGKILL", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

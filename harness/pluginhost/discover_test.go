@@ -1,0 +1,92 @@
+package pluginhost
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiscoverPrecedenceAndProblems(t *testing.T) {
+	exe := "/nonexistent/plugin" // discovery never runs anything
+	sha := strings.Repeat("a", 64)
+	project := t.TempDir()
+	user := t.TempDir()
+	cfgDir := t.TempDir()
+	projectPlugins := ProjectPluginDir(project)
+
+	cfg := writeManifest(t, cfgDir, spec{name: "shared", exe: exe, sha: sha})
+	writeManifest(t, projectPlugins, spec{name: "shared", exe: exe, sha: sha}) // shadowed by config
+	writeManifest(t, projectPlugins, spec{name: "proj", exe: exe, sha: sha})
+	writeManifest(t, user, spec{name: "proj", exe: exe, sha: sha}) // shadowed by project
+	writeManifest(t, user, spec{name: "mine", exe: exe, sha: sha})
+	if err := os.MkdirAll(filepath.Join(user, "broken"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(user, "broken", ManifestFile), []byte("name: broken\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(user, "no-manifest"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	found, problems := Discover(project, user, []string{filepath.Dir(cfg), "missing/plugin"})
+	var got []string
+	for _, m := range found {
+		got = append(got, m.Name+"@"+string(m.Source))
+	}
+	if want := "shared@config proj@project mine@user"; strings.Join(got, " ") != want {
+		t.Fatalf("found %v, want %s", got, want)
+	}
+	var msgs []string
+	for _, p := range problems {
+		msgs = append(msgs, p.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		filepath.Join(project, "missing/plugin"),
+		`plugin "shared" in ` + filepath.Join(projectPlugins, "shared", ManifestFile) + " is shadowed",
+		`plugin "proj" in ` + filepath.Join(user, "proj", ManifestFile) + " is shadowed",
+		filepath.Join(user, "broken", ManifestFile) + ":1:1: (top level): missing properties",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("problems do not mention %q:\n%s", want, all)
+		}
+	}
+	if len(problems) != 4 {
+		t.Errorf("%d problems, want 4:\n%s", len(problems), all)
+	}
+
+	// Open keeps the usable ones and reports the rest.
+	m, err := Open(Options{ProjectDir: project, UserDir: user, Paths: []string{cfg}, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if len(m.List()) != 3 || len(m.Problems()) != 3 {
+		t.Fatalf("List %d, Problems %d", len(m.List()), len(m.Problems()))
+	}
+	if _, err := m.Inspect("nope"); err == nil {
+		t.Fatal("Inspect of an unknown plugin succeeded")
+	}
+}
+
+func TestDefaultUserDir(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", "/xdg")
+	if got := DefaultUserDir(); got != "/xdg/nexus/plugins" {
+		t.Errorf("with XDG_CONFIG_HOME: %s", got)
+	}
+	t.Setenv("XDG_CONFIG_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if got := DefaultUserDir(); got != "/home/u/.config/nexus/plugins" {
+		t.Errorf("without XDG_CONFIG_HOME: %s", got)
+	}
+}
+
+func TestNewRejectsDuplicateNames(t *testing.T) {
+	a := &Manifest{Name: "x", Path: "/a"}
+	b := &Manifest{Name: "x", Path: "/b"}
+	if _, err := New([]*Manifest{a, b}, Options{}); err == nil {
+		t.Fatal("duplicate names accepted")
+	}
+}
