@@ -10,8 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
