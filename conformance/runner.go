@@ -86,7 +86,7 @@ type Options struct {
 	HarnessID string
 	// Workers is how many cases run at once (0 = GOMAXPROCS).
 	Workers int
-	// TempDir is where scratch projects are made ("" = os.TempDir()).
+	// TempDir is where scratch projects are made ("" = ScratchDir()).
 	TempDir string
 	// CaseTimeout bounds one case (0 = one minute).
 	CaseTimeout time.Duration
@@ -112,7 +112,29 @@ func NewRunner(o Options) (*Runner, error) {
 	if o.CaseTimeout <= 0 {
 		o.CaseTimeout = time.Minute
 	}
+	if o.TempDir == "" {
+		o.TempDir = ScratchDir()
+	}
 	return &Runner{opts: o}, nil
+}
+
+// ScratchDir is where scratch projects go by default: $TMPDIR when it is
+// set, else /dev/shm when it is a writable directory (a memory file system:
+// every case creates and deletes a small tree, and each write is synced,
+// which on a disk-backed /tmp costs more than the harness's own work), else
+// os.TempDir().
+func ScratchDir() string {
+	if os.Getenv("TMPDIR") != "" {
+		return os.TempDir()
+	}
+	const shm = "/dev/shm"
+	if st, err := os.Stat(shm); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp(shm, "nexus-probe-"); err == nil {
+			os.Remove(d)
+			return shm
+		}
+	}
+	return os.TempDir()
 }
 
 // Run runs the cases, Workers at a time, each in its own scratch project.

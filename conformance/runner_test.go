@@ -486,3 +486,16 @@ func TestLoad(t *testing.T) {
 		t.Fatal("no fixtures at all must be an error")
 	}
 }
+
+func TestScratchDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir)
+	if got := ScratchDir(); got != dir {
+		t.Errorf("with TMPDIR set, ScratchDir() = %s, want %s", got, dir)
+	}
+	t.Setenv("TMPDIR", "")
+	got := ScratchDir()
+	if st, err := os.Stat(got); err != nil || !st.IsDir() {
+		t.Errorf("ScratchDir() = %s, not a directory", got)
+	}
+}

@@ -111,3 +111,31 @@ func TestBrokenFixturesFail(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSuiteInProcess measures one full in-process run of the
+// distribution's cases (44 for 0.10.0), loading included, with the
+// command's defaults (GOMAXPROCS workers). The schema set and the
+// distribution are shared across iterations, as they are within one run.
+func BenchmarkSuiteInProcess(b *testing.B) {
+	core := testenv.CoreDir(b)
+	schemas := schema.NewCoreSet(core)
+	f, err := nexustarget.New(core, schemas)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := conformance.NewRunner(conformance.Options{Factory: f, Schemas: schemas, TempDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		suite, err := conformance.Load(schemas, conformance.CoreSources(core)...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, res := range r.Run(context.Background(), suite.Cases, nil) {
+			if res.Status == conformance.Fail {
+				b.Fatalf("%s failed: %v", res.ID, res.Failures)
+			}
+		}
+	}
+}
