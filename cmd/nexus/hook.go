@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/memory"
+)
+
+func init() { register(newHookCmd) }
+
+func newHookCmd(a *app) *cobra.Command {
+	var hostName string
+	cmd := &cobra.Command{
+		Use:   "hook [EVENT]",
+		Short: "Handle one lifecycle event of a coding-agent host (JSON on stdin, the host's reply on stdout)",
+		Long: `Handle one lifecycle event: read the host's JSON payload on stdin, run nexus's lifecycle
+engine, and write the host's reply on stdout.
+
+--host claude speaks Claude Code's command-hook protocol (SessionStart, UserPromptSubmit,
+PreToolUse, PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, Stop, SessionEnd,
+PreCompact, PostCompact); the event is taken from hook_event_name when EVENT is not given.
+--host neutral takes nexus-core's abstract events (session_start, user_message,
+subagent_spawn, subagent_complete, subagent_resume, pre_tool_use, post_tool_use,
+session_end, context_compact) in the JSON shape of docs/hooks.md.
+
+The exit status is always 0. A payload nexus cannot use (invalid JSON, unknown event, missing
+or mistyped field, over 10 MiB) or a failure inside nexus prints one line on stderr, logs it
+in .nexus/state/<harness-id>/nexus.log and lets the host proceed, except that a PreToolUse
+is denied when gate.policy is fail-closed.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ad, err := host.For(hostName)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			event := ""
+			if len(args) == 1 {
+				event = args[0]
+			}
+			r := host.Runner{
+				Adapter: ad,
+				Event:   event,
+				Engine: func(ctx context.Context, ev lifecycle.Event) (*lifecycle.Engine, error) {
+					return hookEngine(a, ad.Name(), ev)
+				},
+				Policy: func() string { return hookPolicy(a) },
+				FallbackLog: func(ctx context.Context, event string, ev lifecycle.Event, msg string) {
+					hookFallbackLog(ctx, a, ad.Name(), event, ev, msg)
+				},
+				Stderr: cmd.ErrOrStderr(),
+			}
+			r.Run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: claude or neutral")
+	return cmd
+}
+
+// hookProject picks the project a hook event belongs to when --project is
+// not given: Claude Code's CLAUDE_PROJECT_DIR, else the nearest folder
+// holding .nexus/ or .git above the event's working directory, else the
+// process's working directory (the root command's rule).
+func hookProject(a *app, hostName string, ev lifecycle.Event) {
+	if a.projectFlag != "" {
+		return
+	}
+	if d := os.Getenv("CLAUDE_PROJECT_DIR"); hostName == "claude" && d != "" {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			a.projectFlag = d
+			return
+		}
+	}
+	if ev.Dir != "" && filepath.IsAbs(ev.Dir) {
+		if st, err := os.Stat(ev.Dir); err == nil && st.IsDir() {
+			a.projectFlag = findProjectRoot(ev.Dir)
+		}
+	}
+}
+
+// hookEngine builds the lifecycle engine: configuration and the
+// distribution's manifest are loaded once; schemas compile only when a
+// handler writes a state file that has one.
+func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine, error) {
+	hookProject(a, hostName, ev)
+	he, err := engineFor(a, "")
+	if err != nil {
+		return nil, err
+	}
+	classes := map[string][]string{}
+	for _, t := range he.Tools() {
+		classes[t.Name] = t.Classes
+	}
+	opts := lifecycle.Options{
+		Store:       he.Store,
+		Core:        he.Core,
+		Config:      he.Config,
+		Host:        hostName,
+		Tools:       he,
+		ToolClasses: classes,
+	}
+	mem, err := memory.New(memory.Options{Store: he.Store, Policy: he.Core.MemoryPolicy(), Config: he.Config})
+	lc := lifecycle.New(opts)
+	if err != nil {
+		lc.Log().Log(context.Background(), "warn", ev.Name, ev.AgentID, "memory features are off: "+err.Error())
+	} else {
+		opts.Memory = mem
+		lc = lifecycle.New(opts)
+	}
+	return lc, nil
+}
+
+// hookPolicy returns gate.policy; when the configuration itself cannot be
+// loaded, NEXUS_GATE_POLICY still decides.
+func hookPolicy(a *app) string {
+	if cfg, err := a.Config(); err == nil {
+		return cfg.String("gate.policy")
+	}
+	return os.Getenv(config.EnvName("gate.policy"))
+}
+
+// hookFallbackLog writes nexus.log when no engine could be built, provided
+// the project already has a .nexus folder (a hook never creates one just to
+// complain).
+func hookFallbackLog(ctx context.Context, a *app, hostName, event string, ev lifecycle.Event, msg string) {
+	hookProject(a, hostName, ev)
+	proj, err := a.Project()
+	if err != nil {
+		return
+	}
+	id := state.DefaultHarnessID
+	if cfg, err := a.Config(); err == nil {
+		id = cfg.String("harness.id")
+	}
+	l, err := state.NewLayout(proj, id)
+	if err != nil || !state.Exists(l.Nexus) {
+		return
+	}
+	lg := &lifecycle.Logger{Store: state.New(l, nil)}
+	lg.Log(ctx, "error", event, ev.AgentID, msg)
+}

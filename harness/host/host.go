@@ -1,0 +1,177 @@
+// Package host runs one hook invocation for any host adapter: read one
+// event from stdin (bounded), decode it, hand it to the lifecycle engine,
+// encode the reply, and apply nexus's failure policy.
+//
+// Failure policy: invalid JSON, an unknown event, a missing or mistyped
+// field, a payload over MaxPayload, an engine error or a panic each produce
+// one line on stderr and one line in .nexus/state/<harness-id>/nexus.log,
+// and the host's fail-open reply (exit 0, nothing on stdout) — except for
+// the tool gate when gate.policy is fail-closed, which answers with a denial
+// that names the problem. No stack trace is ever printed, and state files are
+// only ever replaced whole (internal/state), so a failure cannot leave one
+// half-written.
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/harness/host/neutral"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
+)
+
+// MaxPayload bounds one hook payload.
+const MaxPayload = 10 << 20
+
+// Adapter translates one host's protocol.
+type Adapter interface {
+	Name() string
+	// Decode parses a payload; event is the event named on the command
+	// line ("" = from the payload). It returns the host's event name.
+	Decode(data []byte, event string) (string, lifecycle.Event, error)
+	// Encode renders a reply (nil = print nothing).
+	Encode(hostEvent string, r lifecycle.Reply) ([]byte, error)
+	// Gated reports whether the host event is the tool gate.
+	Gated(hostEvent string) bool
+	// FailClosed renders the denial sent when the gate cannot decide.
+	FailClosed(problem string) []byte
+}
+
+// For returns the adapter of a host: "claude" or "neutral".
+func For(name string) (Adapter, error) {
+	switch name {
+	case "claude":
+		return claudeAdapter{}, nil
+	case "neutral":
+		return neutralAdapter{}, nil
+	}
+	return nil, fmt.Errorf("unknown host %q: use --host claude or --host neutral", name)
+}
+
+type claudeAdapter struct{}
+
+func (claudeAdapter) Name() string { return "claude" }
+func (claudeAdapter) Decode(d []byte, ev string) (string, lifecycle.Event, error) {
+	return claude.Decode(d, ev)
+}
+func (claudeAdapter) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error) {
+	return claude.Encode(hostEvent, r)
+}
+func (claudeAdapter) Gated(hostEvent string) bool      { return claude.Gated(hostEvent) }
+func (claudeAdapter) FailClosed(problem string) []byte { return claude.FailClosed(problem) }
+
+type neutralAdapter struct{}
+
+func (neutralAdapter) Name() string { return "neutral" }
+func (neutralAdapter) Decode(d []byte, ev string) (string, lifecycle.Event, error) {
+	return neutral.Decode(d, ev)
+}
+func (neutralAdapter) Encode(_ string, r lifecycle.Reply) ([]byte, error) { return neutral.Encode(r) }
+func (neutralAdapter) Gated(hostEvent string) bool {
+	n, _ := lifecycle.CanonicalName(hostEvent)
+	return n == lifecycle.PreToolUse
+}
+func (neutralAdapter) FailClosed(problem string) []byte { return neutral.FailClosed(problem) }
+
+// Runner runs one hook invocation.
+type Runner struct {
+	Adapter Adapter
+	// Event is the event named on the command line ("" = from the payload).
+	Event string
+	// Engine builds the lifecycle engine for a decoded event (the project
+	// root may come from the event's working directory).
+	Engine func(ctx context.Context, ev lifecycle.Event) (*lifecycle.Engine, error)
+	// Policy returns gate.policy ("fail-open" or "fail-closed"); it is
+	// asked only when something failed.
+	Policy func() string
+	// FallbackLog writes nexus.log when no engine could be built.
+	// event is the best name known for the event.
+	FallbackLog func(ctx context.Context, event string, ev lifecycle.Event, msg string)
+	Stderr      io.Writer
+}
+
+// Run handles one invocation and returns the process exit code (always 0:
+// a hook never blocks the host by failing).
+func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (code int) {
+	hostEvent := r.Event
+	var ev lifecycle.Event
+	var engine *lifecycle.Engine
+	fail := func(err error) {
+		msg := oneLine(err.Error())
+		fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
+		switch {
+		case engine != nil:
+			engine.Log().Log(ctx, "error", eventLabel(hostEvent, ev), ev.AgentID, msg)
+		case r.FallbackLog != nil:
+			r.FallbackLog(ctx, eventLabel(hostEvent, ev), ev, msg)
+		}
+		if hostEvent != "" && r.Adapter.Gated(hostEvent) && r.Policy != nil && r.Policy() == "fail-closed" {
+			_, _ = stdout.Write(r.Adapter.FailClosed(msg))
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fail(fmt.Errorf("internal error: %v", p))
+			code = 0
+		}
+	}()
+
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
+	if err != nil {
+		fail(fmt.Errorf("read stdin: %w", err))
+		return 0
+	}
+	if len(data) > MaxPayload {
+		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload))
+		return 0
+	}
+	hostEvent, ev, err = r.Adapter.Decode(data, r.Event)
+	if err != nil {
+		fail(err)
+		return 0
+	}
+	if engine, err = r.Engine(ctx, ev); err != nil {
+		fail(err)
+		return 0
+	}
+	reply, err := engine.Handle(ctx, ev)
+	if err != nil {
+		fail(err)
+		return 0
+	}
+	out, err := r.Adapter.Encode(hostEvent, reply)
+	if err != nil {
+		fail(err)
+		return 0
+	}
+	if len(out) > 0 {
+		_, _ = stdout.Write(out)
+	}
+	return 0
+}
+
+func eventLabel(hostEvent string, ev lifecycle.Event) string {
+	if ev.Name != "" {
+		return ev.Name
+	}
+	return hostEvent
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	var b bytes.Buffer
+	for _, line := range strings.Split(s, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			if b.Len() > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}

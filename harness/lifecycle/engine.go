@@ -1,0 +1,148 @@
+// Package lifecycle is nexus's host-neutral lifecycle engine: one handler
+// per nexus-core event (session start and end, user messages, subagent
+// spawn / complete / resume, tool calls, context compaction). Host adapters
+// (harness/host/claude, harness/host/neutral) turn their payloads into an
+// Event and the Reply back into their protocol; the conformance runner calls
+// AgentSpawn / AgentComplete / AgentResume (or FixtureEvent) directly.
+//
+// Every event touches only the files it needs: a post_tool_use appends one
+// tool-log line (and, for a memory read, one access record); nothing here
+// compiles a schema it does not write, launches a plugin or opens a socket.
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/tags"
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// ToolCaller runs nexus tools by abstract name (harness.Engine does); the
+// [d] inline action records decisions through plan_decide with it.
+type ToolCaller interface {
+	CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error)
+}
+
+// Options configure an Engine.
+type Options struct {
+	Store  *state.Store
+	Core   *vocabulary.Core
+	Config *config.Config // nil = defaults
+	// Host selects the capability map and how skill bodies spell
+	// primitives: "claude" or "neutral".
+	Host string
+	// Tools runs plan_decide for [d]; nil leaves [d] unrecorded (and says so).
+	Tools ToolCaller
+	// ToolClasses are the classes the tool registry declares per abstract
+	// tool name (for the gate).
+	ToolClasses map[string][]string
+	// Memory is the memory lifecycle; nil = memory features off.
+	Memory MemoryHandler
+	Now    func() time.Time // nil = the store's clock
+}
+
+// Engine handles lifecycle events for one project and harness.
+type Engine struct {
+	o   Options
+	cfg *config.Config
+	log *Logger
+
+	gate     *gate.Gate
+	detector *tags.Detector
+}
+
+// New builds an engine. The gate and the tag table are built on first use.
+func New(o Options) *Engine {
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Defaults()
+	}
+	if o.Host == "" {
+		o.Host = gate.HostNeutral
+	}
+	e := &Engine{o: o, cfg: cfg}
+	e.log = &Logger{Store: o.Store, Min: cfg.String("log.level"), Now: e.now}
+	return e
+}
+
+func (e *Engine) now() time.Time {
+	if e.o.Now != nil {
+		return e.o.Now()
+	}
+	if e.o.Store != nil && e.o.Store.Now != nil {
+		return e.o.Store.Now()
+	}
+	return time.Now()
+}
+
+// Log returns the engine's nexus.log writer.
+func (e *Engine) Log() *Logger { return e.log }
+
+// Gate returns the capability gate, building it on first use.
+func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {
+	if e.gate != nil {
+		return e.gate, nil
+	}
+	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses})
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		e.log.Log(ctx, "warn", PreToolUse, "", w)
+	}
+	e.gate = g
+	return g, nil
+}
+
+// Detector returns the tag detector of the distribution.
+func (e *Engine) Detector() *tags.Detector {
+	if e.detector == nil {
+		e.detector = tags.New(e.o.Core.Tags())
+	}
+	return e.detector
+}
+
+// Handle runs one event. A returned error means the event could not be
+// handled; the caller decides what the host sees (fail-open or closed).
+func (e *Engine) Handle(ctx context.Context, ev Event) (r Reply, err error) {
+	name, ok := CanonicalName(ev.Name)
+	if !ok {
+		return Reply{}, ev.Validate()
+	}
+	ev.Name = name
+	if err := ev.Validate(); err != nil {
+		return Reply{}, err
+	}
+	if e.o.Store == nil || e.o.Core == nil {
+		return Reply{}, errors.New("lifecycle engine has no state store or distribution")
+	}
+	switch ev.Name {
+	case SessionStart:
+		return e.sessionStart(ctx, ev)
+	case UserMessage:
+		return e.userMessage(ctx, ev)
+	case SubagentSpawn:
+		return e.subagentSpawn(ctx, ev)
+	case SubagentComplete:
+		return e.subagentComplete(ctx, ev)
+	case SubagentResume:
+		return e.subagentResume(ctx, ev)
+	case PreToolUse:
+		return e.preToolUse(ctx, ev)
+	case PostToolUse:
+		return e.postToolUse(ctx, ev)
+	case SessionEnd:
+		return e.sessionEnd(ctx, ev)
+	case ContextCompact:
+		return e.contextCompact(ctx, ev)
+	case Ignore:
+		return Reply{}, nil
+	}
+	return Reply{}, fmt.Errorf("no handler for event %q", ev.Name)
+}

@@ -1,0 +1,329 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nexus-harness/nexus/harness/tags"
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+// Inline-action handler names of tags.yml.
+const (
+	HandlerDecide    = "nx_plan_decide"
+	HandlerMemory    = "memory_store"
+	HandlerMemoryGC  = "memory_gc"
+	HandlerRuleStore = "rule_store"
+)
+
+func (e *Engine) profile() *tags.Profile {
+	return tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
+}
+
+func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
+	return tags.ActivateSkill(e.o.Core, skill, mode, e.profile())
+}
+
+// --- user_message --------------------------------------------------------
+
+func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
+	res := e.Detector().Detect(ev.Prompt)
+	var parts, notices []string
+	if m := res.Skill; m != nil {
+		st, err := e.activateSkill(m.Tag.Skill, m.Variant)
+		switch {
+		case err != nil:
+			parts = append(parts, fmt.Sprintf("nexus could not activate the %s skill for %s: %v", m.Tag.Skill, m.Token, err))
+			e.log.Log(ctx, "error", UserMessage, ev.AgentID, err.Error())
+		default:
+			if st.ExpandErr != nil {
+				e.log.Log(ctx, "error", UserMessage, ev.AgentID, st.ExpandErr.Error())
+				notices = append(notices, "nexus: "+st.ExpandErr.Error())
+			}
+			parts = append(parts, st.Text)
+			if err := e.writeActiveSkill(ctx, ActiveSkill{Skill: m.Tag.Skill, Mode: m.Variant, Tag: m.Token, ActivatedAt: e.o.Store.Timestamp()}); err != nil {
+				e.log.Log(ctx, "warn", UserMessage, ev.AgentID, "could not record the active skill: "+err.Error())
+			}
+			e.log.Log(ctx, "info", UserMessage, ev.AgentID, "activated skill "+m.Tag.Skill+" by "+m.Token)
+		}
+	}
+	for _, a := range res.Actions {
+		text, notice := e.runAction(ctx, ev, a)
+		parts = append(parts, text)
+		if notice != "" {
+			notices = append(notices, notice)
+		}
+	}
+	if g := e.guidance(len(res.Fired) > 0); g != "" {
+		parts = append(parts, g)
+	}
+	if len(parts) == 0 {
+		return Reply{}, nil
+	}
+	return Reply{Context: strings.Join(parts, "\n\n"), Notice: strings.Join(notices, " ")}, nil
+}
+
+// guidance is the status injected before inference: plan status, task
+// progress and knowledge counts. Without a tag it is given only while a
+// plan or task cycle is open.
+func (e *Engine) guidance(tagged bool) string {
+	s := e.o.Store
+	planOpen := state.Exists(s.L.PlanPath())
+	tasksOpen := state.Exists(s.L.TasksPath())
+	if !tagged && !planOpen && !tasksOpen {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("nexus status:\n")
+	if planOpen || tasksOpen {
+		b.WriteString(e.planTasksText())
+	} else {
+		b.WriteString("No plan or task cycle is open.\n")
+	}
+	b.WriteString(e.knowledge().counts())
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// runAction carries out one inline action and returns the text for the
+// model and a short note for the user.
+func (e *Engine) runAction(ctx context.Context, ev Event, a tags.Match) (string, string) {
+	var text string
+	switch a.Tag.Handler {
+	case HandlerDecide:
+		text = e.decide(ctx, a)
+	case HandlerMemory:
+		text = e.memoryAction(ctx, a, func(m MemoryHandler) (string, error) { return m.SaveFromTag(ctx, a.Text) })
+	case HandlerMemoryGC:
+		text = e.memoryAction(ctx, a, func(m MemoryHandler) (string, error) { return m.GCFromTag(ctx, a.Text) })
+	case HandlerRuleStore:
+		text = e.storeRule(ctx, a)
+	default:
+		text = fmt.Sprintf("nexus has no handler %q for %s; the tag was not acted on.", a.Tag.Handler, a.Token)
+	}
+	e.log.Log(ctx, "info", UserMessage, ev.AgentID, text)
+	return text, text
+}
+
+var issueRef = regexp.MustCompile(`(?i)^(?:#|issue\s*#?)(\d+)\s*[:.,\-–—]?\s*`)
+
+// decidePlan works out which issue a [d] goes to. It returns the issue and
+// the decision text, or a message saying why nothing can be recorded.
+func (e *Engine) decidePlan(a tags.Match) (issue *state.Issue, decision, problem string) {
+	decision = a.Text
+	p, ok, err := e.o.Store.ReadPlan()
+	if err != nil {
+		return nil, "", readProblem("plan.json", err)
+	}
+	if !ok {
+		return nil, "", "No active plan session: [d] is only valid inside a plan session (start one with [plan])."
+	}
+	var explicit int64 = -1
+	if m := issueRef.FindStringSubmatch(decision); m != nil {
+		n, _ := strconv.ParseInt(m[1], 10, 64)
+		explicit = n
+		decision = strings.TrimSpace(decision[len(m[0]):])
+	}
+	if decision == "" {
+		return nil, "", fmt.Sprintf("%s needs the decision text after the tag.", a.Token)
+	}
+	if explicit >= 0 {
+		for i := range p.Issues {
+			if p.Issues[i].ID == explicit {
+				return &p.Issues[i], decision, ""
+			}
+		}
+		return nil, "", fmt.Sprintf("Issue %d not found in plan #%d.", explicit, p.ID)
+	}
+	var pending []*state.Issue
+	for i := range p.Issues {
+		if p.Issues[i].Status != state.IssueDecided {
+			pending = append(pending, &p.Issues[i])
+		}
+	}
+	switch len(pending) {
+	case 1:
+		return pending[0], decision, ""
+	case 0:
+		return nil, "", fmt.Sprintf("Every issue of plan #%d is already decided; to change one, write [d] #<issue id> <decision>.", p.ID)
+	}
+	var open []string
+	for _, is := range pending {
+		open = append(open, fmt.Sprintf("#%d %q", is.ID, is.Title))
+	}
+	return nil, "", fmt.Sprintf("%d issues are open (%s), so nexus cannot tell which one this decides; write [d] #<issue id> <decision>.", len(pending), strings.Join(open, ", "))
+}
+
+func (e *Engine) decide(ctx context.Context, a tags.Match) string {
+	issue, decision, problem := e.decidePlan(a)
+	if problem != "" {
+		return "nexus did not record the decision: " + problem
+	}
+	if e.o.Tools == nil {
+		return fmt.Sprintf("nexus cannot record decisions in this setup; record it with %splan_decide (issue_id %d).", e.prefix(), issue.ID)
+	}
+	res, err := e.o.Tools.CallTool(ctx, "plan_decide", map[string]any{"issue_id": float64(issue.ID), "decision": decision})
+	if err != nil {
+		return "nexus did not record the decision: " + err.Error()
+	}
+	if msg, ok := res["error"].(string); ok {
+		return "nexus did not record the decision: " + msg
+	}
+	text := fmt.Sprintf("nexus recorded the decision on issue #%d %q with plan_decide: %s.", issue.ID, issue.Title, decision)
+	if all, _ := res["allComplete"].(bool); all {
+		text += " Every issue of the plan is now decided."
+		if m, ok := res["message"].(string); ok && m != "" {
+			text += " " + m
+		}
+	} else if rem, ok := res["remaining"].([]any); ok {
+		text += fmt.Sprintf(" %d issue(s) remain undecided.", len(rem))
+	}
+	return text
+}
+
+func (e *Engine) memoryAction(ctx context.Context, a tags.Match, run func(MemoryHandler) (string, error)) string {
+	if e.o.Memory == nil {
+		return fmt.Sprintf("nexus memory features are off, so %s was not carried out.", a.Token)
+	}
+	msg, err := run(e.o.Memory)
+	if err != nil {
+		return fmt.Sprintf("nexus could not carry out %s: %v", a.Token, err)
+	}
+	return msg
+}
+
+var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+
+// ruleTarget returns the rule file name for a [rule] / [rule:NAME] action,
+// or a problem.
+func ruleTarget(a tags.Match) (string, string) {
+	if strings.TrimSpace(a.Text) == "" {
+		return "", fmt.Sprintf("%s needs the rule text after the tag.", a.Token)
+	}
+	name := a.Variant
+	if name == "" {
+		name = slug(a.Text)
+	}
+	if !ruleName.MatchString(name) {
+		return "", fmt.Sprintf("%q is not a valid rule name: use lower-case letters, digits, '-' or '_' (at most 64), e.g. [rule:testing].", name)
+	}
+	return name, ""
+}
+
+func (e *Engine) storeRule(ctx context.Context, a tags.Match) string {
+	name, problem := ruleTarget(a)
+	if problem != "" {
+		return "nexus did not store the rule: " + problem
+	}
+	s := e.o.Store
+	l, err := s.LockDir(ctx, "rules")
+	if err != nil {
+		return "nexus did not store the rule: " + err.Error()
+	}
+	defer l.Release()
+	file := name + ".md"
+	var content string
+	old, err := os.ReadFile(filepath.Join(s.L.RulesDir(), file))
+	switch {
+	case err == nil:
+		content = strings.TrimRight(string(old), "\n") + "\n\n" + strings.TrimSpace(a.Text) + "\n"
+	case os.IsNotExist(err):
+		if a.Variant != "" {
+			content = fmt.Sprintf("<!-- tags: %s -->\n\n", a.Variant)
+		}
+		content += strings.TrimSpace(a.Text) + "\n"
+	default:
+		return "nexus did not store the rule: " + err.Error()
+	}
+	if _, err := s.WriteContainedLocked(s.L.RulesDir(), file, []byte(content)); err != nil {
+		return "nexus did not store the rule: " + err.Error()
+	}
+	verb := "saved the rule to"
+	if old != nil {
+		verb = "added the rule to"
+	}
+	return fmt.Sprintf("nexus %s .nexus/rules/%s.", verb, file)
+}
+
+// slug makes a rule file name from the first words of its text.
+func slug(text string) string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
+	}) {
+		words = append(words, w)
+		if len(words) == 5 {
+			break
+		}
+	}
+	s := strings.Join(words, "-")
+	if len(s) > 64 {
+		s = strings.TrimRight(s[:64], "-")
+	}
+	if s == "" {
+		s = "rule"
+	}
+	return s
+}
+
+// --- tags explain ----------------------------------------------------------
+
+// Explain says what a message would trigger, and why, without doing it.
+func (e *Engine) Explain(msg string) []string {
+	res := e.Detector().Detect(msg)
+	var out []string
+	for _, m := range res.Fired {
+		line := fmt.Sprintf("%s at byte %d: ", m.Token, m.Offset)
+		switch {
+		case m.IsSkill() && res.Skill != nil && res.Skill.Offset == m.Offset:
+			line += fmt.Sprintf("skill tag %s → injects skills/%s/body.md", m.Tag.ID, m.Tag.Skill)
+			if m.Variant != "" {
+				line += " in " + m.Variant + " mode"
+			}
+		case m.IsSkill():
+			continue // reported among the ignored tokens
+		default:
+			line += fmt.Sprintf("inline action %s (handler %s) → %s", m.Tag.ID, m.Tag.Handler, e.plannedAction(m))
+		}
+		out = append(out, line)
+	}
+	for _, ig := range res.Ignored {
+		out = append(out, fmt.Sprintf("%s at byte %d: ignored, %s", ig.Token, ig.Offset, ig.Reason))
+	}
+	if len(out) == 0 {
+		out = append(out, "no bracket tags: the message passes through unchanged")
+	}
+	return out
+}
+
+func (e *Engine) plannedAction(m tags.Match) string {
+	switch m.Tag.Handler {
+	case HandlerDecide:
+		issue, decision, problem := e.decidePlan(m)
+		if problem != "" {
+			return "records nothing: " + problem
+		}
+		return fmt.Sprintf("records %q on issue #%d %q with plan_decide", decision, issue.ID, issue.Title)
+	case HandlerMemory:
+		if e.o.Memory == nil {
+			return "nothing: memory features are off"
+		}
+		return fmt.Sprintf("saves %q to .nexus/memory/ (merge-before-create)", m.Text)
+	case HandlerMemoryGC:
+		if e.o.Memory == nil {
+			return "nothing: memory features are off"
+		}
+		return "runs memory gc over .nexus/memory/"
+	case HandlerRuleStore:
+		name, problem := ruleTarget(m)
+		if problem != "" {
+			return "stores nothing: " + problem
+		}
+		return fmt.Sprintf("writes .nexus/rules/%s.md", name)
+	}
+	return "nothing: nexus has no handler " + m.Tag.Handler
+}

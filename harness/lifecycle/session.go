@@ -1,0 +1,416 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// activeSkillPath is a harness-independent file in this harness's
+// namespace remembering the skill activated by the last skill tag, so a
+// context compaction can re-inject it.
+func (e *Engine) activeSkillPath() string {
+	return filepath.Join(e.o.Store.L.HarnessDir(), "active-skill.json")
+}
+
+// ActiveSkill is the content of active-skill.json.
+type ActiveSkill struct {
+	Skill       string `json:"skill"`
+	Mode        string `json:"mode,omitempty"`
+	Tag         string `json:"tag"`
+	ActivatedAt string `json:"activated_at"`
+}
+
+func (e *Engine) readActiveSkill() (*ActiveSkill, bool) {
+	b, err := os.ReadFile(e.activeSkillPath())
+	if err != nil {
+		return nil, false
+	}
+	var a ActiveSkill
+	if json.Unmarshal(b, &a) != nil || a.Skill == "" {
+		return nil, false
+	}
+	return &a, true
+}
+
+func (e *Engine) writeActiveSkill(ctx context.Context, a ActiveSkill) error {
+	b, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := e.activeSkillPath()
+	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
+		tx.PutRaw(p, append(b, '\n'))
+		return nil
+	})
+}
+
+// --- session_start -------------------------------------------------------
+
+func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
+	s := e.o.Store
+	gitignoreOK, err := s.EnsureTree()
+	if err != nil {
+		return Reply{}, err
+	}
+	if err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+		return tx.PutTracker([]state.TrackerEntry{})
+	}); err != nil {
+		return Reply{}, err
+	}
+	if removed, err := s.RemoveLegacyTracker(); err != nil {
+		e.log.Log(ctx, "warn", SessionStart, "", "could not remove the legacy .nexus/state/agent-tracker.json: "+err.Error())
+	} else if removed {
+		e.log.Log(ctx, "info", SessionStart, "", "removed the legacy .nexus/state/agent-tracker.json")
+	}
+	if ev.Source != "resume" {
+		if err := s.RemoveHarnessFile(ctx, e.activeSkillPath()); err != nil {
+			e.log.Log(ctx, "warn", SessionStart, "", err.Error())
+		}
+	}
+
+	var warnings []string
+	if !gitignoreOK {
+		warnings = append(warnings, ".nexus/.gitignore does not ignore state/; add a line `state/` so session files are never committed.")
+	}
+	if p, ok, err := s.ReadPlan(); err != nil {
+		warnings = append(warnings, readProblem("plan.json", err))
+	} else if ok {
+		warnings = append(warnings, fmt.Sprintf("A plan.json from an earlier session exists (%s); a previous session may not have closed cleanly. Continue it with [plan], or archive it with %stask_close.", planLine(p), e.prefix()))
+	}
+	if t, ok, err := s.ReadTasks(); err != nil {
+		warnings = append(warnings, readProblem("tasks.json", err))
+	} else if ok {
+		warnings = append(warnings, fmt.Sprintf("A tasks.json from an earlier session exists (%s); a previous session may not have closed cleanly. Resume it with [run], or archive it with %stask_close.", tasksLine(t), e.prefix()))
+	}
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "nexus is active for this project (nexus-core %s, harness id %s).\n", e.o.Core.Version(), s.L.HarnessID)
+	b.WriteString(e.tagLine())
+	if e.o.Host == "claude" {
+		fmt.Fprintf(&b, "nexus tools appear as mcp__nexus__%s* (for example mcp__nexus__%splan_status).\n", e.prefix(), e.prefix())
+	}
+	if k := e.knowledge().text(); k != "" {
+		b.WriteString(k)
+	}
+	for _, w := range warnings {
+		b.WriteString("Warning: " + w + "\n")
+	}
+	r := Reply{Context: strings.TrimRight(b.String(), "\n")}
+	if len(warnings) > 0 {
+		r.Notice = "nexus: " + strings.Join(warnings, " ")
+		for _, w := range warnings {
+			e.log.Log(ctx, "warn", SessionStart, "", w)
+		}
+	}
+	return r, nil
+}
+
+func readProblem(name string, err error) string {
+	var ce *state.CorruptError
+	if errors.As(err, &ce) {
+		return ce.Error()
+	}
+	return fmt.Sprintf("could not read %s: %v", name, err)
+}
+
+func (e *Engine) prefix() string { return e.cfg.String("mcp.tool_prefix") }
+
+// tagLine lists the bracket tags of the distribution.
+func (e *Engine) tagLine() string {
+	var forms []string
+	for _, t := range e.o.Core.Tags() {
+		forms = append(forms, t.Trigger)
+		for _, v := range t.Variants {
+			if v == "*" {
+				forms = append(forms, strings.TrimSuffix(t.Trigger, "]")+":NAME]")
+			} else {
+				forms = append(forms, strings.TrimSuffix(t.Trigger, "]")+":"+v+"]")
+			}
+		}
+	}
+	return "The user's bracket tags (nexus acts on them): " + strings.Join(forms, " ") + ".\n"
+}
+
+// --- session_end ---------------------------------------------------------
+
+func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
+	s := e.o.Store
+	var warnings []string
+	if t, ok, err := s.ReadTasks(); err != nil {
+		warnings = append(warnings, readProblem("tasks.json", err))
+	} else if ok {
+		var open []string
+		for _, task := range t.Tasks {
+			if task.Status == state.TaskPending || task.Status == state.TaskInProgress {
+				open = append(open, fmt.Sprintf("#%d (%s)", task.ID, task.Status))
+			}
+		}
+		if len(open) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%d task(s) are not completed: %s. Finish them, or close the cycle with %stask_close to archive it in history.json.", len(open), strings.Join(open, ", "), e.prefix()))
+		}
+	}
+	if p, ok, err := s.ReadPlan(); err != nil {
+		warnings = append(warnings, readProblem("plan.json", err))
+	} else if ok {
+		warnings = append(warnings, fmt.Sprintf("plan.json is still open (%s); it is lost for history unless archived with %stask_close.", planLine(p), e.prefix()))
+	}
+	// Harness-local session files only: history.json, memory/, context/
+	// and rules/ belong to the project.
+	for _, p := range []string{s.L.TrackerPath(), s.L.EditTrackerPath(), s.L.ReopenTrackerPath(), e.activeSkillPath(), s.L.ToolLogPath()} {
+		if err := s.RemoveHarnessFile(ctx, p); err != nil {
+			e.log.Log(ctx, "warn", SessionEnd, "", err.Error())
+		}
+	}
+	var notes []string
+	if e.cfg.Bool("memory.gc.auto") {
+		if e.o.Memory == nil {
+			notes = append(notes, "memory.gc.auto is on, but memory features are off in this nexus; no automatic gc ran.")
+		} else if msg, err := e.o.Memory.AutoGC(ctx); err != nil {
+			warnings = append(warnings, "automatic memory gc failed: "+err.Error())
+		} else if msg != "" {
+			notes = append(notes, msg)
+		}
+	}
+	for _, w := range warnings {
+		e.log.Log(ctx, "warn", SessionEnd, "", w)
+	}
+	all := append(append([]string{}, warnings...), notes...)
+	if len(all) == 0 {
+		return Reply{}, nil
+	}
+	text := "nexus: " + strings.Join(all, " ")
+	return Reply{Context: text, Notice: text}, nil
+}
+
+// --- context_compact -----------------------------------------------------
+
+func (e *Engine) contextCompact(ctx context.Context, ev Event) (Reply, error) {
+	var b strings.Builder
+	b.WriteString("nexus state after context compaction (read fresh from disk):\n")
+	if a, ok := e.readActiveSkill(); ok {
+		fmt.Fprintf(&b, "Active skill: %s", a.Skill)
+		if a.Mode != "" {
+			fmt.Fprintf(&b, " (mode %s)", a.Mode)
+		}
+		fmt.Fprintf(&b, ", activated by %s at %s.\n", a.Tag, a.ActivatedAt)
+	} else {
+		b.WriteString("Active skill: none.\n")
+	}
+	b.WriteString(e.planTasksText())
+	b.WriteString(e.knowledge().text())
+	b.WriteString(e.agentsText())
+	if a, ok := e.readActiveSkill(); ok {
+		if st, err := e.activateSkill(a.Skill, a.Mode); err == nil {
+			b.WriteString("\n" + st.Text)
+		} else {
+			e.log.Log(ctx, "warn", ContextCompact, "", err.Error())
+		}
+	}
+	return Reply{Context: strings.TrimRight(b.String(), "\n")}, nil
+}
+
+// agentsText lists the agents in agent-tracker.json.
+func (e *Engine) agentsText() string {
+	entries, ok, err := e.o.Store.ReadTracker()
+	if err != nil {
+		return "Agents: " + readProblem("agent-tracker.json", err) + "\n"
+	}
+	if !ok || len(entries) == 0 {
+		return "Agents: none tracked.\n"
+	}
+	var b strings.Builder
+	b.WriteString("Agents tracked in agent-tracker.json:\n")
+	for _, a := range entries {
+		name := a.AgentName
+		if name == "" {
+			name = "(unnamed)"
+		}
+		fmt.Fprintf(&b, "- %s, agent id %s: %s", name, a.AgentID, a.Status)
+		if a.Status == state.AgentCompleted && a.StoppedAt != "" {
+			fmt.Fprintf(&b, " at %s", a.StoppedAt)
+		} else {
+			fmt.Fprintf(&b, " since %s", a.StartedAt)
+		}
+		if a.ResumeCount != nil && *a.ResumeCount > 0 {
+			fmt.Fprintf(&b, ", resumed %d time(s)", *a.ResumeCount)
+		}
+		if tier := e.tier(a.AgentName); tier != "" {
+			fmt.Fprintf(&b, ", resume tier %s", tier)
+		}
+		if len(a.FilesTouched) > 0 {
+			fmt.Fprintf(&b, ", files touched: %s", strings.Join(a.FilesTouched, ", "))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func (e *Engine) tier(role string) string {
+	if a, ok := e.o.Core.Agent(role); ok {
+		return a.ResumeTier
+	}
+	return ""
+}
+
+// --- plan, tasks and knowledge summaries -----------------------------------
+
+func planLine(p *state.Plan) string {
+	pending, decided := 0, 0
+	for _, is := range p.Issues {
+		if is.Status == state.IssueDecided {
+			decided++
+		} else {
+			pending++
+		}
+	}
+	return fmt.Sprintf("plan #%d %q: %d issue(s), %d decided, %d pending", p.ID, p.Topic, len(p.Issues), decided, pending)
+}
+
+func tasksLine(t *state.Tasks) string {
+	counts := map[string]int{}
+	for _, task := range t.Tasks {
+		counts[task.Status]++
+	}
+	goal := ""
+	if t.Goal != "" {
+		goal = fmt.Sprintf("goal %q: ", t.Goal)
+	}
+	return fmt.Sprintf("%s%d task(s), %d completed, %d in progress, %d pending", goal, len(t.Tasks), counts[state.TaskCompleted], counts[state.TaskInProgress], counts[state.TaskPending])
+}
+
+// readyTasks returns the pending tasks whose dependencies are all completed.
+func readyTasks(t *state.Tasks) []int64 {
+	status := map[int64]string{}
+	for _, task := range t.Tasks {
+		status[task.ID] = task.Status
+	}
+	var ready []int64
+	for _, task := range t.Tasks {
+		if task.Status != state.TaskPending {
+			continue
+		}
+		ok := true
+		for _, d := range task.Deps {
+			ok = ok && status[d] == state.TaskCompleted
+		}
+		if ok {
+			ready = append(ready, task.ID)
+		}
+	}
+	return ready
+}
+
+// planTasksText describes plan.json and tasks.json (issue and task lists).
+func (e *Engine) planTasksText() string {
+	s := e.o.Store
+	var b strings.Builder
+	if p, ok, err := s.ReadPlan(); err != nil {
+		b.WriteString("Plan: " + readProblem("plan.json", err) + "\n")
+	} else if ok {
+		b.WriteString("Plan: " + planLine(p) + ".\n")
+		for _, is := range p.Issues {
+			fmt.Fprintf(&b, "- issue #%d %s: %s", is.ID, is.Status, is.Title)
+			if is.Decision != nil {
+				fmt.Fprintf(&b, " — decided: %s", *is.Decision)
+			}
+			b.WriteString("\n")
+		}
+	} else {
+		b.WriteString("Plan: none (no .nexus/state/plan.json).\n")
+	}
+	if t, ok, err := s.ReadTasks(); err != nil {
+		b.WriteString("Tasks: " + readProblem("tasks.json", err) + "\n")
+	} else if ok {
+		b.WriteString("Tasks: " + tasksLine(t))
+		if r := readyTasks(t); len(r) > 0 {
+			fmt.Fprintf(&b, "; ready: %s", joinIDs(r))
+		}
+		b.WriteString(".\n")
+		for _, task := range t.Tasks {
+			fmt.Fprintf(&b, "- task #%d %s: %s", task.ID, task.Status, task.Title)
+			if task.Owner != nil && *task.Owner != "" {
+				fmt.Fprintf(&b, " (owner %s)", *task.Owner)
+			}
+			b.WriteString("\n")
+		}
+	} else {
+		b.WriteString("Tasks: none (no .nexus/state/tasks.json).\n")
+	}
+	return b.String()
+}
+
+func joinIDs(ids []int64) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("#%d", id)
+	}
+	return strings.Join(parts, ", ")
+}
+
+type knowledgeIndex struct {
+	dirs  []string
+	files [][]string
+}
+
+// knowledge lists the markdown files of memory/, context/ and rules/.
+func (e *Engine) knowledge() knowledgeIndex {
+	l := e.o.Store.L
+	k := knowledgeIndex{dirs: []string{"memory", "context", "rules"}}
+	for _, d := range []string{l.MemoryDir(), l.ContextDir(), l.RulesDir()} {
+		var names []string
+		if ents, err := os.ReadDir(d); err == nil {
+			for _, ent := range ents {
+				if !ent.IsDir() && strings.HasSuffix(ent.Name(), ".md") {
+					names = append(names, ent.Name())
+				}
+			}
+		}
+		sort.Strings(names)
+		k.files = append(k.files, names)
+	}
+	return k
+}
+
+// maxListed bounds each knowledge directory's listing.
+const maxListed = 40
+
+func (k knowledgeIndex) text() string {
+	var b strings.Builder
+	for i, d := range k.dirs {
+		names := k.files[i]
+		if len(names) == 0 {
+			continue
+		}
+		shown := names
+		more := ""
+		if len(shown) > maxListed {
+			more = fmt.Sprintf(" and %d more", len(shown)-maxListed)
+			shown = shown[:maxListed]
+		}
+		fmt.Fprintf(&b, "- .nexus/%s/ (%d): %s%s\n", d, len(names), strings.Join(shown, ", "), more)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "Project knowledge (read a file when it bears on the work):\n" + b.String()
+}
+
+func (k knowledgeIndex) counts() string {
+	var parts []string
+	for i, d := range k.dirs {
+		parts = append(parts, fmt.Sprintf("%d %s", len(k.files[i]), d))
+	}
+	return "Knowledge files: " + strings.Join(parts, ", ") + ".\n"
+}
+
+// agentDef returns the manifest entry of a role.
+func (e *Engine) agentDef(role string) (*vocabulary.Agent, bool) { return e.o.Core.Agent(role) }

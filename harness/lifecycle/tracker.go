@@ -1,0 +1,259 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+// The three tracker operations below are what nexus-core's lifecycle
+// fixtures (agent_spawn, agent_complete, agent_resume) exercise; the host
+// events reach the same functions through Engine.Handle. Each runs as one
+// locked transaction on .nexus/state/<harness-id>/agent-tracker.json and
+// checks the result against agent-tracker.schema.json before committing.
+
+// SpawnParams are agent_spawn's parameters.
+type SpawnParams struct {
+	HarnessID string `json:"harness_id"` // must be the store's harness id when given
+	AgentName string `json:"agent_name"` // host agent type or bare role
+	AgentID   string `json:"agent_id"`
+}
+
+// CompleteParams are agent_complete's parameters.
+type CompleteParams struct {
+	AgentID     string  `json:"agent_id"`
+	LastMessage *string `json:"last_message"`
+	// FilesTouched nil means: compute it from the tool log.
+	FilesTouched []string `json:"files_touched"`
+}
+
+// ResumeParams are agent_resume's parameters.
+type ResumeParams struct {
+	AgentID string `json:"agent_id"`
+}
+
+// ErrNotTracked is returned when no tracker entry has the agent id.
+var ErrNotTracked = errors.New("agent is not in agent-tracker.json")
+
+// AgentSpawn appends a running entry for a new agent instance (the tracker
+// is created when missing).
+func AgentSpawn(ctx context.Context, s *state.Store, p SpawnParams) (state.TrackerEntry, error) {
+	e, err := spawnEntry(s, p)
+	if err != nil {
+		return e, err
+	}
+	err = s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+		entries, _, err := tx.Tracker()
+		if err != nil {
+			return err
+		}
+		return tx.PutTracker(append(entries, e))
+	})
+	return e, err
+}
+
+func spawnEntry(s *state.Store, p SpawnParams) (state.TrackerEntry, error) {
+	if p.AgentID == "" {
+		return state.TrackerEntry{}, &FieldError{Event: FixtureSpawn, Field: "agent_id", Msg: "is required"}
+	}
+	if p.HarnessID != "" && p.HarnessID != s.L.HarnessID {
+		return state.TrackerEntry{}, fmt.Errorf("agent_spawn: harness_id %q does not match this harness's namespace %q", p.HarnessID, s.L.HarnessID)
+	}
+	return state.TrackerEntry{
+		HarnessID:   s.L.HarnessID,
+		AgentName:   BareRole(p.AgentName),
+		AgentID:     p.AgentID,
+		StartedAt:   s.Timestamp(),
+		ResumeCount: state.Ptr[int64](0),
+		Status:      state.AgentRunning,
+	}, nil
+}
+
+// lastIndex returns the most recent entry with the agent id, or -1.
+func lastIndex(entries []state.TrackerEntry, agentID string) int {
+	for i := len(entries) - 1; i >= 0; i-- {
+		if entries[i].AgentID == agentID {
+			return i
+		}
+	}
+	return -1
+}
+
+// AgentComplete marks the agent's most recent entry completed with
+// stopped_at, last_message (when given) and files_touched (given, or
+// computed from the tool log).
+func AgentComplete(ctx context.Context, s *state.Store, p CompleteParams) (state.TrackerEntry, error) {
+	if p.AgentID == "" {
+		return state.TrackerEntry{}, &FieldError{Event: FixtureComplete, Field: "agent_id", Msg: "is required"}
+	}
+	files := p.FilesTouched
+	if files == nil {
+		var err error
+		if files, err = FilesTouched(s, p.AgentID); err != nil {
+			return state.TrackerEntry{}, err
+		}
+	}
+	var out state.TrackerEntry
+	err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+		entries, _, err := tx.Tracker()
+		if err != nil {
+			return err
+		}
+		i := lastIndex(entries, p.AgentID)
+		if i < 0 {
+			return fmt.Errorf("agent_complete: agent %q: %w", p.AgentID, ErrNotTracked)
+		}
+		completeEntry(&entries[i], s.Timestamp(), p.LastMessage, files)
+		out = entries[i]
+		return tx.PutTracker(entries)
+	})
+	return out, err
+}
+
+func completeEntry(e *state.TrackerEntry, now string, last *string, files []string) {
+	e.Status = state.AgentCompleted
+	e.StoppedAt = now
+	if last != nil {
+		e.LastMessage = last
+	}
+	e.FilesTouched = append([]string{}, files...)
+}
+
+// AgentResume sets the agent's most recent entry running again, counting
+// the resume and stamping last_resumed_at.
+func AgentResume(ctx context.Context, s *state.Store, p ResumeParams) (state.TrackerEntry, error) {
+	if p.AgentID == "" {
+		return state.TrackerEntry{}, &FieldError{Event: FixtureResume, Field: "agent_id", Msg: "is required"}
+	}
+	var out state.TrackerEntry
+	err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+		entries, _, err := tx.Tracker()
+		if err != nil {
+			return err
+		}
+		i := lastIndex(entries, p.AgentID)
+		if i < 0 {
+			return fmt.Errorf("agent_resume: agent %q: %w", p.AgentID, ErrNotTracked)
+		}
+		resumeEntry(&entries[i], s.Timestamp())
+		out = entries[i]
+		return tx.PutTracker(entries)
+	})
+	return out, err
+}
+
+func resumeEntry(e *state.TrackerEntry, now string) {
+	var n int64
+	if e.ResumeCount != nil {
+		n = *e.ResumeCount
+	}
+	e.ResumeCount = state.Ptr(n + 1)
+	e.Status = state.AgentRunning
+	e.LastResumedAt = now
+}
+
+// FixtureEvent runs a conformance lifecycle fixture event (agent_spawn,
+// agent_complete, agent_resume) with its params as decoded JSON. Params are
+// checked strictly: an unknown or mistyped field is an error.
+func FixtureEvent(ctx context.Context, s *state.Store, typ string, params map[string]any) error {
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return fmt.Errorf("%s params: %w", typ, err)
+	}
+	decode := func(v any) error {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return fmt.Errorf("%s params: %w", typ, err)
+		}
+		return nil
+	}
+	switch typ {
+	case FixtureSpawn:
+		var p SpawnParams
+		if err := decode(&p); err != nil {
+			return err
+		}
+		_, err = AgentSpawn(ctx, s, p)
+	case FixtureComplete:
+		var p CompleteParams
+		if err := decode(&p); err != nil {
+			return err
+		}
+		_, err = AgentComplete(ctx, s, p)
+	case FixtureResume:
+		var p ResumeParams
+		if err := decode(&p); err != nil {
+			return err
+		}
+		_, err = AgentResume(ctx, s, p)
+	default:
+		return fmt.Errorf("unknown lifecycle fixture event %q (known: agent_spawn, agent_complete, agent_resume)", typ)
+	}
+	return err
+}
+
+// ToolLogLine is one line of the tool log (.nexus/state/<harness-id>/
+// tool-log.jsonl). Its first fields are state.ToolLogLine's; Files and
+// Writes add what files_touched needs.
+type ToolLogLine struct {
+	TS      string `json:"ts"`
+	AgentID string `json:"agent_id,omitempty"` // empty for Lead
+	Agent   string `json:"agent,omitempty"`    // bare role, when known
+	Tool    string `json:"tool"`
+	// File is the (first) file the call touched, project-relative when it
+	// lies inside the project.
+	File   string `json:"file,omitempty"`
+	Status string `json:"status"` // ok, error, denied
+	Error  string `json:"error,omitempty"`
+	// Files lists every file when the call touched more than one.
+	Files []string `json:"files,omitempty"`
+	// Writes is true when the call created, modified or deleted files.
+	Writes bool `json:"writes,omitempty"`
+}
+
+// FilesTouched returns the files an agent instance created, modified or
+// deleted, in first-touch order, from the successful writes in the tool log.
+func FilesTouched(s *state.Store, agentID string) ([]string, error) {
+	lines, err := state.ReadLines(s.L.ToolLogPath())
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	seen := map[string]bool{}
+	for _, raw := range lines {
+		var l ToolLogLine
+		if json.Unmarshal(raw, &l) != nil || l.AgentID != agentID || !l.Writes || l.Status != StatusOK {
+			continue
+		}
+		files := l.Files
+		if len(files) == 0 && l.File != "" {
+			files = []string{l.File}
+		}
+		for _, f := range files {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out, nil
+}
+
+// projectRel renders a path relative to the project when it lies inside it
+// (with forward slashes, as nexus-core's fixtures spell files_touched).
+func projectRel(project, p string) string {
+	if project == "" || !filepath.IsAbs(p) {
+		return filepath.ToSlash(p)
+	}
+	rel, err := filepath.Rel(project, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}
