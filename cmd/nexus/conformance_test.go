@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
+)
+
+// runBin runs the built nexus and returns stdout, stderr and the exit code.
+func runBin(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	cmd.Dir = t.TempDir()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\n\z`)
+
+func TestConformanceCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the nexus binary")
+	}
+	bin := buildNexus(t, t.TempDir())
+	env := isolatedEnv(t, t.TempDir())
+	core := testenv.CoreDir(t)
+	testdata := filepath.Join(testenv.ModuleRoot(t), "conformance", "testdata")
+
+	t.Run("in-process suite passes", func(t *testing.T) {
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core)
+		m := summaryLine.FindStringSubmatch(out)
+		if code != 0 || m == nil || m[2] != "0" {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		if strings.Count(out, "\nPASS  ")+strings.Count(out, "\nSKIP  ") < 43 {
+			t.Fatalf("expected one line per case:\n%s", out)
+		}
+	})
+
+	t.Run("tool cases pass against nexus mcp", func(t *testing.T) {
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", bin, "mcp")
+		m := summaryLine.FindStringSubmatch(out)
+		if code != 0 || m == nil || m[1] != "41" || m[2] != "0" || m[3] != "3" {
+			t.Fatalf("want 41 passed, 0 failed, 3 skipped (lifecycle); exit %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("broken fixtures fail with exit 1, JSON and JUnit", func(t *testing.T) {
+		junit := filepath.Join(t.TempDir(), "report.xml")
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--json",
+			"--fixtures", filepath.Join(testdata, "broken"), "--run", "^broken_", "--junit", junit)
+		if code != 1 {
+			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+		}
+		var doc struct {
+			Failed int `json:"failed"`
+			Passed int `json:"passed"`
+			Cases  []struct {
+				ID       string `json:"test_id"`
+				Status   string `json:"status"`
+				Failures []struct {
+					Path, Expected, Actual string
+				} `json:"failures"`
+			} `json:"cases"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("--json output: %v\n%s", err, out)
+		}
+		if doc.Failed != 8 || doc.Passed != 0 || len(doc.Cases) != 8 {
+			t.Fatalf("report: %+v", doc)
+		}
+		x, err := os.ReadFile(junit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(x, []byte(`tests="8" failures="8"`)) || !bytes.Contains(x, []byte(`name="broken_wrong_expected_value"`)) {
+			t.Fatalf("junit:\n%s", x)
+		}
+	})
+
+	t.Run("text report names path, expected and actual", func(t *testing.T) {
+		out, _, code := runBin(t, bin, env, "conformance", "--core", core,
+			"--fixtures", filepath.Join(testdata, "broken"), "--run", "broken_wrong_expected_value")
+		want := "FAIL  broken_wrong_expected_value  return $.active: expected true, got false"
+		if code != 1 || !strings.Contains(out, want) || !strings.HasSuffix(out, "0 passed, 1 failed\n") {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+	})
+
+	t.Run("scenarios", func(t *testing.T) {
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core,
+			"--fixtures", filepath.Join(testdata, "scenarios"), "--run", "^scenario_")
+		m := summaryLine.FindStringSubmatch(out)
+		if code != 0 || m == nil || m[2] != "0" {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"prefix without target", []string{"--tool-prefix", "x_"}, "--tool-prefix only applies with --target"},
+		{"bad regexp", []string{"--run", "("}, "--run:"},
+		{"nothing matches", []string{"--run", "^no_such_case$"}, "matches no test_id"},
+		{"stray arguments", []string{"mcp"}, "unexpected arguments"},
+		{"bad target quoting", []string{"--target", `"nexus mcp`}, "unterminated"},
+		{"missing fixtures dir", []string{"--fixtures", "/no/such/dir"}, "is not a directory"},
+	} {
+		t.Run("usage: "+tc.name, func(t *testing.T) {
+			out, errOut, code := runBin(t, bin, env, append([]string{"conformance", "--core", core}, tc.args...)...)
+			if code != 2 || !strings.Contains(errOut, tc.want) {
+				t.Fatalf("exit %d, stderr %q, want exit 2 mentioning %q\n%s", code, errOut, tc.want, out)
+			}
+		})
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		bad  bool
+	}{
+		{"nexus mcp", []string{"nexus", "mcp"}, false},
+		{"  node  dist/server.js\t--stdio ", []string{"node", "dist/server.js", "--stdio"}, false},
+		{`node "my server.js" 'a b' c\ d`, []string{"node", "my server.js", "a b", "c d"}, false},
+		{`x "a\"b" 'c"d'`, []string{"x", `a"b`, `c"d`}, false},
+		{`x ""`, []string{"x", ""}, false},
+		{"", nil, false},
+		{`x "open`, nil, true},
+		{`x 'open`, nil, true},
+		{`x \`, nil, true},
+	}
+	for _, tt := range tests {
+		got, err := splitCommand(tt.in)
+		if (err != nil) != tt.bad || !tt.bad && !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("splitCommand(%q) = %q, %v; want %q (error %v)", tt.in, got, err, tt.want, tt.bad)
+		}
+	}
+}
