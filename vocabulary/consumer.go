@@ -134,7 +134,7 @@ func compare(man *Source, gotPtr string, got any, src *Source, wantPtr string, w
 			out = append(out, at(SeverityError, man, gotPtr, "manifest", "%d more differences from %s", len(diffs)-maxDiffs, src.File))
 			break
 		}
-		wp := src.Doc.PosOf(wantPtr + df.ptr)
+		wp := src.PosOf(wantPtr + df.ptr)
 		out = append(out, at(SeverityError, man, gotPtr+df.ptr, "manifest", "differs from %s:%d:%d (%s): %s",
 			src.File, wp.Line, wp.Col, PointerToPath(wantPtr+df.ptr), df.msg))
 	}

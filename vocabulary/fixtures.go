@@ -157,7 +157,7 @@ func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[
 		out = append(out, at(SeverityError, src, ptr+p.Pointer, "fixture", "%s", p.Message))
 	}
 	if id, ok := fx["test_id"].(string); ok {
-		pos := src.Doc.PosOf(ptr + "/test_id")
+		pos := src.PosOf(ptr + "/test_id")
 		here := fmt.Sprintf("%s:%d", src.File, pos.Line)
 		if first, dup := seen[id]; dup {
 			out = append(out, at(SeverityError, src, ptr+"/test_id", "fixture", "test_id %q is already used at %s; results are reported by test_id", id, first))

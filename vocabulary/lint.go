@@ -13,19 +13,186 @@ import (
 	"github.com/nexus-harness/nexus/internal/yamljson"
 )
 
-// The G6/G7 patterns of nexus-core's lint (digest §7.3.1). Go's \b is
-// ASCII-based like JavaScript's without the u flag, so they port as-is.
+// The G6/G7 rules of nexus-core's lint (digest §7.3.1) are regular
+// expressions built from \b-delimited word lists:
+//
+//	distinctive  \b(NotebookEdit|BashOutput|...|mcp__plugin_[a-z0-9_]+|...|prompt_user)\b
+//	call         \b(Skill|Agent)\s*\(
+//	namespace    /(?:claude-nexus|opencode-nexus):
+//	ambiguous    \b(Read|Write|Edit|Bash|Task|Monitor)\b
+//	opencode     \b(edit|write|patch|multiedit|bash)\b
+//	model (/i)   \b(opus|sonnet|haiku|gpt-[0-9][a-z0-9.-]*|claude-[0-9][a-z0-9.-]*)\b
+//
+// Running them through Go's regexp took about a third of `nexus validate`,
+// so they are evaluated by one pass over the ASCII words of a file instead:
+// with \b ASCII-based (as in JavaScript without the u flag), a \b-delimited
+// literal matches exactly where a whole word equals it. lint_test.go keeps
+// the expressions and checks the scanner against them.
 var (
-	lintDistinctive = regexp.MustCompile(`\b(NotebookEdit|BashOutput|KillShell|Glob|Grep|WebFetch|WebSearch|TodoWrite|SendMessage|TeamCreate|AskUserQuestion|mcp__plugin_[a-z0-9_]+|TaskCreate|TaskUpdate|TaskList|TaskGet|TaskStop|TaskOutput|subagent_type|prompt_user)\b`)
-	lintCall        = regexp.MustCompile(`\b(Skill|Agent)\s*\(`)
-	lintNamespace   = regexp.MustCompile(`/(?:claude-nexus|opencode-nexus):`)
-	lintAmbiguous   = regexp.MustCompile(`\b(Read|Write|Edit|Bash|Task|Monitor)\b`)
-	lintOpenCode    = regexp.MustCompile(`\b(edit|write|patch|multiedit|bash)\b`)
-	// JavaScript's /i without /u folds ASCII only; Go's (?i) would also let
-	// U+017F match "s" and U+212A match "k", so the cases are spelled out.
-	lintModel = regexp.MustCompile(`\b([oO][pP][uU][sS]|[sS][oO][nN][nN][eE][tT]|[hH][aA][iI][kK][uU]|[gG][pP][tT]-[0-9][a-zA-Z0-9.-]*|[cC][lL][aA][uU][dD][eE]-[0-9][a-zA-Z0-9.-]*)\b`)
-	lintMacro = regexp.MustCompile(`\{\{([a-z_][a-z0-9_]*)([^}]*)\}\}`)
+	distinctiveWords = wordSet("NotebookEdit", "BashOutput", "KillShell", "Glob", "Grep", "WebFetch", "WebSearch", "TodoWrite",
+		"SendMessage", "TeamCreate", "AskUserQuestion", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "TaskStop",
+		"TaskOutput", "subagent_type", "prompt_user")
+	ambiguousWords = wordSet("Read", "Write", "Edit", "Bash", "Task", "Monitor")
+	openCodeWords  = wordSet("edit", "write", "patch", "multiedit", "bash")
+	callWords      = wordSet("Skill", "Agent")
+	modelWords     = wordSet("opus", "sonnet", "haiku") // compared lower-cased
+	namespaces     = [][]byte{[]byte("/claude-nexus:"), []byte("/opencode-nexus:")}
+	lintMacro      = regexp.MustCompile(`\{\{([a-z_][a-z0-9_]*)([^}]*)\}\}`)
 )
+
+func wordSet(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+// isWordByte is \b's notion of a word character.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// span is a match: byte offsets into the scanned text.
+type span struct{ start, end int }
+
+// words calls fn for every maximal run of word characters.
+func words(text []byte, fn func(start, end int)) {
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		fn(i, j)
+		i = j
+	}
+}
+
+// matchWords returns the words in set (plus, with mcpPlugin, the words
+// mcp__plugin_ + [a-z0-9_]+).
+func matchWords(text []byte, set map[string]bool, mcpPlugin bool) []span {
+	var out []span
+	words(text, func(i, j int) {
+		w := text[i:j]
+		if set[string(w)] || mcpPlugin && isMCPPlugin(w) {
+			out = append(out, span{i, j})
+		}
+	})
+	return out
+}
+
+func isMCPPlugin(w []byte) bool {
+	rest, ok := bytes.CutPrefix(w, []byte("mcp__plugin_"))
+	if !ok || len(rest) == 0 {
+		return false
+	}
+	for _, c := range rest {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// matchCalls finds \b(Skill|Agent)\s*\( with JavaScript's \s (the same
+// set ECMAScript's trim removes), not RE2's ASCII-only one.
+func matchCalls(text []byte) []span {
+	var out []span
+	words(text, func(i, j int) {
+		if !callWords[string(text[i:j])] {
+			return
+		}
+		k := j
+		for k < len(text) {
+			r, n := utf8.DecodeRune(text[k:])
+			if !jsTrimSpace(r) || r == utf8.RuneError {
+				break
+			}
+			k += n
+		}
+		if k < len(text) && text[k] == '(' {
+			out = append(out, span{i, k + 1})
+		}
+	})
+	return out
+}
+
+func matchNamespaces(text []byte) []span {
+	var out []span
+	for _, ns := range namespaces {
+		for i := 0; ; {
+			j := bytes.Index(text[i:], ns)
+			if j < 0 {
+				break
+			}
+			out = append(out, span{i + j, i + j + len(ns)})
+			i += j + len(ns)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].start < out[b].start })
+	return out
+}
+
+// matchModels is the case-insensitive model pattern. "gpt-4o" style names
+// run past the word: after "gpt-" or "claude-" and a digit the match takes
+// the longest run of [a-z0-9.-] that still ends on a word boundary.
+func matchModels(text []byte) []span {
+	var out []span
+	next := 0 // matches do not overlap: skip words inside the last one
+	words(text, func(i, j int) {
+		if i < next {
+			return
+		}
+		w := asciiLower(text[i:j])
+		if modelWords[w] {
+			out = append(out, span{i, j})
+			return
+		}
+		if w != "gpt" && w != "claude" {
+			return
+		}
+		if j+1 >= len(text) || text[j] != '-' || text[j+1] < '0' || text[j+1] > '9' {
+			return
+		}
+		e := j + 2
+		for e < len(text) && isModelByte(text[e]) {
+			e++
+		}
+		for ; e > j+1; e-- {
+			if atBoundary(text, e) {
+				out = append(out, span{i, e})
+				next = e
+				return
+			}
+		}
+	})
+	return out
+}
+
+func isModelByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-'
+}
+
+// atBoundary is \b at offset e (e > 0).
+func atBoundary(text []byte, e int) bool {
+	after := e < len(text) && isWordByte(text[e])
+	return isWordByte(text[e-1]) != after
+}
+
+func asciiLower(b []byte) string {
+	out := make([]byte, len(b))
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		out[i] = c
+	}
+	return string(out)
+}
 
 // lintFile is one file in G6/G7's scope.
 type lintFile struct {
@@ -95,12 +262,12 @@ func LintHarness(d *Distribution) []Finding {
 				}
 			}
 		}
-		out = append(out, f.scan(text, lintDistinctive, "G6", "harness-specific tool name %q; describe the capability instead")...)
-		out = append(out, f.scan(text, lintCall, "G6", "harness-specific call syntax %q; use an invocation macro instead")...)
-		out = append(out, f.scan(text, lintNamespace, "G6", "harness slash-command namespace %q; prompts must stay harness-neutral")...)
+		out = append(out, f.report(matchWords(text, distinctiveWords, true), "G6", "harness-specific tool name %q; describe the capability instead")...)
+		out = append(out, f.report(matchCalls(text), "G6", "harness-specific call syntax %q; use an invocation macro instead")...)
+		out = append(out, f.report(matchNamespaces(text), "G6", "harness slash-command namespace %q; prompts must stay harness-neutral")...)
 		if !f.body {
-			out = append(out, f.scan(text, lintAmbiguous, "G6", "harness tool name %q (ambiguous names are forbidden outside body.md prose)")...)
-			out = append(out, f.scan(text, lintOpenCode, "G6", "OpenCode tool name %q; describe the capability instead")...)
+			out = append(out, f.report(matchWords(text, ambiguousWords, false), "G6", "harness tool name %q (ambiguous names are forbidden outside body.md prose)")...)
+			out = append(out, f.report(matchWords(text, openCodeWords, false), "G6", "OpenCode tool name %q; describe the capability instead")...)
 		}
 	}
 	return out
@@ -111,16 +278,16 @@ func LintHarness(d *Distribution) []Finding {
 func LintModels(d *Distribution) []Finding {
 	var out []Finding
 	for _, f := range lintFiles(d) {
-		out = append(out, f.scan(f.raw, lintModel, "G7", "concrete model name %q; use model_tier (high | standard) instead")...)
+		out = append(out, f.report(matchModels(f.raw), "G7", "concrete model name %q; use model_tier (high | standard) instead")...)
 	}
 	return out
 }
 
-func (f lintFile) scan(text []byte, re *regexp.Regexp, gate, format string) []Finding {
+func (f lintFile) report(spans []span, gate, format string) []Finding {
 	var out []Finding
-	for _, loc := range re.FindAllIndex(text, -1) {
+	for _, s := range spans {
 		// Masking keeps byte offsets, so the match is quoted from the raw file.
-		out = append(out, f.finding(SeverityError, loc[0], gate, fmt.Sprintf(format, f.raw[loc[0]:loc[1]])))
+		out = append(out, f.finding(SeverityError, s.start, gate, fmt.Sprintf(format, f.raw[s.start:s.end])))
 	}
 	return out
 }

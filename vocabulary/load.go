@@ -71,6 +71,19 @@ type Source struct {
 	Valid bool
 }
 
+// PosOf returns the position of the value at a JSON pointer (or of its
+// nearest ancestor that has one). JSON sources are decoded without positions
+// and get them on first use: most runs never need one.
+func (s *Source) PosOf(ptr string) yamljson.Pos {
+	if s.Doc.Positions == nil {
+		s.Doc.Positions = map[string]yamljson.Pos{}
+		if doc, err := yamljson.Decode(s.Raw); err == nil {
+			s.Doc.Positions = doc.Positions
+		}
+	}
+	return s.Doc.PosOf(ptr)
+}
+
 // Meta is one agents/<dir>/ or skills/<dir>/ directory and its meta.yml.
 type Meta struct {
 	Kind string // "agents" or "skills"
@@ -204,12 +217,12 @@ func (l *loader) check(src *Source, loc string) bool {
 			// Point at the unknown key itself rather than its object.
 			ptr += "/" + escapeToken(names[0])
 		} else if len(names) > 1 {
-			pos := src.Doc.PosOf(ptr + "/" + escapeToken(names[0]))
+			pos := src.PosOf(ptr + "/" + escapeToken(names[0]))
 			l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
 				Path: PointerToPath(ptr), Gate: "G1", Message: p.Message})
 			continue
 		}
-		pos := src.Doc.PosOf(ptr)
+		pos := src.PosOf(ptr)
 		l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
 			Path: PointerToPath(ptr), Gate: "G1", Message: withValue(p.Message, src.Doc.Value, p.Pointer)})
 	}
@@ -359,9 +372,9 @@ func (l *loader) loadManifest() {
 	l.d.Manifest = &m
 }
 
-// decodeJSON parses a JSON file into a JSON-shaped value with positions.
-// JSON is (nearly) YAML, so yamljson supplies line:col for every value;
-// encoding/json decides validity, because YAML accepts more than JSON.
+// decodeJSON parses a JSON file into a JSON-shaped value whose positions
+// are computed on demand (Source.PosOf): encoding/json is several times
+// faster than going through YAML, and only findings need positions.
 func decodeJSON(rel string, raw []byte) (*yamljson.Doc, *Finding) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -373,13 +386,7 @@ func decodeJSON(rel string, raw []byte) (*yamljson.Doc, *Finding) {
 		}
 		return nil, f
 	}
-	doc, err := yamljson.Decode(raw)
-	if err != nil {
-		// Valid JSON that YAML refuses (e.g. a key over 1024 characters):
-		// keep the value, lose the positions.
-		return &yamljson.Doc{Value: jsonShaped(v), Positions: map[string]yamljson.Pos{}}, nil
-	}
-	return doc, nil
+	return &yamljson.Doc{Value: jsonShaped(v)}, nil
 }
 
 // jsonShaped turns encoding/json's float64 numbers into the int64 values

@@ -107,18 +107,17 @@ func Validate(dir string, schemas *schema.Set) *Report {
 			Message: fmt.Sprintf("nexus-core distribution directory %s does not exist or is not a directory", dir)})
 		return r
 	}
-	version, gate, stop := versionGate(dir)
+	d := newDistribution(dir)
+	version, gate, stop := versionGate(d)
 	r.Version = version
 	r.add(gate...)
 	if stop {
 		r.Files = 1 // the file that decided
 		return r
 	}
-	d, fs := Load(dir, schemas)
-	r.add(fs...)
-	if d == nil {
-		return r
-	}
+	l := &loader{schemas: schemas, d: d}
+	l.load()
+	r.add(l.findings...)
 	for _, check := range []func(*Distribution) []Finding{
 		CheckDirectories,  // G9
 		CheckIDMatch,      // G10
@@ -144,8 +143,9 @@ func Validate(dir string, schemas *schema.Set) *Report {
 // versionGate refuses a distribution outside the supported range before
 // anything else is read: a 0.13+ tree would otherwise produce a flood of
 // "file is missing" findings that hide the one that matters.
-func versionGate(dir string) (version string, fs []Finding, stop bool) {
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
+	dir := d.Dir
+	raw, err := d.ReadFile("manifest.json")
 	if err != nil {
 		if os.IsNotExist(err) {
 			return readVersionFile(dir), []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version",
@@ -161,7 +161,7 @@ func versionGate(dir string) (version string, fs []Finding, stop bool) {
 	}
 	pos := func() (int, int) {
 		if doc, f := decodeJSON("manifest.json", raw); f == nil {
-			p := doc.PosOf("/nexus_core_version")
+			p := (&Source{File: "manifest.json", Doc: doc, Raw: raw}).PosOf("/nexus_core_version")
 			return p.Line, p.Col
 		}
 		return 1, 1
@@ -193,7 +193,7 @@ func versionGate(dir string) (version string, fs []Finding, stop bool) {
 
 // at builds a finding positioned at a JSON pointer inside a parsed source.
 func at(sev Severity, src *Source, ptr, gate, format string, args ...any) Finding {
-	pos := src.Doc.PosOf(ptr)
+	pos := src.PosOf(ptr)
 	return Finding{Severity: sev, File: src.File, Line: pos.Line, Col: pos.Col, Path: PointerToPath(ptr), Gate: gate,
 		Message: fmt.Sprintf(format, args...)}
 }
@@ -395,7 +395,7 @@ func duplicates(src *Source, listPtr string, list []any, key, what string) []Fin
 			continue
 		}
 		if j, seen := first[v]; seen {
-			pos := src.Doc.PosOf(fmt.Sprintf("%s/%d/%s", listPtr, j, key))
+			pos := src.PosOf(fmt.Sprintf("%s/%d/%s", listPtr, j, key))
 			out = append(out, at(SeverityError, src, fmt.Sprintf("%s/%d/%s", listPtr, i, key), "unique",
 				"duplicate %s %q (first at line %d)", what, v, pos.Line))
 			continue

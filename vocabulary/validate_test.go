@@ -182,7 +182,7 @@ var corruptions = []struct {
 	{"enum-misspelled", replaceIn("agents/engineer/meta.yml", "category: do\n", "category: doo\n"),
 		[]want{{SeverityError, "agents/engineer/meta.yml", "$.category", `value must be one of 'how', 'do', 'check', found "doo"`}}},
 	{"unknown-key", appendTo("skills/nx-plan/meta.yml", "colour: red\n"),
-		[]want{{SeverityError, "skills/nx-plan/meta.yml", "$", "'colour' not allowed"}}},
+		[]want{{SeverityError, "skills/nx-plan/meta.yml", "$.colour", "'colour' not allowed"}}},
 	{"prose-guidance-short", replaceBlock("vocabulary/capabilities.yml", "    prose_guidance: |\n", `    prose_guidance: "Too short."`+"\n"),
 		[]want{{SeverityError, "vocabulary/capabilities.yml", "$.capabilities[0].prose_guidance", "minLength"}}},
 	// 46 code points for the schema, 10 once trimmed: only G5′ sees it.
