@@ -1,0 +1,220 @@
+// Package memory implements nexus-core's memory lifecycle (digest §5) for
+// .nexus/memory/: read observation into memory-access.jsonl, `[m]` saves
+// with merge-before-create, and `[m:gc]` reports with opt-in three-signal
+// deletion recorded as git commits.
+//
+// A Manager holds the project's state store, the memory policy of the
+// nexus-core distribution and the memory settings of the configuration.
+// Every write goes through internal/state (locks, atomic replacement,
+// schema checks); deletions go through git (see gc.go and git.go).
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// LeadAgent is recorded as last_agent when a read has no agent id: the
+// main conversation (Lead) read the file itself.
+const LeadAgent = "lead"
+
+// Options configure a Manager.
+type Options struct {
+	// Store is the project's state store (required).
+	Store *state.Store
+	// Policy is the distribution's memory policy (required): categories,
+	// prefixes, naming pattern.
+	Policy *vocabulary.MemoryPolicy
+	// Config supplies memory.* and mcp.tool_prefix; nil = built-in defaults.
+	Config *config.Config
+	// Now is the clock; nil = the store's clock, else time.Now.
+	Now func() time.Time
+	// Git is the git binary; "" = "git" from PATH. Only deletion and the
+	// ages of never-read files need it.
+	Git string
+	// OnAutoGC receives what an automatic gc run from a task_close hook did
+	// (that hook has nowhere else to report to). nil = discard.
+	OnAutoGC func(message string, err error)
+}
+
+// Manager runs the memory lifecycle of one project.
+type Manager struct {
+	store      *state.Store
+	categories []vocabulary.MemoryCategory
+	naming     *regexp.Regexp
+	gc         GCPolicy
+	threshold  float64
+	toolPrefix string
+	now        func() time.Time
+	git        string
+	onAutoGC   func(string, error)
+}
+
+// GCPolicy is the forgetting configuration. A nil threshold is unset; a
+// signal whose threshold is unset is never met.
+type GCPolicy struct {
+	Auto                 bool `json:"auto"`
+	MinDaysSinceAccess   *int `json:"min_days_since_access"`
+	MinCyclesSinceAccess *int `json:"min_cycles_since_access"`
+	MaxAccessCount       *int `json:"max_access_count"`
+}
+
+// complete reports whether all three signals have thresholds.
+func (p GCPolicy) complete() bool {
+	return p.MinDaysSinceAccess != nil && p.MinCyclesSinceAccess != nil && p.MaxAccessCount != nil
+}
+
+// PolicyFromConfig reads memory.gc.* (a threshold left at its built-in
+// default counts as unset).
+func PolicyFromConfig(cfg *config.Config) GCPolicy {
+	get := func(key string) *int {
+		if !cfg.IsSet(key) {
+			return nil
+		}
+		v := cfg.Int(key)
+		return &v
+	}
+	return GCPolicy{
+		Auto:                 cfg.Bool("memory.gc.auto"),
+		MinDaysSinceAccess:   get("memory.gc.min_days_since_access"),
+		MinCyclesSinceAccess: get("memory.gc.min_cycles_since_access"),
+		MaxAccessCount:       get("memory.gc.max_access_count"),
+	}
+}
+
+// New returns a Manager.
+func New(o Options) (*Manager, error) {
+	if o.Store == nil {
+		return nil, errors.New("memory: no state store")
+	}
+	if o.Policy == nil || len(o.Policy.Categories) == 0 {
+		return nil, errors.New("memory: the nexus-core memory policy has no categories")
+	}
+	cfg := o.Config
+	if cfg == nil {
+		cfg = config.Defaults()
+	}
+	pattern := o.Policy.Naming.Pattern
+	if pattern == "" {
+		pattern = `^[a-z0-9][a-z0-9-]*\.md$`
+	}
+	naming, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("memory policy naming.pattern %q: %w", pattern, err)
+	}
+	now := o.Now
+	if now == nil {
+		now = o.Store.Now
+	}
+	if now == nil {
+		now = time.Now
+	}
+	git := o.Git
+	if git == "" {
+		git = "git"
+	}
+	m := &Manager{
+		store:      o.Store,
+		categories: o.Policy.Categories,
+		naming:     naming,
+		gc:         PolicyFromConfig(cfg),
+		threshold:  cfg.Float("memory.merge.threshold"),
+		toolPrefix: cfg.String("mcp.tool_prefix"),
+		now:        now,
+		git:        git,
+		onAutoGC:   o.OnAutoGC,
+	}
+	return m, nil
+}
+
+// Dir is the memory directory.
+func (m *Manager) Dir() string { return m.store.L.MemoryDir() }
+
+// Policy returns the forgetting configuration in force.
+func (m *Manager) Policy() GCPolicy { return m.gc }
+
+// ErrNotMemoryFile is wrapped by the error for a path that is not a
+// regular file inside .nexus/memory/.
+var ErrNotMemoryFile = errors.New("not a memory file")
+
+// resolve returns the record key of a memory file: the memory directory
+// joined with the file's place inside it (a cleaned absolute path). p may
+// be absolute or relative to the project root. The real file (symlinks
+// resolved) must be a regular file inside the real memory directory, so a
+// symlink that leads out of .nexus/memory/ never counts.
+func (m *Manager) resolve(p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("empty path: %w", ErrNotMemoryFile)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(m.store.L.Project, p)
+	}
+	p = filepath.Clean(p)
+	dir := m.Dir()
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%s: no memory directory %s: %w", p, dir, ErrNotMemoryFile)
+	}
+	realP, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, ErrNotMemoryFile)
+	}
+	rel, ok := inside(realDir, realP)
+	if !ok {
+		return "", fmt.Errorf("%s is not inside %s (symlinks are not followed out of it): %w", p, dir, ErrNotMemoryFile)
+	}
+	st, err := os.Stat(realP)
+	if err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file: %w", p, ErrNotMemoryFile)
+	}
+	return filepath.Join(dir, rel), nil
+}
+
+// inside returns p relative to dir when p is strictly inside dir.
+func inside(dir, p string) (string, bool) {
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return "", false
+	}
+	return rel, true
+}
+
+// category returns the policy category with the given id.
+func (m *Manager) category(id string) (vocabulary.MemoryCategory, bool) {
+	for _, c := range m.categories {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return vocabulary.MemoryCategory{}, false
+}
+
+func (m *Manager) categoryIDs() []string {
+	ids := make([]string, len(m.categories))
+	for i, c := range m.categories {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// categoryOf returns the category a file name's prefix puts it in.
+func (m *Manager) categoryOf(name string) (vocabulary.MemoryCategory, bool) {
+	for _, c := range m.categories {
+		if c.Prefix != "" && strings.HasPrefix(name, c.Prefix) {
+			return c, true
+		}
+	}
+	return vocabulary.MemoryCategory{}, false
+}
+
+// toolName is a nexus tool's registered MCP name (nx_memory_save).
+func (m *Manager) toolName(abstract string) string { return m.toolPrefix + abstract }
