@@ -125,9 +125,10 @@ func Open(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// New returns a Manager over manifests already loaded (or built in code;
-// such a manifest needs Name, ProtocolVersion, Executable, SHA256 and Dir
-// when Executable is relative). A duplicate name is an error.
+// New returns a Manager over manifests already loaded, or built in code
+// (Source empty or SourceBuiltin: such a manifest is checked here and needs
+// Name, ProtocolVersion, Executable and, when Executable is relative, Dir;
+// see Manifest.Args and Manifest.SHA256). A duplicate name is an error.
 func New(manifests []*Manifest, opts Options) (*Manager, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = defaultStartTimeout
@@ -150,6 +151,11 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 		}
 		if man.Source == "" {
 			man.Source = SourceBuiltin
+		}
+		if man.Source == SourceBuiltin {
+			if err := man.checkBuiltin(); err != nil {
+				return nil, err
+			}
 		}
 		m.procs[man.Name] = &proc{m: m, man: man, log: log.Named(man.Name)}
 		m.names = append(m.names, man.Name)

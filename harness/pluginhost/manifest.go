@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -104,6 +105,50 @@ type Manifest struct {
 	Path   string `json:"-"`
 	Dir    string `json:"-"`
 	Source Source `json:"-"`
+
+	// Args are command-line arguments for the executable. Only manifests
+	// built in code (SourceBuiltin) set them, e.g. to run the nexus binary
+	// itself as a plugin; a YAML manifest cannot, since the digest pins the
+	// executable alone. Likewise only a builtin manifest may leave SHA256
+	// empty, to skip the digest check of a program nexus ships itself.
+	Args []string `json:"-"`
+}
+
+var pluginNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
+// checkBuiltin validates a manifest built in code, which did not go through
+// the schema.
+func (m *Manifest) checkBuiltin() error {
+	var probs []string
+	if !pluginNameRE.MatchString(m.Name) {
+		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE))
+	}
+	if m.ProtocolVersion != sdk.ProtocolVersion {
+		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, sdk.ProtocolVersion))
+	}
+	if m.Executable == "" || (!filepath.IsAbs(m.Executable) && m.Dir == "") {
+		probs = append(probs, "executable must be an absolute path, or relative with Dir set")
+	}
+	for _, t := range m.Tools {
+		if !toolNameRE.MatchString(t.Name) {
+			probs = append(probs, fmt.Sprintf("tool name %q does not match %s", t.Name, toolNameRE))
+		}
+	}
+	for e, s := range m.Events {
+		if !sdk.IsEvent(e) {
+			probs = append(probs, fmt.Sprintf("unknown event %q", e))
+		}
+		if s.Timeout <= 0 || (s.OnFailure != FailOpen && s.OnFailure != FailClosed) {
+			probs = append(probs, fmt.Sprintf("event %s needs a positive timeout and on_failure fail-open or fail-closed", e))
+		}
+	}
+	for _, p := range m.check() {
+		probs = append(probs, fieldName(p.ptr)+": "+p.msg)
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("built-in plugin %q: %s", m.Name, strings.Join(probs, "; "))
+	}
+	return nil
 }
 
 // ToolDecl declares one tool.

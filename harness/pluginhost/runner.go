@@ -60,7 +60,7 @@ func pluginEnv(m *Manifest, goPluginEnv []string) []string {
 
 func newProcRunner(log hclog.Logger, m *Manifest, spec *exec.Cmd) (*procRunner, error) {
 	exe := m.ExecutablePath()
-	cmd := exec.Command(exe)
+	cmd := exec.Command(exe, m.Args...)
 	cmd.Dir = m.Dir
 	cmd.Env = pluginEnv(m, spec.Env)
 	cmd.Stdin = nil // /dev/null

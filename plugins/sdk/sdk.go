@@ -67,7 +67,9 @@ type ToolAnnotations struct {
 
 // Config is what nexus tells a plugin about where it runs.
 type Config struct {
-	// ProjectDir is the project root (the folder holding .nexus/).
+	// ProjectDir is the project root (the folder holding .nexus/). It is
+	// sent only to plugins whose manifest sets `project_dir: true`; empty
+	// otherwise.
 	ProjectDir string `json:"project_dir"`
 	// Settings are the plugin's own keys from nexus configuration
 	// (plugins.<name>.settings), as strings.
