@@ -79,7 +79,7 @@ type Postcondition struct {
 // ExpectsError reports whether the call must fail: "error": true,
 // "error_contains", or a "$.error" assertion (digest §6.7).
 func (p *Postcondition) ExpectsError() bool {
-	return p != nil && (p.Error || p.ErrorContains != nil || p.ReturnValue.Has("$.error"))
+	return p != nil && (p.Error || p.ErrorContains != nil || p.ReturnValue.ExpectsError())
 }
 
 // FileKind says what a state_files entry asks for.
@@ -455,9 +455,6 @@ func compileFixture(raw json.RawMessage) (*Fixture, error) {
 		if f.Post, err = compilePost(r.Postcondition); err != nil {
 			return nil, fmt.Errorf("postcondition: %w", err)
 		}
-		if f.Event != nil && len(f.Post.ReturnValue) > 0 {
-			return nil, fmt.Errorf("postcondition.return_value on an event fixture: events return nothing")
-		}
 	}
 	return f, nil
 }
@@ -511,9 +508,6 @@ func compileStep(r rawStep) (Step, error) {
 		return s, err
 	}
 	if len(r.AssertReturn) > 0 {
-		if s.Event != nil {
-			return s, fmt.Errorf("assert_return on an event step: events return nothing")
-		}
 		if s.AssertReturn, err = assertion.CompileBlock(r.AssertReturn); err != nil {
 			return s, fmt.Errorf("assert_return: %w", err)
 		}

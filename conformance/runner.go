@@ -351,7 +351,7 @@ func (run *caseRun) applyPrecondition() error {
 // outcome is what one action or event produced.
 type outcome struct {
 	event   bool
-	value   any     // the parsed return value (JSON-shaped)
+	value   any     // the parsed return value (JSON-shaped; {} for events)
 	errMsg  *string // set when the call failed with a domain error
 	errNote string
 }
@@ -387,8 +387,11 @@ func (run *caseRun) call(ctx context.Context, a *Action, e *Event) (outcome, []F
 			}
 		}
 	} else {
+		// An event returns nothing: its return value is {} (or the error
+		// envelope), so a step can still assert "$.error" on it.
 		name = "event " + e.Type
 		out.event = true
+		out.value = map[string]any{}
 		var params map[string]any
 		if err := json.Unmarshal(e.Params, &params); err != nil {
 			return out, nil, &assertion.FixtureError{Msg: fmt.Sprintf("event %s params: %v", e.Type, err)}
@@ -450,7 +453,7 @@ func (run *caseRun) checkErrorExpectation(expect bool, out outcome, step int, de
 }
 
 func (run *caseRun) checkStep(s Step, out outcome, step int) {
-	if !run.checkErrorExpectation(s.AssertReturn.Has("$.error"), out, step, s.Description) {
+	if !run.checkErrorExpectation(s.AssertReturn.ExpectsError(), out, step, s.Description) {
 		return
 	}
 	for _, m := range s.AssertReturn.Check(out.doc()) {

@@ -336,6 +336,17 @@ func TestRunnerVerdicts(t *testing.T) {
 			status: Pass,
 		},
 		{
+			name:   "an event step can expect an error with $.error",
+			body:   `"steps": [{"event": {"type": "agent_complete", "params": {"agent_id": "x"}}, "assert_return": {"$.error": "agent uuid-x not found"}}, {"event": {"type": "agent_spawn", "params": {"agent_id": "a"}}, "assert_return": {"$.error": null}}]`,
+			status: Pass,
+		},
+		{
+			name:   "an event returns nothing but {}",
+			body:   `"steps": [{"event": {"type": "agent_spawn", "params": {"agent_id": "a"}}, "assert_return": {"$.x": 1}}]`,
+			status: Fail,
+			want:   []string{`step 1: return $.x: expected 1, got <absent>`},
+		},
+		{
 			name:   "unknown event type fails the fixture",
 			body:   `"event": {"type": "agent_pause", "params": {}}`,
 			status: Fail,

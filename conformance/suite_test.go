@@ -72,7 +72,8 @@ func TestSuite(t *testing.T) {
 					t.Error(f.String())
 				}
 			case conformance.Skip:
-				t.Skip(res.SkipReason)
+				// nexus in-process fires lifecycle events: nothing may skip.
+				t.Errorf("skipped: %s", res.SkipReason)
 			}
 		})
 	}

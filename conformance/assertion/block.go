@@ -26,6 +26,17 @@ func (b Block) Has(path string) bool {
 	return false
 }
 
+// ExpectsError reports whether the block asserts a value for "$.error":
+// the call must fail (digest §6.7). "$.error": null asserts the opposite.
+func (b Block) ExpectsError() bool {
+	for _, a := range b {
+		if a.Path.String() == "$.error" && !a.Expected.IsNull() {
+			return true
+		}
+	}
+	return false
+}
+
 // Check evaluates every assertion against doc and returns the ones that do
 // not hold, in block order.
 func (b Block) Check(doc any) []Mismatch {

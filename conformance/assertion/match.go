@@ -78,6 +78,9 @@ var matcherKeys = map[string][]string{
 	"boolean": nil,
 }
 
+// IsNull reports whether the expected value is null (null or absent).
+func (e Expected) IsNull() bool { return e.kind == expNull }
+
 // String returns the expected value as the fixture wrote it.
 func (e Expected) String() string { return e.raw }
 

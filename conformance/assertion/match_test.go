@@ -148,8 +148,22 @@ func TestBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !b.Has("$.created") || b.Has("$.error") {
-		t.Fatal("Has() is wrong")
+	if !b.Has("$.created") || b.Has("$.error") || b.ExpectsError() {
+		t.Fatal("Has() or ExpectsError() is wrong")
+	}
+	for raw, want := range map[string]bool{
+		`{"$.error": "No active plan session"}`:    true,
+		`{"$.error": {"type": "string"}}`:          true,
+		`{"$.error": null}`:                        false,
+		`{"$.errors": "x", "$.result.error": "x"}`: false,
+	} {
+		eb, err := CompileBlock(json.RawMessage(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eb.ExpectsError() != want {
+			t.Errorf("%s: ExpectsError() = %v, want %v", raw, !want, want)
+		}
 	}
 	doc := mustDecode(t, `{"created": true, "plan_id": "1", "issues": [{"id": 1}], "topic": "y"}`)
 	got := b.Check(doc)
