@@ -62,6 +62,10 @@ is denied when gate.policy is fail-closed.`,
 		},
 	}
 	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: claude or neutral")
+	// --managed marks entries written by `nexus install`; it changes nothing.
+	var managed bool
+	cmd.Flags().BoolVar(&managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
+	_ = cmd.Flags().MarkHidden("managed")
 	return cmd
 }
 

@@ -360,7 +360,7 @@ func (g *Gate) detail(call Call) string {
 func (g *Gate) advice(capID string) string {
 	switch capID {
 	case "no_file_edit":
-		return "Report the change you propose to Lead instead, or save a deliverable with " + g.prefix + "artifact_write."
+		return "Report the change you propose to Lead instead, or save a deliverable with " + g.ToolRef("artifact_write") + "."
 	case "no_task_create":
 		return "Ask Lead to add the task."
 	case "no_task_update":
@@ -369,6 +369,16 @@ func (g *Gate) advice(capID string) string {
 		return "Ask Lead to run the command."
 	}
 	return "Ask Lead to do it."
+}
+
+// ToolRef names a nexus tool the way the host shows it to the model
+// (Claude Code: mcp__nexus__nx_<name>, with the server `nexus install`
+// registers).
+func (g *Gate) ToolRef(abstract string) string {
+	if g.host.Host == HostClaude {
+		return "mcp__nexus__" + g.prefix + abstract
+	}
+	return g.prefix + abstract
 }
 
 // sameTool reports whether a configured tool name denotes the called tool:

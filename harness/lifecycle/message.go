@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -164,7 +165,7 @@ func (e *Engine) decide(ctx context.Context, a tags.Match) string {
 		return "nexus did not record the decision: " + problem
 	}
 	if e.o.Tools == nil {
-		return fmt.Sprintf("nexus cannot record decisions in this setup; record it with %splan_decide (issue_id %d).", e.prefix(), issue.ID)
+		return fmt.Sprintf("nexus cannot record decisions in this setup; record it with %s (issue_id %d).", e.toolRef("plan_decide"), issue.ID)
 	}
 	res, err := e.o.Tools.CallTool(ctx, "plan_decide", map[string]any{"issue_id": float64(issue.ID), "decision": decision})
 	if err != nil {
@@ -175,9 +176,10 @@ func (e *Engine) decide(ctx context.Context, a tags.Match) string {
 	}
 	text := fmt.Sprintf("nexus recorded the decision on issue #%d %q with plan_decide: %s.", issue.ID, issue.Title, decision)
 	if all, _ := res["allComplete"].(bool); all {
-		text += " Every issue of the plan is now decided."
 		if m, ok := res["message"].(string); ok && m != "" {
 			text += " " + m
+		} else {
+			text += " Every issue of the plan is now decided."
 		}
 	} else if rem, ok := res["remaining"].([]any); ok {
 		text += fmt.Sprintf(" %d issue(s) remain undecided.", len(rem))
@@ -272,31 +274,47 @@ func slug(text string) string {
 
 // --- tags explain ----------------------------------------------------------
 
+// Explanation says what one bracket token of a message does.
+type Explanation struct {
+	Token  string `json:"token"`
+	Offset int    `json:"offset"`
+	Fires  bool   `json:"fires"`
+	// What is the effect (for a firing tag) or why it does not fire.
+	What string `json:"what"`
+}
+
+// String renders one explanation line.
+func (x Explanation) String() string {
+	if x.Fires {
+		return fmt.Sprintf("%s at byte %d: %s", x.Token, x.Offset, x.What)
+	}
+	return fmt.Sprintf("%s at byte %d: ignored, %s", x.Token, x.Offset, x.What)
+}
+
 // Explain says what a message would trigger, and why, without doing it.
-func (e *Engine) Explain(msg string) []string {
+// Tokens come in message order.
+func (e *Engine) Explain(msg string) []Explanation {
 	res := e.Detector().Detect(msg)
-	var out []string
+	var out []Explanation
 	for _, m := range res.Fired {
-		line := fmt.Sprintf("%s at byte %d: ", m.Token, m.Offset)
+		x := Explanation{Token: m.Token, Offset: m.Offset, Fires: true}
 		switch {
 		case m.IsSkill() && res.Skill != nil && res.Skill.Offset == m.Offset:
-			line += fmt.Sprintf("skill tag %s → injects skills/%s/body.md", m.Tag.ID, m.Tag.Skill)
+			x.What = fmt.Sprintf("skill tag %s, injects skills/%s/body.md", m.Tag.ID, m.Tag.Skill)
 			if m.Variant != "" {
-				line += " in " + m.Variant + " mode"
+				x.What += " in " + m.Variant + " mode"
 			}
 		case m.IsSkill():
-			continue // reported among the ignored tokens
+			continue // listed among the ignored tokens
 		default:
-			line += fmt.Sprintf("inline action %s (handler %s) → %s", m.Tag.ID, m.Tag.Handler, e.plannedAction(m))
+			x.What = fmt.Sprintf("inline action %s (handler %s): %s", m.Tag.ID, m.Tag.Handler, e.plannedAction(m))
 		}
-		out = append(out, line)
+		out = append(out, x)
 	}
 	for _, ig := range res.Ignored {
-		out = append(out, fmt.Sprintf("%s at byte %d: ignored, %s", ig.Token, ig.Offset, ig.Reason))
+		out = append(out, Explanation{Token: ig.Token, Offset: ig.Offset, What: ig.Reason})
 	}
-	if len(out) == 0 {
-		out = append(out, "no bracket tags: the message passes through unchanged")
-	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
 	return out
 }
 

@@ -71,7 +71,7 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	} else if removed {
 		e.log.Log(ctx, "info", SessionStart, "", "removed the legacy .nexus/state/agent-tracker.json")
 	}
-	if ev.Source != "resume" {
+	if ev.Source != "resume" && state.Exists(e.activeSkillPath()) {
 		if err := s.RemoveHarnessFile(ctx, e.activeSkillPath()); err != nil {
 			e.log.Log(ctx, "warn", SessionStart, "", err.Error())
 		}
@@ -84,19 +84,19 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	if p, ok, err := s.ReadPlan(); err != nil {
 		warnings = append(warnings, readProblem("plan.json", err))
 	} else if ok {
-		warnings = append(warnings, fmt.Sprintf("A plan.json from an earlier session exists (%s); a previous session may not have closed cleanly. Continue it with [plan], or archive it with %stask_close.", planLine(p), e.prefix()))
+		warnings = append(warnings, fmt.Sprintf("A plan.json from an earlier session exists (%s); a previous session may not have closed cleanly. Continue it with [plan], or archive it with %s.", planLine(p), e.toolRef("task_close")))
 	}
 	if t, ok, err := s.ReadTasks(); err != nil {
 		warnings = append(warnings, readProblem("tasks.json", err))
 	} else if ok {
-		warnings = append(warnings, fmt.Sprintf("A tasks.json from an earlier session exists (%s); a previous session may not have closed cleanly. Resume it with [run], or archive it with %stask_close.", tasksLine(t), e.prefix()))
+		warnings = append(warnings, fmt.Sprintf("A tasks.json from an earlier session exists (%s); a previous session may not have closed cleanly. Resume it with [run], or archive it with %s.", tasksLine(t), e.toolRef("task_close")))
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "nexus is active for this project (nexus-core %s, harness id %s).\n", e.o.Core.Version(), s.L.HarnessID)
 	b.WriteString(e.tagLine())
 	if e.o.Host == "claude" {
-		fmt.Fprintf(&b, "nexus tools appear as mcp__nexus__%s* (for example mcp__nexus__%splan_status).\n", e.prefix(), e.prefix())
+		fmt.Fprintf(&b, "nexus tools appear as mcp__nexus__%s* (for example %s).\n", e.prefix(), e.toolRef("plan_status"))
 	}
 	if k := e.knowledge().text(); k != "" {
 		b.WriteString(k)
@@ -123,6 +123,15 @@ func readProblem(name string, err error) string {
 }
 
 func (e *Engine) prefix() string { return e.cfg.String("mcp.tool_prefix") }
+
+// toolRef names a nexus tool the way the host shows it to the model.
+func (e *Engine) toolRef(abstract string) string {
+	name := e.prefix() + abstract
+	if e.o.Host == "claude" {
+		return "mcp__nexus__" + name
+	}
+	return name
+}
 
 // tagLine lists the bracket tags of the distribution.
 func (e *Engine) tagLine() string {
@@ -155,17 +164,20 @@ func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 			}
 		}
 		if len(open) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%d task(s) are not completed: %s. Finish them, or close the cycle with %stask_close to archive it in history.json.", len(open), strings.Join(open, ", "), e.prefix()))
+			warnings = append(warnings, fmt.Sprintf("%d task(s) are not completed: %s. Finish them, or close the cycle with %s to archive it in history.json.", len(open), strings.Join(open, ", "), e.toolRef("task_close")))
 		}
 	}
 	if p, ok, err := s.ReadPlan(); err != nil {
 		warnings = append(warnings, readProblem("plan.json", err))
 	} else if ok {
-		warnings = append(warnings, fmt.Sprintf("plan.json is still open (%s); it is lost for history unless archived with %stask_close.", planLine(p), e.prefix()))
+		warnings = append(warnings, fmt.Sprintf("plan.json is still open (%s); it is lost for history unless archived with %s.", planLine(p), e.toolRef("task_close")))
 	}
 	// Harness-local session files only: history.json, memory/, context/
 	// and rules/ belong to the project.
 	for _, p := range []string{s.L.TrackerPath(), s.L.EditTrackerPath(), s.L.ReopenTrackerPath(), e.activeSkillPath(), s.L.ToolLogPath()} {
+		if !state.Exists(p) {
+			continue
+		}
 		if err := s.RemoveHarnessFile(ctx, p); err != nil {
 			e.log.Log(ctx, "warn", SessionEnd, "", err.Error())
 		}

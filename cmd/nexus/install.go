@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+)
+
+func init() {
+	register(func(a *app) *cobra.Command { return newInstallCmd(a, true) })
+	register(func(a *app) *cobra.Command { return newInstallCmd(a, false) })
+}
+
+type installFlags struct {
+	scope   string
+	dryRun  bool
+	command string
+}
+
+func newInstallCmd(a *app, install bool) *cobra.Command {
+	var fl installFlags
+	use, short, long := "install", "Register nexus with a coding-agent host", `Register nexus with a coding-agent host.
+
+"nexus install claude" merges nexus's hook entries (SessionStart, UserPromptSubmit, PreToolUse,
+PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, SessionEnd, each running
+"nexus hook --host claude --managed EVENT") into Claude Code's settings file, and the
+"nexus mcp" server into its MCP servers file:
+
+  --scope project   .claude/settings.json and .mcp.json in the project
+  --scope user      ~/.claude/settings.json and ~/.claude.json
+
+It prints the diff of every file it changes and keeps a copy of the old content beside it
+(<file>.nexus-backup-<time>). Running it again changes nothing. Entries it did not write
+are never touched or removed; --dry-run shows the diff and writes nothing.`
+	if !install {
+		use, short, long = "uninstall", "Remove what \"nexus install\" registered with a host", `Remove what "nexus install claude" wrote: hook entries marked --managed and the "nexus"
+MCP server when it runs nexus. Everything else in the files stays as it is. Diffs and
+backups as for install.`
+	}
+	cmd := &cobra.Command{Use: use, Short: short, Long: long}
+	sub := &cobra.Command{
+		Use:   "claude",
+		Short: short + " (Claude Code)",
+		Long:  long,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runInstall(cmd, a, fl, install)
+		},
+	}
+	sub.Flags().StringVar(&fl.scope, "scope", claude.ScopeProject, "where to install: project or user")
+	sub.Flags().BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
+	if install {
+		sub.Flags().StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
+	}
+	cmd.AddCommand(sub)
+	return cmd
+}
+
+func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error {
+	if fl.scope != claude.ScopeProject && fl.scope != claude.ScopeUser {
+		return usagef("--scope must be project or user, not %q", fl.scope)
+	}
+	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command}
+	if fl.scope == claude.ScopeProject {
+		proj, err := a.Project()
+		if err != nil {
+			return err
+		}
+		o.Project = proj
+	} else {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("find the home folder: %w", err)
+		}
+		o.Home = home
+	}
+	if o.Command == "" {
+		exe, err := os.Executable()
+		if err != nil && install {
+			return fmt.Errorf("find the nexus executable: %w (pass --command)", err)
+		}
+		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = resolved
+		}
+		o.Command = exe
+	}
+	var changes []claude.FileChange
+	var err error
+	if install {
+		changes, err = claude.Install(o)
+	} else {
+		changes, err = claude.Uninstall(o)
+	}
+	if a.jsonOut {
+		if werr := writeJSON(cmd.OutOrStdout(), map[string]any{"dry_run": fl.dryRun, "files": changes}); werr != nil {
+			return werr
+		}
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if fl.dryRun {
+		fmt.Fprintln(w, "dry run: nothing is written")
+	}
+	for _, ch := range changes {
+		switch {
+		case !ch.Changed:
+			fmt.Fprintf(w, "%s: already up to date\n", ch.Path)
+		default:
+			fmt.Fprint(w, ch.Diff)
+			if ch.Backup != "" {
+				fmt.Fprintf(w, "%s: updated (previous content saved as %s)\n", ch.Path, ch.Backup)
+			} else if !fl.dryRun {
+				fmt.Fprintf(w, "%s: written\n", ch.Path)
+			}
+		}
+		for _, n := range ch.Notes {
+			fmt.Fprintf(w, "%s: note: %s\n", ch.Path, n)
+		}
+	}
+	return err
+}

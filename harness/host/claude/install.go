@@ -1,0 +1,379 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+)
+
+// Installation scopes.
+const (
+	ScopeProject = "project"
+	ScopeUser    = "user"
+)
+
+// ManagedFlag marks hook commands written by the installer; `nexus hook`
+// accepts and ignores it. Uninstall removes only commands carrying it.
+const ManagedFlag = "--managed"
+
+// MCPServerName is the name nexus registers its MCP server under.
+const MCPServerName = "nexus"
+
+// HookTimeout is the timeout (seconds) written on each hook entry.
+const HookTimeout = 30
+
+// InstalledEvents are the hook events `nexus install claude` registers,
+// with their matcher ("" = no matcher: every occurrence). Stop, PreCompact
+// and PostCompact are left out: nexus has nothing to do on them.
+var InstalledEvents = []struct{ Event, Matcher string }{
+	{SessionStart, ""},
+	{UserPromptSubmit, ""},
+	{PreToolUse, "*"},
+	{PostToolUse, "*"},
+	{PostToolUseFailure, "*"},
+	{SubagentStart, ""},
+	{SubagentStop, ""},
+	{SessionEnd, ""},
+}
+
+// InstallOptions say where and what to install.
+type InstallOptions struct {
+	Scope   string // project or user
+	Project string // project root (project scope)
+	Home    string // the user's home folder (user scope)
+	// Command is the nexus executable the entries run.
+	Command string
+	DryRun  bool
+	Now     func() time.Time
+}
+
+// FileChange is the outcome for one settings file.
+type FileChange struct {
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+	Diff    string `json:"diff,omitempty"`
+	// Backup is the copy of the previous content (empty when the file did
+	// not exist, nothing changed, or on a dry run).
+	Backup string `json:"backup,omitempty"`
+	// Notes report entries left alone (another tool's server named nexus).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Paths returns the hooks settings file and the MCP servers file of a scope.
+func Paths(o InstallOptions) (settings, mcp string, err error) {
+	switch o.Scope {
+	case ScopeProject, "":
+		if o.Project == "" {
+			return "", "", errors.New("project scope needs the project folder")
+		}
+		return filepath.Join(o.Project, ".claude", "settings.json"), filepath.Join(o.Project, ".mcp.json"), nil
+	case ScopeUser:
+		if o.Home == "" {
+			return "", "", errors.New("user scope needs the home folder")
+		}
+		return filepath.Join(o.Home, ".claude", "settings.json"), filepath.Join(o.Home, ".claude.json"), nil
+	}
+	return "", "", fmt.Errorf("unknown scope %q: use project or user", o.Scope)
+}
+
+// HookCommand is the command line written for one event.
+func HookCommand(nexus, event string) string {
+	return shellQuote(nexus) + " hook --host claude " + ManagedFlag + " " + event
+}
+
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@%,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// isOurs reports whether a hook handler was written by the installer.
+func isOurs(h any) bool {
+	o, ok := h.(*object)
+	if !ok {
+		return false
+	}
+	cmd, _ := o.vals["command"].(string)
+	typ, _ := o.vals["type"].(string)
+	return typ == "command" && strings.Contains(cmd, " hook --host claude "+ManagedFlag+" ")
+}
+
+// Install merges nexus's hook entries and MCP server into Claude Code's
+// settings files of the scope.
+func Install(o InstallOptions) ([]FileChange, error) {
+	return apply(o, true)
+}
+
+// Uninstall removes what Install wrote, and nothing else.
+func Uninstall(o InstallOptions) ([]FileChange, error) {
+	return apply(o, false)
+}
+
+func apply(o InstallOptions, install bool) ([]FileChange, error) {
+	// Uninstalling, Command (when given) only helps recognise nexus's MCP
+	// server entry.
+	if install && o.Command == "" {
+		return nil, errors.New("no nexus executable to register")
+	}
+	settingsPath, mcpPath, err := Paths(o)
+	if err != nil {
+		return nil, err
+	}
+	var changes []FileChange
+	for _, f := range []struct {
+		path string
+		edit func(*object) []string
+	}{
+		{settingsPath, func(root *object) []string { editHooks(root, o.Command, install); return nil }},
+		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, install) }},
+	} {
+		ch, err := editFile(f.path, o, f.edit)
+		if err != nil {
+			return changes, err
+		}
+		changes = append(changes, ch)
+	}
+	return changes, nil
+}
+
+func editFile(path string, o InstallOptions, edit func(*object) []string) (FileChange, error) {
+	ch := FileChange{Path: path}
+	before, err := os.ReadFile(path)
+	exists := err == nil
+	if err != nil && !os.IsNotExist(err) {
+		return ch, fmt.Errorf("read %s: %w", path, err)
+	}
+	root := newObject()
+	if exists && len(bytes.TrimSpace(before)) > 0 {
+		if root, err = parseOrdered(before); err != nil {
+			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", path, err)
+		}
+	}
+	// Compare against the file as nexus would print it, so reformatting
+	// alone never counts as a change.
+	normal := encodeOrdered(root)
+	ch.Notes = edit(root)
+	after := encodeOrdered(root)
+	if bytes.Equal(normal, after) {
+		return ch, nil
+	}
+	if !exists && len(root.keys) == 0 {
+		return ch, nil
+	}
+	ch.Changed = true
+	old := before
+	if !exists {
+		old = nil
+	}
+	// A file left as {} holds nothing: remove it rather than keep a stub.
+	remove := len(root.keys) == 0
+	if remove {
+		after = nil
+	}
+	ch.Diff = unifiedDiff(path+" (before)", path+" (after)", old, after)
+	if o.DryRun {
+		return ch, nil
+	}
+	if exists {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		ch.Backup = backupName(path, now())
+		if err := atomicfile.WriteFile(ch.Backup, before, 0o600); err != nil {
+			return ch, fmt.Errorf("back up %s: %w", path, err)
+		}
+	}
+	if remove {
+		return ch, atomicfile.Remove(path)
+	}
+	perm := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		perm = st.Mode().Perm()
+	}
+	if err := atomicfile.WriteFile(path, after, perm); err != nil {
+		return ch, err
+	}
+	return ch, nil
+}
+
+// backupName returns a backup path that does not exist yet.
+func backupName(path string, t time.Time) string {
+	base := fmt.Sprintf("%s.nexus-backup-%s", path, t.UTC().Format("20060102T150405Z"))
+	name := base
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(name); os.IsNotExist(err) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+}
+
+// editHooks adds (or, uninstalling, removes) nexus's hook handlers.
+func editHooks(root *object, nexus string, install bool) {
+	hv, _ := root.get("hooks")
+	hooks, ok := hv.(*object)
+	if !ok {
+		if !install {
+			return
+		}
+		hooks = newObject()
+		root.set("hooks", hooks)
+	}
+	if !install {
+		for _, ev := range append([]string(nil), hooks.keys...) {
+			groups, ok := hooks.vals[ev].([]any)
+			if !ok {
+				continue
+			}
+			var kept []any
+			touched := false
+			for _, g := range groups {
+				gobj, ok := g.(*object)
+				if !ok {
+					kept = append(kept, g)
+					continue
+				}
+				hs, ok := gobj.vals["hooks"].([]any)
+				if !ok {
+					kept = append(kept, g)
+					continue
+				}
+				var rest []any
+				for _, h := range hs {
+					if isOurs(h) {
+						touched = true
+						continue
+					}
+					rest = append(rest, h)
+				}
+				if len(rest) == 0 && len(hs) > 0 {
+					continue // the group held only nexus's handler
+				}
+				if len(rest) != len(hs) {
+					gobj.set("hooks", rest)
+				}
+				kept = append(kept, g)
+			}
+			if !touched {
+				continue
+			}
+			if len(kept) == 0 {
+				hooks.del(ev)
+			} else {
+				hooks.set(ev, kept)
+			}
+		}
+		if len(hooks.keys) == 0 {
+			root.del("hooks")
+		}
+		return
+	}
+	for _, ie := range InstalledEvents {
+		want := HookCommand(nexus, ie.Event)
+		groups, _ := hooks.vals[ie.Event].([]any)
+		found := false
+		for _, g := range groups {
+			gobj, ok := g.(*object)
+			if !ok {
+				continue
+			}
+			hs, _ := gobj.vals["hooks"].([]any)
+			for _, h := range hs {
+				if isOurs(h) {
+					hobj := h.(*object)
+					if !found {
+						// The executable may have moved: keep the entry current.
+						if c, _ := hobj.vals["command"].(string); c != want {
+							hobj.set("command", want)
+						}
+						found = true
+					}
+				}
+			}
+		}
+		if found {
+			continue
+		}
+		handler := newObject()
+		handler.set("type", "command")
+		handler.set("command", want)
+		handler.set("timeout", json.Number(fmt.Sprint(HookTimeout)))
+		group := newObject()
+		if ie.Matcher != "" {
+			group.set("matcher", ie.Matcher)
+		}
+		group.set("hooks", []any{handler})
+		hooks.set(ie.Event, append(groups, group))
+	}
+}
+
+// ourServer reports whether an mcpServers entry is the one nexus writes: a
+// server running this nexus executable (or any executable named nexus)
+// with the argument mcp.
+func ourServer(v any, nexus string) bool {
+	o, ok := v.(*object)
+	if !ok {
+		return false
+	}
+	cmd, _ := o.vals["command"].(string)
+	args, _ := o.vals["args"].([]any)
+	base := filepath.Base(cmd)
+	named := cmd == nexus || base == "nexus" || strings.HasPrefix(base, "nexus.")
+	return named && len(args) >= 1 && args[0] == "mcp"
+}
+
+// editMCP adds (or removes) the nexus MCP server.
+func editMCP(root *object, nexus string, install bool) []string {
+	sv, _ := root.get("mcpServers")
+	servers, ok := sv.(*object)
+	if !install {
+		if !ok {
+			return nil
+		}
+		cur, exists := servers.get(MCPServerName)
+		if !exists {
+			return nil
+		}
+		if !ourServer(cur, nexus) {
+			return []string{fmt.Sprintf("the MCP server %q was not written by nexus install; left alone", MCPServerName)}
+		}
+		servers.del(MCPServerName)
+		if len(servers.keys) == 0 {
+			root.del("mcpServers")
+		}
+		return nil
+	}
+	if !ok {
+		servers = newObject()
+		root.set("mcpServers", servers)
+	}
+	if cur, exists := servers.get(MCPServerName); exists && !ourServer(cur, nexus) {
+		return []string{fmt.Sprintf("an MCP server named %q already exists and does not run nexus; nexus left it alone, so its tools are not registered", MCPServerName)}
+	}
+	cur, _ := servers.get(MCPServerName)
+	entry, _ := cur.(*object)
+	if entry == nil {
+		entry = newObject()
+	}
+	entry.set("type", "stdio")
+	entry.set("command", nexus)
+	entry.set("args", []any{"mcp"})
+	servers.set(MCPServerName, entry)
+	return nil
+}

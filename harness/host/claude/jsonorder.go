@@ -1,0 +1,285 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The installer edits files Claude Code and its users also write
+// (.claude/settings.json, .mcp.json, ~/.claude.json). It keeps their member
+// order and number spellings so the diff shows only what nexus changes: the
+// values below are decoded from JSON token by token.
+
+// object is a JSON object that remembers its member order.
+type object struct {
+	keys []string
+	vals map[string]any // *object, []any, json.Number, string, bool, nil
+}
+
+func newObject() *object { return &object{vals: map[string]any{}} }
+
+func (o *object) get(k string) (any, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, key := range o.keys {
+		if key == k {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// parseOrdered decodes one JSON object.
+func parseOrdered(data []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("unexpected data after the top-level object")
+	}
+	o, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("the top level is not a JSON object")
+	}
+	return o, nil
+}
+
+func decodeValue(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := newObject()
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, fmt.Errorf("object key is not a string")
+				}
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.set(k, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			arr := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return arr, nil
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return tok, nil
+	}
+}
+
+// encodeOrdered renders v with two-space indentation (JSON.stringify(v,
+// null, 2)) and a final newline.
+func encodeOrdered(v any) []byte {
+	var b bytes.Buffer
+	writeValue(&b, v, 0)
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func writeValue(b *bytes.Buffer, v any, depth int) {
+	indent := func(d int) { b.WriteString(strings.Repeat("  ", d)) }
+	switch x := v.(type) {
+	case *object:
+		if len(x.keys) == 0 {
+			b.WriteString("{}")
+			return
+		}
+		b.WriteString("{\n")
+		for i, k := range x.keys {
+			indent(depth + 1)
+			writeString(b, k)
+			b.WriteString(": ")
+			writeValue(b, x.vals[k], depth+1)
+			if i < len(x.keys)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		indent(depth)
+		b.WriteByte('}')
+	case []any:
+		if len(x) == 0 {
+			b.WriteString("[]")
+			return
+		}
+		b.WriteString("[\n")
+		for i, e := range x {
+			indent(depth + 1)
+			writeValue(b, e, depth+1)
+			if i < len(x)-1 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('\n')
+		}
+		indent(depth)
+		b.WriteByte(']')
+	case string:
+		writeString(b, x)
+	case json.Number:
+		b.WriteString(x.String())
+	case bool:
+		if x {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	case nil:
+		b.WriteString("null")
+	case int:
+		fmt.Fprintf(b, "%d", x)
+	default:
+		enc, _ := json.Marshal(x)
+		b.Write(enc)
+	}
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+// unifiedDiff renders a line diff of a and b ("" when equal): common
+// leading and trailing lines are trimmed first, so large files with a small
+// change stay cheap.
+func unifiedDiff(nameA, nameB string, a, b []byte) string {
+	if bytes.Equal(a, b) {
+		return ""
+	}
+	al := splitLines(a)
+	bl := splitLines(b)
+	pre := 0
+	for pre < len(al) && pre < len(bl) && al[pre] == bl[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(al)-pre && suf < len(bl)-pre && al[len(al)-1-suf] == bl[len(bl)-1-suf] {
+		suf++
+	}
+	const ctxLines = 3
+	from := max(pre-ctxLines, 0)
+	toA := min(len(al)-suf+ctxLines, len(al))
+	toB := min(len(bl)-suf+ctxLines, len(bl))
+	ops := lcsOps(al[pre:len(al)-suf], bl[pre:len(bl)-suf])
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
+	fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", from+1, toA-from, from+1, toB-from)
+	for _, l := range al[from:pre] {
+		out.WriteString(" " + l + "\n")
+	}
+	for _, op := range ops {
+		out.WriteString(op + "\n")
+	}
+	for _, l := range al[len(al)-suf : toA] {
+		out.WriteString(" " + l + "\n")
+	}
+	return out.String()
+}
+
+func splitLines(b []byte) []string {
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// lcsOps diffs two short line lists into " x", "-x", "+x" lines.
+func lcsOps(a, b []string) []string {
+	n, m := len(a), len(b)
+	if n*m > 4_000_000 {
+		// Too large to align: show it as a replacement.
+		var out []string
+		for _, l := range a {
+			out = append(out, "-"+l)
+		}
+		for _, l := range b {
+			out = append(out, "+"+l)
+		}
+		return out
+	}
+	dp := make([][]int, n+1)
+	for i := range dp {
+		dp[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				dp[i][j] = dp[i+1][j+1] + 1
+			} else {
+				dp[i][j] = max(dp[i+1][j], dp[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < n && j < m {
+		switch {
+		case a[i] == b[j]:
+			out = append(out, " "+a[i])
+			i++
+			j++
+		case dp[i+1][j] >= dp[i][j+1]:
+			out = append(out, "-"+a[i])
+			i++
+		default:
+			out = append(out, "+"+b[j])
+			j++
+		}
+	}
+	for ; i < n; i++ {
+		out = append(out, "-"+a[i])
+	}
+	for ; j < m; j++ {
+		out = append(out, "+"+b[j])
+	}
+	return out
+}
