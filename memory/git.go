@@ -1,0 +1,388 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+// RefusedError is a deletion nexus refused before changing anything.
+type RefusedError struct{ Reason string }
+
+func (e *RefusedError) Error() string { return e.Reason }
+
+func refusef(format string, args ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// DeletedFile is one file removed by a gc commit.
+type DeletedFile struct {
+	// File is the name inside .nexus/memory/; RepoPath the path from the
+	// repository root.
+	File     string `json:"file"`
+	RepoPath string `json:"repo_path"`
+	// Restore is the command that brings the file back (run at the
+	// repository root).
+	Restore string `json:"restore"`
+}
+
+// DeleteResult describes a gc commit.
+type DeleteResult struct {
+	Commit string        `json:"commit"`
+	Parent string        `json:"parent"`
+	Reason string        `json:"reason"`
+	Files  []DeletedFile `json:"files"`
+	// Warnings are follow-up steps that failed after the commit was made
+	// (the deletion itself stands).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Summary renders the result for people.
+func (r *DeleteResult) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Deleted %d memory file(s) in commit %s (%s).\n", len(r.Files), short(r.Commit), r.Reason)
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "  %s — restore with: %s\n", f.RepoPath, f.Restore)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "Warning: %s\n", w)
+	}
+	return b.String()
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// deleteFiles removes memory files in exactly one new commit on the
+// current branch, leaving everything else of the user's repository as it
+// was:
+//
+//  1. every file must be a regular file inside .nexus/memory/ (no
+//     symlinks), committed in HEAD, with no staged, unstaged or untracked
+//     change — otherwise nothing happens and a RefusedError says why;
+//  2. the commit is built in a temporary index (GIT_INDEX_FILE): HEAD's
+//     tree minus these paths (read-tree, update-index --force-remove,
+//     write-tree, commit-tree), so the user's staged changes never enter it;
+//  3. HEAD moves to it with a compare-and-swap update-ref (a concurrent
+//     commit makes nexus stop instead of losing it);
+//  4. the paths leave the user's index and working tree — nothing else of
+//     either is touched — and their access records are dropped.
+//
+// git commit hooks do not run (no `git commit` is involved).
+func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string) (*DeleteResult, error) {
+	if len(names) == 0 {
+		return nil, inputErrorf("name at least one memory file to delete")
+	}
+	lock, err := m.store.LockDir(ctx, "memory")
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+
+	dir := m.Dir()
+	type target struct{ file, abs, repo string }
+	var targets []target
+	seen := map[string]bool{}
+	for _, n := range names {
+		rel, err := m.memoryName(n)
+		if err != nil {
+			return nil, err
+		}
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		abs, err := state.ContainedPath(dir, filepath.FromSlash(rel))
+		if err != nil {
+			return nil, refusef("%s: %v", n, err)
+		}
+		st, err := os.Lstat(abs)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			return nil, refusef("%s: no such memory file in %s", n, dir)
+		case err != nil:
+			return nil, fmt.Errorf("inspect %s: %w", abs, err)
+		case st.Mode()&os.ModeSymlink != 0:
+			return nil, refusef("%s is a symlink; nexus deletes only regular files inside %s", n, dir)
+		case !st.Mode().IsRegular():
+			return nil, refusef("%s is not a regular file", n)
+		}
+		targets = append(targets, target{file: rel, abs: abs})
+	}
+
+	top, err := m.gitOut(ctx, dir, nil, "", "rev-parse", "--show-toplevel")
+	if err != nil {
+		if errors.Is(err, errNoGit) {
+			return nil, refusef("git is required to delete memory files (every deletion is a git commit that can be undone) but %q was not found", m.git)
+		}
+		return nil, refusef("%s is not inside a git repository; nexus deletes memory files only as git commits so they can be restored — put the project under git, or delete the files yourself", dir)
+	}
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", top, err)
+	}
+	head, err := m.gitOut(ctx, realTop, nil, "", "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		return nil, refusef("the repository at %s has no commits yet, so the files cannot have been committed; commit them first", realTop)
+	}
+	var paths []string
+	for i := range targets {
+		real, err := filepath.EvalSymlinks(targets[i].abs)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", targets[i].abs, err)
+		}
+		rel, ok := inside(realTop, real)
+		if !ok {
+			return nil, refusef("%s is outside the git repository at %s", targets[i].abs, realTop)
+		}
+		targets[i].repo = filepath.ToSlash(rel)
+		paths = append(paths, targets[i].repo)
+	}
+	literal := []string{"GIT_LITERAL_PATHSPECS=1"}
+
+	// Committed in HEAD, as a regular file?
+	tree, err := m.gitOut(ctx, realTop, literal, "", append([]string{"ls-tree", "-z", "--full-tree", "HEAD", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	inHead := map[string]string{}
+	for _, e := range strings.Split(tree, "\x00") {
+		meta, p, ok := strings.Cut(e, "\t")
+		if ok {
+			inHead[p] = strings.Fields(meta)[0]
+		}
+	}
+	for _, t := range targets {
+		mode, ok := inHead[t.repo]
+		if !ok {
+			return nil, refusef("%s is not committed; nexus deletes only files a commit can restore — commit it first, or delete it yourself", t.repo)
+		}
+		if mode != "100644" && mode != "100755" {
+			return nil, refusef("%s is not a regular file in HEAD (mode %s)", t.repo, mode)
+		}
+	}
+	// No uncommitted edits, staged or not?
+	status, err := m.gitOut(ctx, realTop, append(literal, "GIT_OPTIONAL_LOCKS=0"), "",
+		append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}, paths...)...)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range strings.Split(status, "\x00") {
+		if len(e) > 3 {
+			return nil, refusef("%s has uncommitted changes (git status %q); commit or discard them first — nexus deletes only content a commit can restore", e[3:], e[:2])
+		}
+	}
+
+	// Build the commit in a temporary index.
+	tmp, err := os.MkdirTemp("", "nexus-memory-gc-")
+	if err != nil {
+		return nil, fmt.Errorf("temporary index: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	idx := append(literal, "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
+	if _, err := m.gitOut(ctx, realTop, idx, "", "read-tree", head); err != nil {
+		return nil, err
+	}
+	if _, err := m.gitOut(ctx, realTop, idx, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...); err != nil {
+		return nil, err
+	}
+	newTree, err := m.gitOut(ctx, realTop, idx, "", "write-tree")
+	if err != nil {
+		return nil, err
+	}
+	res := &DeleteResult{Parent: head, Reason: reason}
+	for _, t := range targets {
+		res.Files = append(res.Files, DeletedFile{File: t.file, RepoPath: t.repo})
+	}
+	commit, err := m.gitOut(ctx, realTop, nil, commitMessage(res), "commit-tree", newTree, "-p", head, "-F", "-")
+	if err != nil {
+		return nil, fmt.Errorf("%w (if git asks who you are, set user.name and user.email with git config)", err)
+	}
+	if _, err := m.gitOut(ctx, realTop, nil, "", "update-ref", "-m", "nexus memory gc", "HEAD", commit, head); err != nil {
+		return nil, fmt.Errorf("HEAD moved while nexus was deleting memory files; nothing was deleted (the unreferenced commit %s is left for git gc): %w", short(commit), err)
+	}
+	res.Commit = commit
+	for i := range res.Files {
+		res.Files[i].Restore = "git checkout " + commit + "^ -- " + shellQuote(res.Files[i].RepoPath)
+	}
+
+	// The commit stands; now bring the user's index and working tree in
+	// line for exactly these paths.
+	if err := m.removeFromIndex(ctx, realTop, literal, paths); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("could not drop the deleted files from the git index (%v); run `git rm --cached -q -- %s`", err, strings.Join(quoteAll(paths), " ")))
+	}
+	for _, t := range targets {
+		if err := atomicfile.Remove(t.abs); err != nil {
+			res.Warnings = append(res.Warnings, err.Error())
+		}
+	}
+	drop := map[string]bool{}
+	for _, t := range targets {
+		drop[filepath.Join(dir, filepath.FromSlash(t.file))] = true
+	}
+	if err := m.store.UpdateMemoryAccess(ctx, func(recs []state.MemoryAccess) ([]state.MemoryAccess, error) {
+		out := recs[:0]
+		for _, r := range recs {
+			if !drop[filepath.Clean(r.Path)] {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	}); err != nil {
+		res.Warnings = append(res.Warnings, "could not drop the access records of the deleted files: "+err.Error())
+	}
+	return res, nil
+}
+
+// removeFromIndex drops paths from the user's index, retrying while
+// another git process holds index.lock.
+func (m *Manager) removeFromIndex(ctx context.Context, top string, env, paths []string) error {
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		_, err = m.gitOut(ctx, top, env, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...)
+		if err == nil || !strings.Contains(err.Error(), "index.lock") {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// commitMessage lists every file with the command that restores it. The
+// commit cannot name its own hash, so the commands use the parent's hash,
+// which is what <commit>^ resolves to.
+func commitMessage(r *DeleteResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory gc: delete %d memory file(s)\n\n", len(r.Files))
+	fmt.Fprintf(&b, "Reason: %s.\n\n", r.Reason)
+	b.WriteString("Deleted files, each with the command that restores it (run at the\nrepository root):\n\n")
+	for _, f := range r.Files {
+		fmt.Fprintf(&b, "%s\n    git checkout %s -- %s\n", f.RepoPath, r.Parent, shellQuote(f.RepoPath))
+	}
+	fmt.Fprintf(&b, "\n%s is this commit's parent: `git checkout <this commit>^ -- <path>`\nrestores the same content.\n", short(r.Parent))
+	return b.String()
+}
+
+// memoryName turns a user's file argument into a slash path inside the
+// memory directory: a bare name, ".nexus/memory/<name>" (relative to the
+// project) or an absolute path inside the memory directory.
+func (m *Manager) memoryName(n string) (string, error) {
+	if n == "" {
+		return "", inputErrorf("empty file name")
+	}
+	dir := m.Dir()
+	p := filepath.FromSlash(n)
+	if filepath.IsAbs(p) {
+		rel, ok := inside(dir, filepath.Clean(p))
+		if !ok {
+			return "", refusef("%s is outside %s; nexus deletes only memory files", n, dir)
+		}
+		return filepath.ToSlash(rel), nil
+	}
+	if relDir, err := filepath.Rel(m.store.L.Project, dir); err == nil {
+		if rest, ok := strings.CutPrefix(filepath.Clean(p), relDir+string(filepath.Separator)); ok {
+			p = rest
+		}
+	}
+	clean := filepath.Clean(p)
+	if clean == "." || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) {
+		return "", refusef("%s is outside %s; nexus deletes only memory files", n, dir)
+	}
+	return filepath.ToSlash(clean), nil
+}
+
+// errNoGit is wrapped when the git binary cannot be run.
+var errNoGit = errors.New("git cannot be run")
+
+// gitOut runs git in dir and returns its trimmed standard output.
+func (m *Manager) gitOut(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, m.git, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GIT_TERMINAL_PROMPT=0"), env...)
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			// git did not start at all
+			return "", fmt.Errorf("%w: %v", errNoGit, err)
+		}
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimRight(out.String(), "\n"), nil
+}
+
+// firstCommits returns, for the files under the memory directory that git
+// has seen, the committer time of the oldest commit that added each
+// (names relative to the memory directory, slash-separated). One
+// `git log` walks the history once.
+func (m *Manager) firstCommits(ctx context.Context) (map[string]time.Time, error) {
+	dir := m.Dir()
+	out, err := m.gitOut(ctx, dir, nil, "", "log", "--format=%x01%ct", "--name-only", "--diff-filter=A",
+		"--no-renames", "--relative", "-z", "--", ".")
+	if err != nil {
+		if errors.Is(err, errNoGit) {
+			return nil, fmt.Errorf("git was not found")
+		}
+		return nil, fmt.Errorf("no git history for %s", dir)
+	}
+	firsts := map[string]time.Time{}
+	var cur time.Time
+	for _, tok := range strings.Split(out, "\x00") {
+		if ts, ok := strings.CutPrefix(tok, "\x01"); ok {
+			sec, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64)
+			if err != nil {
+				cur = time.Time{}
+				continue
+			}
+			cur = time.Unix(sec, 0)
+			continue
+		}
+		name := strings.TrimPrefix(tok, "\n")
+		if name == "" || cur.IsZero() {
+			continue
+		}
+		firsts[name] = cur // the log runs newest first: the last one seen is the oldest
+	}
+	return firsts, nil
+}
+
+// shellQuote quotes a path for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-+:@", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shellQuote(s)
+	}
+	return out
+}
