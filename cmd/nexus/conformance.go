@@ -19,6 +19,8 @@ import (
 
 func init() { register(newConformanceCmd) }
 
+var harnessIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
 type conformanceFlags struct {
 	fixtures   []string
 	harnessID  string
@@ -83,6 +85,9 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		if cmd.Flags().Changed("tool-prefix") {
 			return usagef("--tool-prefix only applies with --target")
 		}
+	}
+	if !harnessIDPattern.MatchString(fl.harnessID) {
+		return usagef("--harness-id %q must match ^[a-z][a-z0-9-]*$ (nexus-core's harness_id pattern)", fl.harnessID)
 	}
 	var filter *regexp.Regexp
 	if fl.run != "" {

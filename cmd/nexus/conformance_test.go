@@ -125,6 +125,7 @@ func TestConformanceCommand(t *testing.T) {
 		{"stray arguments", []string{"mcp"}, "unexpected arguments"},
 		{"bad target quoting", []string{"--target", `"nexus mcp`}, "unterminated"},
 		{"missing fixtures dir", []string{"--fixtures", "/no/such/dir"}, "is not a directory"},
+		{"bad harness id", []string{"--harness-id", "Claude_Nexus"}, "must match"},
 	} {
 		t.Run("usage: "+tc.name, func(t *testing.T) {
 			out, errOut, code := runBin(t, bin, env, append([]string{"conformance", "--core", core}, tc.args...)...)
