@@ -1,0 +1,211 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+// Environment of a helper process (this test binary, started again).
+const (
+	envHelper  = "NEXUS_MEMORY_TEST_HELPER"
+	envProject = "NEXUS_MEMORY_TEST_PROJECT"
+	envWorker  = "NEXUS_MEMORY_TEST_WORKER"
+	envCount   = "NEXUS_MEMORY_TEST_COUNT"
+	envCheck   = "NEXUS_MEMORY_TEST_CHECK"
+)
+
+const sharedFiles = 50
+
+func sharedFile(i int) string { return fmt.Sprintf("empirical-shared-file-%02d.md", i) }
+
+// TestHelperProcess is not a test: the concurrency tests start the test
+// binary again with envHelper set, and then this observes memory reads the
+// way one hook process after another would.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv(envHelper) != "1" {
+		return
+	}
+	worker, _ := strconv.Atoi(os.Getenv(envWorker))
+	n, _ := strconv.Atoi(os.Getenv(envCount))
+	check := os.Getenv(envCheck) == "1"
+	p := newProjectAt(t, os.Getenv(envProject), "", time.Time{})
+	ctx := context.Background()
+	agent := fmt.Sprintf("worker-%d", worker)
+	for i := 0; i < n; i++ {
+		// i*7 mod 50 runs over all 50 files in every block of 50 reads, so
+		// each worker reads each file exactly n/50 times.
+		f := p.mem(sharedFile((i*7 + worker) % sharedFiles))
+		if err := p.m.Observe(ctx, f, agent, time.Time{}); err != nil {
+			t.Fatalf("worker %d, read %d: %v", worker, i, err)
+		}
+		if check {
+			assertLogValid(t, p.m.store.L.MemoryAccessPath())
+		}
+	}
+	os.Exit(0)
+}
+
+func helperCmd(t *testing.T, dir string, worker, count int, check bool) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	c := "0"
+	if check {
+		c = "1"
+	}
+	cmd.Env = append(os.Environ(), envHelper+"=1", envProject+"="+dir,
+		envWorker+"="+strconv.Itoa(worker), envCount+"="+strconv.Itoa(count), envCheck+"="+c)
+	return cmd
+}
+
+func sharedProject(t *testing.T) *project {
+	t.Helper()
+	p := newProject(t, "", time.Time{})
+	for i := 0; i < sharedFiles; i++ {
+		p.write(sharedFile(i), "# shared\n")
+	}
+	return p
+}
+
+// 8 processes × 500 observations of 50 files at once: no update is lost
+// and the log is valid after every write (each worker checks after each
+// of its writes; this process checks whatever it finds meanwhile).
+func TestObserveAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 8 processes")
+	}
+	const workers, perWorker = 8, 500
+	p := sharedProject(t)
+	logPath := p.m.store.L.MemoryAccessPath()
+
+	stop := make(chan struct{})
+	var snapshots atomic.Int64
+	var watch sync.WaitGroup
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := os.Stat(logPath); err == nil {
+				assertLogValid(t, logPath)
+				snapshots.Add(1)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+
+	cmds := make([]*exec.Cmd, workers)
+	outs := make([][]byte, workers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for k := 0; k < workers; k++ {
+		cmds[k] = helperCmd(t, p.dir, k, perWorker, true)
+		wg.Add(1)
+		go func(k int) {
+			defer wg.Done()
+			outs[k], _ = cmds[k].CombinedOutput()
+		}(k)
+	}
+	wg.Wait()
+	close(stop)
+	watch.Wait()
+	for k, c := range cmds {
+		if !c.ProcessState.Success() {
+			t.Fatalf("worker %d failed:\n%s", k, outs[k])
+		}
+	}
+	t.Logf("%d observations in %v; %d snapshots checked while they ran", workers*perWorker, time.Since(start), snapshots.Load())
+
+	recs := p.records()
+	if len(recs) != sharedFiles {
+		t.Fatalf("%d records, want %d", len(recs), sharedFiles)
+	}
+	var total int64
+	for i := 0; i < sharedFiles; i++ {
+		r := recs[p.mem(sharedFile(i))]
+		if r.AccessCount != workers*perWorker/sharedFiles {
+			t.Errorf("%s: count %d, want %d", sharedFile(i), r.AccessCount, workers*perWorker/sharedFiles)
+		}
+		total += r.AccessCount
+	}
+	if total != workers*perWorker {
+		t.Fatalf("total %d, want %d", total, workers*perWorker)
+	}
+	assertLogValid(t, logPath)
+}
+
+// A process killed with SIGKILL in the middle of its loop never leaves an
+// unparsable log or a stale lock.
+func TestObserveSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts and kills processes")
+	}
+	p := sharedProject(t)
+	logPath := p.m.store.L.MemoryAccessPath()
+	total := func() int64 {
+		recs, err := state.ReadMemoryAccess(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, r := range recs {
+			n += r.AccessCount
+		}
+		return n
+	}
+	rng := rand.New(rand.NewSource(1))
+	var last int64
+	for round := 0; round < 8; round++ {
+		cmd := helperCmd(t, p.dir, round, 1<<30, false)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Let it get going, then kill it at a random moment.
+		deadline := time.Now().Add(20 * time.Second)
+		for total() < last+10 {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("the helper made no progress")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(time.Duration(rng.Intn(3000)) * time.Microsecond)
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Wait()
+		assertLogValid(t, logPath)
+		n := total()
+		if n < last {
+			t.Fatalf("round %d: the total went down from %d to %d", round, last, n)
+		}
+		last = n
+	}
+	// Temporary files left behind show kills that landed mid-write.
+	orphans, _ := filepath.Glob(filepath.Join(filepath.Dir(logPath), ".memory-access.jsonl.tmp-*"))
+	t.Logf("%d reads recorded over 8 kills; %d kills landed between writing a new log and renaming it", last, len(orphans))
+	// The kernel dropped the dead holders' locks: this write goes through.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.m.Observe(ctx, p.mem(sharedFile(0)), "after", time.Time{}); err != nil {
+		t.Fatalf("observe after the kills: %v", err)
+	}
+	if total() != last+1 {
+		t.Fatalf("total %d after one more read, want %d", total(), last+1)
+	}
+}
