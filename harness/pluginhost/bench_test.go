@@ -149,11 +149,19 @@ func BenchmarkHookDispatch(b *testing.B) {
 			events: "  session_start: {timeout: 1s, on_failure: fail-open}"})
 	}
 	in, _ := json.Marshal(map[string]string{"command": "rm -rf /"})
+	cache := filepath.Join(b.TempDir(), "digests.json")
 	cases := []struct {
-		name string
-		mtls bool
-		tool string
-	}{{"one-subscriber/mtls", true, "Bash"}, {"one-subscriber/no-mtls", false, "Bash"}, {"none", true, "Read"}}
+		name  string
+		mtls  bool
+		cache bool
+		tool  string
+	}{
+		{"one-subscriber/mtls", true, false, "Bash"},
+		{"one-subscriber/no-mtls", false, false, "Bash"},
+		{"one-subscriber/mtls/digest-cache", true, true, "Bash"},
+		{"one-subscriber/no-mtls/digest-cache", false, true, "Bash"},
+		{"none", true, false, "Read"},
+	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			var s samples
@@ -161,6 +169,9 @@ func BenchmarkHookDispatch(b *testing.B) {
 				t0 := time.Now()
 				opts := quietOptions(c.mtls)
 				opts.ProjectDir = project
+				if c.cache {
+					opts.DigestCache = cache
+				}
 				m, err := Open(opts)
 				if err != nil {
 					b.Fatal(err)

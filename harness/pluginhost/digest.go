@@ -43,13 +43,14 @@ func FileSHA256(path string) (string, error) {
 }
 
 // checkDigest is the go-plugin SecureConfig check, done by nexus so that a
-// refusal can name both digests. It runs before every start.
-func checkDigest(m *Manifest) (string, error) {
+// refusal can name both digests. It runs before every start; cache (nil:
+// always hash) skips re-hashing an unchanged file.
+func checkDigest(m *Manifest, cache *digestCache) (string, error) {
 	exe := m.ExecutablePath()
 	if m.SHA256 == "" && m.Source == SourceBuiltin {
 		return "", nil // a program nexus ships and starts itself
 	}
-	actual, err := FileSHA256(exe)
+	actual, err := cache.digest(exe)
 	if err != nil {
 		return "", fmt.Errorf("plugin %s: executable: %w", m.Name, err)
 	}

@@ -53,6 +53,13 @@ type Options struct {
 	// ToolTimeout bounds a tool call whose manifest gives no timeout
 	// (default 60s).
 	ToolTimeout time.Duration
+	// DigestCache is a file where the digests of plugin executables are
+	// remembered across processes, keyed by file identity (device, inode,
+	// size, modification and change time), so that short-lived processes
+	// (hooks) do not re-hash an unchanged binary at every start. Keep it in
+	// the user's own cache folder, never in a project. Empty: digests are
+	// remembered by this Manager only.
+	DigestCache string
 }
 
 const (
@@ -74,6 +81,7 @@ type Manager struct {
 	names    []string // sorted
 	tools    map[string]ToolRef
 	problems []Problem
+	digests  *digestCache
 
 	ctx    context.Context // cancelled by Close: ends starts in flight
 	cancel context.CancelFunc
@@ -140,7 +148,7 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 	if log == nil {
 		log = hclog.New(&hclog.LoggerOptions{Name: "plugins", Level: hclog.Warn, Output: os.Stderr})
 	}
-	m := &Manager{opts: opts, log: log, procs: map[string]*proc{}, tools: map[string]ToolRef{}}
+	m := &Manager{opts: opts, log: log, procs: map[string]*proc{}, tools: map[string]ToolRef{}, digests: newDigestCache(opts.DigestCache)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, man := range manifests {
 		if man == nil {

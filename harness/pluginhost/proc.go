@@ -244,7 +244,7 @@ func (p *proc) close() {
 func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	t0 := time.Now()
 	opts := p.m.opts
-	digest, err := checkDigest(p.man)
+	digest, err := checkDigest(p.man, p.m.digests)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,135 @@
+package pluginhost
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/filelock"
+)
+
+// fileID identifies one version of a file: any write, chmod or replacement
+// changes the change time or the inode, and the change time cannot be set
+// by an unprivileged process.
+type fileID struct {
+	Dev   uint64 `json:"dev"`
+	Ino   uint64 `json:"ino"`
+	Size  int64  `json:"size"`
+	Mtime int64  `json:"mtime_ns"`
+	Ctime int64  `json:"ctime_ns"`
+}
+
+type digestEntry struct {
+	ID     fileID `json:"id"`
+	SHA256 string `json:"sha256"`
+}
+
+// maxDigestEntries bounds the cache file.
+const maxDigestEntries = 256
+
+// digestCache remembers executables' digests by file identity: in memory
+// for one Manager, and, when path is set, in a file shared by every nexus
+// process of the user, so that a hook process does not re-hash an unchanged
+// plugin binary (tens of milliseconds for a Go binary).
+type digestCache struct {
+	path string
+
+	mu     sync.Mutex
+	loaded bool
+	mem    map[string]digestEntry // by absolute executable path
+}
+
+func newDigestCache(path string) *digestCache {
+	return &digestCache{path: path, mem: map[string]digestEntry{}}
+}
+
+// digest returns the executable's SHA-256, from the cache when its identity
+// is unchanged.
+func (c *digestCache) digest(exe string) (string, error) {
+	if c == nil {
+		return FileSHA256(exe)
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return "", err
+	}
+	id, ok := identity(st)
+	if !ok {
+		return FileSHA256(exe)
+	}
+	c.mu.Lock()
+	c.loadLocked()
+	e, hit := c.mem[exe]
+	c.mu.Unlock()
+	if hit && e.ID == id {
+		return e.SHA256, nil
+	}
+	sum, err := FileSHA256(exe)
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.mem[exe] = digestEntry{ID: id, SHA256: sum}
+	c.mu.Unlock()
+	c.store(exe, digestEntry{ID: id, SHA256: sum})
+	return sum, nil
+}
+
+func (c *digestCache) loadLocked() {
+	if c.loaded || c.path == "" {
+		c.loaded = true
+		return
+	}
+	c.loaded = true
+	for k, v := range readDigestFile(c.path) {
+		c.mem[k] = v
+	}
+}
+
+func readDigestFile(path string) map[string]digestEntry {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var m map[string]digestEntry
+	if json.Unmarshal(data, &m) != nil {
+		return nil // a damaged cache is only a cache: rebuilt on the next write
+	}
+	return m
+}
+
+// store merges one entry into the shared file. Failures are ignored: the
+// cache only saves time.
+func (c *digestCache) store(exe string, e digestEntry) {
+	if c.path == "" {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return
+	}
+	lock, err := filelock.Acquire(context.Background(), c.path, 2*time.Second)
+	if err != nil {
+		return
+	}
+	defer lock.Release()
+	m := readDigestFile(c.path)
+	if m == nil {
+		m = map[string]digestEntry{}
+	}
+	m[exe] = e
+	for k := range m {
+		if _, err := os.Stat(k); err != nil || len(m) > maxDigestEntries {
+			delete(m, k)
+		}
+	}
+	m[exe] = e
+	data, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	_ = atomicfile.WriteFileNoSync(c.path, data, 0o600)
+}
