@@ -82,7 +82,7 @@ func tsClient(t *testing.T) string {
 }
 
 // buildNexus builds the real binary.
-func buildNexus(t *testing.T) string {
+func buildNexus(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "nexus")
 	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/nexus")
