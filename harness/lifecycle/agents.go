@@ -154,7 +154,7 @@ func (e *Engine) agentBriefing(ctx context.Context, ev Event, resumed bool) stri
 	}
 	if g, err := e.Gate(ctx); err == nil {
 		if caps := g.Capabilities(role); len(caps) > 0 {
-			cov, _ := gate.Coverage(e.o.Host, e.o.ToolClasses, e.prefix())
+			cov, _ := gate.Coverage(e.o.Host, e.o.ToolClasses, e.toolRef(""))
 			b.WriteString("Your capabilities restrict you; nexus denies these tools:\n")
 			for _, c := range caps {
 				cp, ok := e.o.Core.Capability(c)
