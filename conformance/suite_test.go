@@ -124,7 +124,8 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r, err := conformance.NewRunner(conformance.Options{Factory: f, Schemas: schemas, TempDir: b.TempDir()})
+	// Scratch projects go where the command puts them (ScratchDir).
+	r, err := conformance.NewRunner(conformance.Options{Factory: f, Schemas: schemas})
 	if err != nil {
 		b.Fatal(err)
 	}
