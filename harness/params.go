@@ -126,8 +126,20 @@ func cloneValue(v any) any {
 			out[i] = cloneValue(e)
 		}
 		return out
+	case nil, string, bool, float64, json.Number:
+		return v
 	}
-	return v
+	// A Go caller may pass []string, int, a struct...: the validator only
+	// knows JSON-shaped values, so anything else goes through JSON once.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v // left for validation to report
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return v
+	}
+	return out
 }
 
 // coerce repairs the shapes some MCP hosts send: numbers as strings ("3"),
@@ -202,8 +214,11 @@ var printer = message.NewPrinter(language.English)
 func describe(ve *jsonschema.ValidationError, doc map[string]any, overrides map[string]string) string {
 	var msgs []string
 	seen := map[string]bool{}
+	// A contract wording replaces nothing, it leads: "Unknown action:
+	// parameter "action" must be one of ...". A missing parameter keeps its
+	// plain message.
 	add := func(param, msg string) {
-		if o, ok := overrides[param]; ok && param != "" {
+		if o, ok := overrides[param]; ok && param != "" && !strings.HasPrefix(msg, "missing ") {
 			msg = o + ": " + msg
 		}
 		if !seen[msg] {

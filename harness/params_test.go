@@ -133,7 +133,7 @@ func TestParamErrorsOverride(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = e.CallTool(context.Background(), "probe", map[string]any{})
-	if err == nil || !strings.HasPrefix(err.Error(), "Unknown action: missing required parameter") {
+	if err == nil || err.Error() != `missing required parameter "action"` {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -178,6 +178,27 @@ func TestBrokenToolsDoNotCrash(t *testing.T) {
 		if err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want an internal error containing %q", name, err, want)
 		}
+	}
+}
+
+func TestGoTypedArguments(t *testing.T) {
+	var got map[string]any
+	e := bare(testTool(probeSchema, func(args map[string]any) (map[string]any, error) {
+		got = args
+		return nil, nil
+	}))
+	_, err := e.CallTool(context.Background(), "probe", map[string]any{"n": 3, "ids": []int{1, 2}, "m": map[string]int{"a": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"n": 3.0, "ids": []any{1.0, 2.0}, "m": map[string]any{"a": 1.0}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("tool saw %#v, want %#v", got, want)
+	}
+	_, err = e.CallTool(context.Background(), "probe", map[string]any{"ids": []string{"x"}})
+	var te *tools.Error
+	if !errors.As(err, &te) || te.Message != `parameter "ids[0]" must be an integer, got string` {
+		t.Fatalf("err = %v", err)
 	}
 }
 
