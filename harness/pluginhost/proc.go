@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +76,7 @@ type instance struct {
 	notes    []string                // differences between manifest and Info
 	pid      int
 	mtls     bool
+	tls      *tls.Config // nexus's side, when mtls
 	protocol int
 	digest   string
 	startDur time.Duration
@@ -249,12 +251,21 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		return nil, err
 	}
 	log := p.log
+	var tlsConfig *tls.Config
+	var tlsEnv []string
+	if !opts.DisableAutoMTLS {
+		id, err := issueTLS()
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", p.man.Name, err)
+		}
+		tlsConfig, tlsEnv = id.client, id.env
+	}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedPlugins(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			r, err := newProcRunner(l, p.man, cmd)
+			r, err := newProcRunner(l, p.man, append(cmd.Env, tlsEnv...))
 			if err != nil {
 				return nil, err
 			}
@@ -272,7 +283,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		},
 		SkipHostEnv:     true,
 		Managed:         true,
-		AutoMTLS:        !opts.DisableAutoMTLS,
+		TLSConfig:       tlsConfig,
 		StartTimeout:    opts.StartTimeout,
 		Logger:          log,
 		SyncStdout:      stderrWriter(log),
@@ -320,6 +331,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		rpc:      impl,
 		info:     info,
 		mtls:     !opts.DisableAutoMTLS,
+		tls:      tlsConfig,
 		protocol: client.NegotiatedVersion(),
 		digest:   digest,
 	}

@@ -39,8 +39,8 @@ var _ runner.Runner = (*procRunner)(nil)
 var baseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"}
 
 // pluginEnv builds the child's environment: the allowed host variables,
-// then go-plugin's own (handshake cookie, protocol versions, socket folder,
-// client certificate).
+// then go-plugin's own (handshake cookie, protocol versions, socket folder)
+// and the TLS identity nexus issued.
 func pluginEnv(m *Manifest, goPluginEnv []string) []string {
 	var env []string
 	seen := map[string]bool{}
@@ -58,11 +58,11 @@ func pluginEnv(m *Manifest, goPluginEnv []string) []string {
 	return append(env, goPluginEnv...)
 }
 
-func newProcRunner(log hclog.Logger, m *Manifest, spec *exec.Cmd) (*procRunner, error) {
+func newProcRunner(log hclog.Logger, m *Manifest, goPluginEnv []string) (*procRunner, error) {
 	exe := m.ExecutablePath()
 	cmd := exec.Command(exe, m.Args...)
 	cmd.Dir = m.Dir
-	cmd.Env = pluginEnv(m, spec.Env)
+	cmd.Env = pluginEnv(m, goPluginEnv)
 	cmd.Stdin = nil // /dev/null
 	setProcAttr(cmd)
 	stdout, err := cmd.StdoutPipe()

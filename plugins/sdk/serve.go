@@ -1,6 +1,11 @@
 package sdk
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"os"
+
 	"github.com/hashicorp/go-plugin"
 )
 
@@ -15,5 +20,44 @@ func Serve(impl Plugin) {
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: VersionedPlugins(impl),
 		GRPCServer:       plugin.DefaultGRPCServer,
+		TLSProvider:      HostIssuedTLS,
 	})
+}
+
+// The environment through which nexus hands a plugin the TLS identity it
+// issued for this start. nexus also sets go-plugin's PLUGIN_CLIENT_CERT
+// (its own certificate), so a plugin that ignores these variables falls
+// back to go-plugin's automatic mTLS and still works.
+const (
+	EnvTLSCert = "NEXUS_PLUGIN_TLS_CERT" // PEM certificate the plugin serves with
+	EnvTLSKey  = "NEXUS_PLUGIN_TLS_KEY"  // its PEM private key
+)
+
+// HostIssuedTLS is the plugin's TLS configuration when nexus issued its
+// certificate: serve with it, and accept only nexus's client certificate.
+// Without those variables it returns nil, and go-plugin's automatic mTLS
+// (which generates a P-521 key at every start, tens of milliseconds) or no
+// TLS applies. The variables are removed from the environment once read,
+// so the plugin's own children never see the key.
+func HostIssuedTLS() (*tls.Config, error) {
+	certPEM, keyPEM, clientPEM := os.Getenv(EnvTLSCert), os.Getenv(EnvTLSKey), os.Getenv("PLUGIN_CLIENT_CERT")
+	_ = os.Unsetenv(EnvTLSCert)
+	_ = os.Unsetenv(EnvTLSKey)
+	if certPEM == "" || keyPEM == "" || clientPEM == "" {
+		return nil, nil
+	}
+	cert, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(clientPEM)) {
+		return nil, errors.New("PLUGIN_CLIENT_CERT holds no PEM certificate")
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		MinVersion:   tls.VersionTLS13,
+	}, nil
 }
