@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/harness/tools"
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 func testTool(params string, run func(args map[string]any) (map[string]any, error)) *tools.Tool {
@@ -219,5 +220,36 @@ func TestCoreToolSchemasCompile(t *testing.T) {
 		if err := json.Unmarshal(tool.Params, &doc); err != nil || doc["type"] != "object" || doc["additionalProperties"] != false {
 			t.Errorf("%s: parameters must be a closed object schema", tool.Name)
 		}
+	}
+}
+
+// Building an engine (what every hook process does) compiles no parameter
+// schema; the first call of a tool compiles its own and nothing else.
+func TestParamSchemasCompileLazily(t *testing.T) {
+	count := func() int {
+		params.mu.Lock()
+		defer params.mu.Unlock()
+		return len(params.byID)
+	}
+	before := count()
+	e, err := New(Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t), Branch: func() string { return "main" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != before {
+		t.Fatalf("New compiled %d parameter schemas", n-before)
+	}
+	raw := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"description":"lazy"}`)
+	e.Register(&tools.Tool{Name: "lazy", Params: raw, Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil }})
+	if n := count(); n != before {
+		t.Fatal("Register compiled a schema")
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := e.CallTool(context.Background(), "lazy", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != before+1 {
+		t.Fatalf("three calls compiled %d schemas, want 1", n-before)
 	}
 }
