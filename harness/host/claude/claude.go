@@ -98,6 +98,16 @@ func inputErrorf(format string, args ...any) error {
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	var in Input
 	if err := decodeStrict(data, &in); err != nil {
+		if event == "" {
+			// Name the event when the payload says it, so a broken
+			// PreToolUse still gets the gate's failure policy.
+			var named struct {
+				HookEventName string `json:"hook_event_name"`
+			}
+			if json.Unmarshal(bytes.TrimSpace(data), &named) == nil {
+				event = named.HookEventName
+			}
+		}
 		return event, lifecycle.Event{}, err
 	}
 	name := event

@@ -62,6 +62,16 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
+		if event == "" {
+			// Name the event when the payload says it, so a broken
+			// pre_tool_use still gets the gate's failure policy.
+			var named struct {
+				Event string `json:"event"`
+			}
+			if json.Unmarshal(trimmed, &named) == nil {
+				event = named.Event
+			}
+		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return event, lifecycle.Event{}, &InputError{fmt.Sprintf("invalid payload: field %s has the wrong type (%s)", te.Field, te.Value)}
