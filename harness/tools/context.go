@@ -23,7 +23,7 @@ func contextTool() *Tool {
 // tasks.json is decoded leniently here rather than through the store's
 // schema-checked reader, so one odd field does not hide the whole snapshot.
 func runContext(_ context.Context, env *Env, _ map[string]any) (map[string]any, error) {
-	out := map[string]any{"branch": env.Branch(), "activeMode": nil, "decisions": []any{}}
+	out := map[string]any{"branch": env.branch(), "activeMode": nil, "decisions": []any{}}
 	b, err := os.ReadFile(env.Store.L.TasksPath())
 	if err != nil {
 		return out, nil

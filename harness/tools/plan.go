@@ -45,7 +45,7 @@ func runPlanStart(ctx context.Context, env *Env, args map[string]any) (map[strin
 			return err
 		}
 		if ok {
-			cycle, err := newCycle(s.Timestamp(), env.Branch(), old, nil)
+			cycle, err := newCycle(s.Timestamp(), env.branch(), old, nil)
 			if err != nil {
 				return err
 			}

@@ -224,7 +224,7 @@ func runTaskClose(ctx context.Context, env *Env, _ map[string]any) (map[string]a
 			tasks, goal = t.Tasks, t.Goal
 		}
 		now := s.Timestamp()
-		branch := env.Branch()
+		branch := env.branch()
 		cycle, err := newCycle(now, branch, p, tasks)
 		if err != nil {
 			return err

@@ -171,3 +171,16 @@ func TestTaskCloseKeepsPastCyclesAndCallsHook(t *testing.T) {
 		t.Fatalf("OnTaskClose ran after a failed close")
 	}
 }
+
+func TestBranchIsNeverEmpty(t *testing.T) {
+	e, _ := newEngine(t)
+	e.Env().Branch = func() string { return "" }
+	res, msg := call(t, e, "task_close", nil)
+	if msg != "" || res["branch"] != "unknown" {
+		t.Fatalf("branch = %v (%s), want unknown", res["branch"], msg)
+	}
+	res, _ = call(t, e, "context", nil)
+	if res["branch"] != "unknown" {
+		t.Fatalf("context branch = %v", res["branch"])
+	}
+}

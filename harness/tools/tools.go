@@ -114,5 +114,16 @@ func Names() []string {
 	return out
 }
 
+// branch returns the current branch, never "" (history's branch field and
+// the fixtures require at least one character).
+func (env *Env) branch() string {
+	if env.Branch != nil {
+		if b := env.Branch(); b != "" {
+			return b
+		}
+	}
+	return "unknown"
+}
+
 // readOnly are the hints of a tool that only reads .nexus files.
 var readOnly = Annotations{ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false}
