@@ -33,17 +33,23 @@ func (s samples) report(b *testing.B, unit string, scale time.Duration) {
 }
 
 func quietOptions(mtls bool) Options {
-	return Options{NoUserPlugins: true, DisableAutoMTLS: !mtls, Logger: hclog.NewNullLogger()}
+	return Options{NoUserPlugins: true, DisableMTLS: !mtls, Logger: hclog.NewNullLogger()}
 }
 
-func mtlsCases() []struct {
+type mtlsCase struct {
 	name string
 	mtls bool
-} {
-	return []struct {
-		name string
-		mtls bool
-	}{{"mtls", true}, {"no-mtls", false}}
+	auto bool // go-plugin's AutoMTLS instead of nexus-issued certificates
+}
+
+func (c mtlsCase) options() Options {
+	o := quietOptions(c.mtls)
+	o.goPluginAutoMTLS = c.auto
+	return o
+}
+
+func mtlsCases() []mtlsCase {
+	return []mtlsCase{{"mtls", true, false}, {"go-plugin-automtls", true, true}, {"no-mtls", false, false}}
 }
 
 // BenchmarkStartToFirstCall: a cold plugin (checksum, launch, handshake,
@@ -58,7 +64,7 @@ func BenchmarkStartToFirstCall(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var s samples
 			for b.Loop() {
-				m, err := New([]*Manifest{man}, quietOptions(c.mtls))
+				m, err := New([]*Manifest{man}, c.options())
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -84,7 +90,7 @@ func BenchmarkCallTool(b *testing.B) {
 	args := json.RawMessage(`{"text":"hello"}`)
 	for _, c := range mtlsCases() {
 		b.Run(c.name, func(b *testing.B) {
-			m, err := New([]*Manifest{man}, quietOptions(c.mtls))
+			m, err := New([]*Manifest{man}, c.options())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -120,7 +126,7 @@ func BenchmarkFivePluginsTools(b *testing.B) {
 			var s samples
 			for b.Loop() {
 				t0 := time.Now()
-				opts := quietOptions(c.mtls)
+				opts := c.options()
 				opts.ProjectDir = project
 				m, err := Open(opts)
 				if err != nil {

@@ -44,9 +44,12 @@ type Options struct {
 	// default writes warnings and errors to stderr; nothing is ever written
 	// to stdout.
 	Logger hclog.Logger
-	// DisableAutoMTLS turns off mutual TLS between host and plugin (it is
+	// DisableMTLS turns off mutual TLS between host and plugin (it is
 	// on by default). Only for measurements and debugging.
-	DisableAutoMTLS bool
+	DisableMTLS bool
+	// goPluginAutoMTLS uses go-plugin's AutoMTLS instead of certificates
+	// issued by nexus; only for comparing the two in benchmarks.
+	goPluginAutoMTLS bool
 	// StartTimeout bounds a plugin's launch, handshake, Info and Configure
 	// (default 10s).
 	StartTimeout time.Duration

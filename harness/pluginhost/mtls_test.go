@@ -107,3 +107,10 @@ func TestIssueTLS(t *testing.T) {
 	}
 	var _ *tls.Config = id.client
 }
+
+// TestSDKPluginUnderGoPluginAutoMTLS: a host doing go-plugin's AutoMTLS
+// (no nexus-issued certificate) still gets an answer from an SDK plugin.
+func TestSDKPluginUnderGoPluginAutoMTLS(t *testing.T) {
+	m := openManager(t, Options{goPluginAutoMTLS: true}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)}))
+	callPID(t, m, "tp_pid")
+}

@@ -253,7 +253,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	log := p.log
 	var tlsConfig *tls.Config
 	var tlsEnv []string
-	if !opts.DisableAutoMTLS {
+	if !opts.DisableMTLS && !opts.goPluginAutoMTLS {
 		id, err := issueTLS()
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", p.man.Name, err)
@@ -284,6 +284,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		SkipHostEnv:     true,
 		Managed:         true,
 		TLSConfig:       tlsConfig,
+		AutoMTLS:        !opts.DisableMTLS && opts.goPluginAutoMTLS,
 		StartTimeout:    opts.StartTimeout,
 		Logger:          log,
 		SyncStdout:      stderrWriter(log),
@@ -330,7 +331,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		client:   client,
 		rpc:      impl,
 		info:     info,
-		mtls:     !opts.DisableAutoMTLS,
+		mtls:     !opts.DisableMTLS,
 		tls:      tlsConfig,
 		protocol: client.NegotiatedVersion(),
 		digest:   digest,

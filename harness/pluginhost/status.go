@@ -138,7 +138,7 @@ func (m *Manager) Verify(ctx context.Context, name string) (*VerifyReport, error
 		return nil, ErrClosed
 	}
 	r := &VerifyReport{
-		Name: name, ExpectedSHA256: p.man.SHA256, MTLS: !m.opts.DisableAutoMTLS,
+		Name: name, ExpectedSHA256: p.man.SHA256, MTLS: !m.opts.DisableMTLS,
 		Tools: []Tool{}, Subscriptions: p.man.Events,
 	}
 	if r.Subscriptions == nil {
