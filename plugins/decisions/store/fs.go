@@ -32,11 +32,19 @@ const lockTimeout = 10 * time.Second
 type FS struct {
 	root string
 
-	mu     sync.Mutex
-	key    uint64
-	corpus *kernel.Corpus
-	parsed map[string]cachedFile
+	mu       sync.Mutex
+	key      uint64
+	corpus   *kernel.Corpus
+	parsed   map[string]cachedFile
+	watch    *dirWatch // nil until decisions/ exists (or off Linux)
+	lastFull time.Time
 }
+
+// fullCheckInterval bounds how long the watch alone vouches for the cache.
+// The periodic stat pass catches what inotify cannot see: a decision file
+// that is a symlink edited through its target, or a store on a network
+// file system changed from another machine.
+const fullCheckInterval = 2 * time.Second
 
 type cachedFile struct {
 	size  int64
@@ -185,6 +193,30 @@ func (f *FS) decisionFiles() ([]fileInfo, error) {
 // file's name, size and modification time, so any add, remove, rename or
 // edit (atomic or in place) rebuilds; unchanged files are not re-read.
 func (f *FS) Corpus() (*kernel.Corpus, error) {
+	f.mu.Lock()
+	if f.corpus != nil && f.watch != nil && time.Since(f.lastFull) < fullCheckInterval {
+		changed, broken := f.watch.changed()
+		if broken {
+			f.watch.close()
+			f.watch = nil
+		}
+		if !changed {
+			c := f.corpus
+			f.mu.Unlock()
+			return c, nil
+		}
+	}
+	if f.watch == nil {
+		// Watch before listing, so a change made after the listing is
+		// reported by the next drain.
+		if w, err := newDirWatch(filepath.Join(f.root, kernel.DecisionsDir)); err == nil {
+			f.watch = w
+		}
+	} else {
+		f.watch.changed() // this pass re-reads everything anyway
+	}
+	f.lastFull = time.Now()
+	f.mu.Unlock()
 	files, err := f.decisionFiles()
 	if err != nil {
 		return nil, err
