@@ -7,7 +7,9 @@ import "errors"
 // dirWatch is unavailable off Linux: every check re-validates the stat key.
 type dirWatch struct{}
 
-func newDirWatch(string) (*dirWatch, error) { return nil, errors.New("no directory watch on this platform") }
+func newDirWatch(string) (*dirWatch, error) {
+	return nil, errors.New("no directory watch on this platform")
+}
 
 func (w *dirWatch) changed() (bool, bool) { return true, true }
 
