@@ -131,15 +131,19 @@ func checkTSReport(t *testing.T, r tsReport) {
 		t.Fatalf("the TypeScript SDK could not talk to nexus: %s", r.Error)
 	}
 	want := []string{"nx_artifact_write", "nx_context", "nx_history_search", "nx_plan_decide", "nx_plan_start", "nx_plan_status", "nx_plan_update", "nx_task_add", "nx_task_close", "nx_task_list", "nx_task_update"}
-	var got []string
+	// The 11 nexus-core tools must all be there; memory and plugin tools
+	// registered by nexus mcp may come on top.
+	got := map[string]bool{}
 	for _, tool := range r.Tools {
-		got = append(got, tool.Name)
-		if len(tool.Annotations) < 4 {
-			t.Errorf("%s: annotations %v", tool.Name, tool.Annotations)
+		got[tool.Name] = true
+		if !strings.HasPrefix(tool.Name, "nx_") || len(tool.Annotations) < 4 {
+			t.Errorf("%s: name or annotations %v", tool.Name, tool.Annotations)
 		}
 	}
-	if strings.Join(got, ",") != strings.Join(want, ",") {
-		t.Fatalf("tools = %v, want %v", got, want)
+	for _, name := range want {
+		if !got[name] {
+			t.Errorf("tools/list lacks %s (got %v)", name, got)
+		}
 	}
 	if r.PlanStart.IsError || r.PlanStart.Structured["created"] != true || r.PlanStart.Structured["plan_id"] != 1.0 {
 		t.Errorf("nx_plan_start: %+v", r.PlanStart)
