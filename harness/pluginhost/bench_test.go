@@ -144,9 +144,10 @@ func BenchmarkFivePluginsTools(b *testing.B) {
 	}
 }
 
-// BenchmarkHookDispatch: what a hook process pays for plugins: discover five
-// manifests, start the one subscribed to pre_tool_use, get its answer, and
-// stop it. "none" is the same with no subscriber for the event.
+// BenchmarkHookDispatch: what a hook process pays for plugins: find five
+// manifests, validate and start the one subscribed to pre_tool_use (schema
+// compiled afresh each time, as in a new process), get its answer, and stop
+// it. "none" is the same with no subscriber for the event.
 func BenchmarkHookDispatch(b *testing.B) {
 	project := installExample(b)
 	exe := testPluginBinary(b)
@@ -173,8 +174,10 @@ func BenchmarkHookDispatch(b *testing.B) {
 			var s samples
 			for b.Loop() {
 				t0 := time.Now()
+				manifestSchema = newManifestSchema() // a fresh process
 				opts := quietOptions(c.mtls)
 				opts.ProjectDir = project
+				opts.OnlyEvent, opts.OnlyTool = sdk.EventPreToolUse, c.tool
 				if c.cache {
 					opts.DigestCache = cache
 				}

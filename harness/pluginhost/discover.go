@@ -7,6 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/nexus-harness/nexus/internal/yamljson"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Problem is a manifest that could not be used: invalid, unreadable, or
@@ -42,10 +45,32 @@ func ProjectPluginDir(projectDir string) string {
 // userDir/*/ (pass "" to skip a location). A name found again later is
 // reported as shadowed. Only small YAML files are read; nothing is started.
 func Discover(projectDir, userDir string, paths []string) ([]*Manifest, []Problem) {
+	return discover(projectDir, userDir, paths, "", "")
+}
+
+// discover is Discover; with onlyEvent set it keeps just the plugins
+// subscribed to that event (and, for tool events with onlyTool set, to that
+// tool), and only those are validated (the schema is compiled only when one
+// exists), so a hook process pays nothing for the others, not even for
+// their mistakes.
+func discover(projectDir, userDir string, paths []string, onlyEvent, onlyTool string) ([]*Manifest, []Problem) {
 	var found []*Manifest
 	var problems []Problem
 	byName := map[string]*Manifest{}
+	seen := map[string]string{} // names skipped by onlyEvent, for shadowing
 	add := func(file string, src Source) {
+		if onlyEvent != "" {
+			name, subscribed, ok := prescan(file, onlyEvent, onlyTool)
+			if ok && !subscribed {
+				if _, dup := byName[name]; !dup && seen[name] == "" {
+					seen[name] = file
+				}
+				return
+			}
+			if ok && seen[name] != "" {
+				return // shadowed by an earlier plugin that does not subscribe
+			}
+		}
 		m, err := LoadManifest(file)
 		if err != nil {
 			problems = append(problems, Problem{Path: file, Err: err})
@@ -109,4 +134,43 @@ func globManifests(dir string, problems *[]Problem) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// prescan reads a manifest's name and whether it subscribes to event (for
+// toolName, when set), without validating it. ok is false when the file
+// cannot be read that far: it is then loaded fully, so its error is
+// reported.
+func prescan(file, event, toolName string) (name string, subscribed, ok bool) {
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) > maxManifestSize {
+		return "", false, false
+	}
+	doc, err := yamljson.Decode(data)
+	if err != nil {
+		return "", false, false
+	}
+	top, _ := doc.Value.(map[string]any)
+	name, _ = top["name"].(string)
+	if name == "" {
+		return "", false, false
+	}
+	events, _ := top["events"].(map[string]any)
+	sub, subscribed := events[event].(map[string]any)
+	if !subscribed {
+		return name, false, true
+	}
+	if toolName == "" || (event != sdk.EventPreToolUse && event != sdk.EventPostToolUse) {
+		return name, true, true
+	}
+	patterns, _ := sub["tools"].([]any)
+	if len(patterns) == 0 {
+		return name, true, true
+	}
+	var s Subscription
+	for _, p := range patterns {
+		if ps, ok := p.(string); ok {
+			s.Tools = append(s.Tools, ps)
+		}
+	}
+	return name, s.Matches(toolName), true
 }

@@ -124,3 +124,49 @@ func TestBuiltinManifest(t *testing.T) {
 		t.Fatal("a file manifest without a digest was started")
 	}
 }
+
+func TestDiscoverOnlyEvent(t *testing.T) {
+	exe := "/nonexistent/plugin"
+	sha := strings.Repeat("a", 64)
+	project := t.TempDir()
+	dir := ProjectPluginDir(project)
+	cfgDir := t.TempDir()
+	pre := "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"
+	start := "  session_start: {timeout: 1s, on_failure: fail-open}"
+	writeManifest(t, dir, spec{name: "guard", exe: exe, sha: sha, events: pre})
+	writeManifest(t, dir, spec{name: "observer", exe: exe, sha: sha, events: start})
+	writeManifest(t, dir, spec{name: "sloppy", exe: exe, sha: sha, events: start, extra: "bogus: 1\n"})
+	writeManifest(t, dir, spec{name: "broken-guard", exe: exe, sha: sha, events: pre, extra: "bogus: 1\n"})
+	// A configured plugin that does not subscribe shadows a project one that does.
+	cfg := writeManifest(t, cfgDir, spec{name: "shadowed", exe: exe, sha: sha, events: start})
+	writeManifest(t, dir, spec{name: "shadowed", exe: exe, sha: sha, events: pre})
+
+	found, problems := discover(project, "", []string{cfg}, "pre_tool_use", "")
+	if len(found) != 1 || found[0].Name != "guard" {
+		t.Fatalf("found %+v", found)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "broken-guard") {
+		t.Fatalf("problems %v, want only the subscribed broken manifest", problems)
+	}
+	all, allProblems := Discover(project, "", []string{cfg})
+	if len(all) != 3 || len(allProblems) != 3 { // found: guard, observer, shadowed (config); problems: sloppy, broken-guard, shadowed (project)
+		t.Fatalf("without a filter: %d found, %d problems", len(all), len(allProblems))
+	}
+}
+
+func TestDiscoverOnlyTool(t *testing.T) {
+	exe, sha := "/nonexistent/plugin", strings.Repeat("a", 64)
+	dir := t.TempDir()
+	writeManifest(t, dir, spec{name: "bashguard", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open, tools: [Bash]}"})
+	writeManifest(t, dir, spec{name: "anytool", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"})
+	for tool, want := range map[string]string{"Bash": "anytool bashguard", "Read": "anytool", "": "anytool bashguard"} {
+		found, _ := discover("", dir, nil, "pre_tool_use", tool)
+		var names []string
+		for _, m := range found {
+			names = append(names, m.Name)
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("tool %q: found %q, want %q", tool, got, want)
+		}
+	}
+}

@@ -38,6 +38,12 @@ type Options struct {
 	NoUserPlugins bool
 	// Paths are manifest files or plugin folders listed in configuration.
 	Paths []string
+	// OnlyEvent, for a hook process, keeps only the plugins subscribed to
+	// this event (and, for pre_tool_use and post_tool_use with OnlyTool
+	// set, whose subscription covers that tool): the others are neither
+	// validated nor listed.
+	OnlyEvent string
+	OnlyTool  string
 	// Settings holds each plugin's own settings, by plugin name.
 	Settings map[string]map[string]string
 	// Logger receives nexus's plugin log and every plugin's stderr. The
@@ -124,7 +130,7 @@ func Open(opts Options) (*Manager, error) {
 			userDir = DefaultUserDir()
 		}
 	}
-	manifests, problems := Discover(opts.ProjectDir, userDir, opts.Paths)
+	manifests, problems := discover(opts.ProjectDir, userDir, opts.Paths, opts.OnlyEvent, opts.OnlyTool)
 	m, err := New(manifests, opts)
 	if err != nil {
 		return nil, err

@@ -42,9 +42,14 @@ func SchemaJSON() []byte {
 	return b
 }
 
-var manifestSchema = sync.OnceValue(func() *schema.Set {
-	return schema.NewSet("https://nexus-harness.github.io/schema/", schemaFS)
-})
+// manifestSchema compiles the schema on first use, once per process.
+var manifestSchema = newManifestSchema()
+
+func newManifestSchema() func() *schema.Set {
+	return sync.OnceValue(func() *schema.Set {
+		return schema.NewSet("https://nexus-harness.github.io/schema/", schemaFS)
+	})
+}
 
 // Source says where a manifest was found.
 type Source string
