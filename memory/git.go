@@ -50,7 +50,7 @@ type DeleteResult struct {
 // Summary renders the result for people.
 func (r *DeleteResult) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Deleted %d memory file(s) in commit %s (%s).\n", len(r.Files), short(r.Commit), r.Reason)
+	fmt.Fprintf(&b, "Deleted %d memory file(s) in commit %s. Reason: %s.\n", len(r.Files), short(r.Commit), r.Reason)
 	for _, f := range r.Files {
 		fmt.Fprintf(&b, "  %s — restore with: %s\n", f.RepoPath, f.Restore)
 	}
@@ -230,11 +230,35 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 			res.Warnings = append(res.Warnings, err.Error())
 		}
 	}
-	drop := map[string]bool{}
+	var deleted []string
 	for _, t := range targets {
-		drop[filepath.Join(dir, filepath.FromSlash(t.file))] = true
+		deleted = append(deleted, t.file)
 	}
-	if err := m.store.UpdateMemoryAccess(ctx, func(recs []state.MemoryAccess) ([]state.MemoryAccess, error) {
+	if err := m.dropRecords(ctx, deleted); err != nil {
+		res.Warnings = append(res.Warnings, "could not drop the access records of the deleted files: "+err.Error())
+	}
+	return res, nil
+}
+
+// dropRecords removes the access records of deleted files (the log is
+// left alone when it holds none of them).
+func (m *Manager) dropRecords(ctx context.Context, files []string) error {
+	drop := map[string]bool{}
+	for _, f := range files {
+		drop[filepath.Join(m.Dir(), filepath.FromSlash(f))] = true
+	}
+	recs, err := state.ReadMemoryAccess(m.store.L.MemoryAccessPath())
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, r := range recs {
+		found = found || drop[filepath.Clean(r.Path)]
+	}
+	if !found {
+		return nil
+	}
+	return m.store.UpdateMemoryAccess(ctx, func(recs []state.MemoryAccess) ([]state.MemoryAccess, error) {
 		out := recs[:0]
 		for _, r := range recs {
 			if !drop[filepath.Clean(r.Path)] {
@@ -242,10 +266,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 			}
 		}
 		return out, nil
-	}); err != nil {
-		res.Warnings = append(res.Warnings, "could not drop the access records of the deleted files: "+err.Error())
-	}
-	return res, nil
+	})
 }
 
 // removeFromIndex drops paths from the user's index, retrying while
