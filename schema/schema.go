@@ -134,6 +134,8 @@ type Problem struct {
 	Pointer string `json:"pointer"`
 	// Message says what is wrong, in words.
 	Message string `json:"message"`
+	// Kind is the failing keyword ("required", "additionalProperties", …).
+	Kind string `json:"kind,omitempty"`
 	// Keyword is the schema location that failed (for debugging).
 	Keyword string `json:"keyword,omitempty"`
 }
@@ -220,12 +222,19 @@ func isTypeMismatch(e *jsonschema.ValidationError) bool {
 }
 
 func leaf(e *jsonschema.ValidationError, msg string) Problem {
-	return Problem{
+	p := Problem{
 		Pointer: pointer(e.InstanceLocation),
 		Message: msg,
 		Keyword: e.SchemaURL,
 	}
+	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
+		p.Kind = kp[0]
+	}
+	return p
 }
+
+// KindAdditionalProperties is the Kind of an unknown-member problem.
+const KindAdditionalProperties = "additionalProperties"
 
 func pointer(tokens []string) string {
 	var b strings.Builder

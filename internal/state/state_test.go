@@ -264,3 +264,22 @@ func TestBranch(t *testing.T) {
 		t.Fatalf("detached branch = %q", got)
 	}
 }
+
+func TestUnknownMembersAreReadAndKept(t *testing.T) {
+	s := newStore(t)
+	writeFile(t, s.L.PlanPath(), `{"id":1,"topic":"t","issues":[{"id":1,"title":"a","status":"pending","priority":"high"}],"created_at":"2026-01-01T00:00:00.000Z","owner_team":"core"}`)
+	p, ok, err := s.ReadPlan()
+	if err != nil || !ok {
+		t.Fatalf("a plan with fields from a later minor must be readable: %v", err)
+	}
+	p.Topic = "t2"
+	if err := s.Update(context.Background(), []string{s.L.PlanPath()}, func(tx *Tx) error { return tx.PutPlan(p) }); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.L.PlanPath())
+	for _, want := range []string{`"owner_team": "core"`, `"priority": "high"`, `"topic": "t2"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("rewrite lost %s:\n%s", want, b)
+		}
+	}
+}

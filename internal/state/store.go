@@ -82,21 +82,26 @@ func (s *Store) schemaFor(path string) string {
 	return ""
 }
 
-// tolerated drops schema complaints nexus-core itself mandates (digest C7:
-// task_add MUST initialise goal to "" although the schema says minLength 1).
+// tolerated drops the schema complaints nexus-core itself mandates:
+//   - members the 0.10 schemas do not declare: readers MUST NOT reject
+//     optional fields a later minor (or another harness) added, and nexus
+//     keeps them on rewrite (state.Extra) rather than dropping data. nexus
+//     never invents members, so an unknown one always came from the file;
+//   - tasks.json's goal "" (digest C7: task_add MUST initialise goal to ""
+//     although the schema says minLength 1).
 func (s *Store) tolerated(path string, v any, ps []schema.Problem) []schema.Problem {
-	if path != s.L.TasksPath() {
-		return ps
-	}
-	m, _ := v.(map[string]any)
-	if g, ok := m["goal"].(string); !ok || g != "" {
-		return ps
+	emptyGoal := false
+	if path == s.L.TasksPath() {
+		m, _ := v.(map[string]any)
+		g, ok := m["goal"].(string)
+		emptyGoal = ok && g == ""
 	}
 	out := ps[:0]
 	for _, p := range ps {
-		if p.Pointer != "/goal" {
-			out = append(out, p)
+		if p.Kind == schema.KindAdditionalProperties || (emptyGoal && p.Pointer == "/goal") {
+			continue
 		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -348,6 +353,7 @@ func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 		if err != nil {
 			return 0, err
 		}
+		ps = tx.s.tolerated(path, v, ps)
 		if len(ps) > 0 {
 			for i := range ps {
 				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", len(h.Cycles), ps[i].Pointer)
