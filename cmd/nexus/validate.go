@@ -1,0 +1,53 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/schema"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+func init() { register(newValidateCmd) }
+
+func newValidateCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate",
+		Short: "Check a nexus-core distribution: schemas, cross-file gates, body hashes, fixtures",
+		Long: `Check the nexus-core distribution (--core DIR, NEXUS_CORE_DIR, core.dir or node_modules)
+the way nexus-core's own validator does, and more: every vocabulary file, meta file and the
+manifest against its schema; the gates G2–G11; manifest.json against the sources and every
+body_hash recomputed; every conformance fixture against fixture.schema.json; and the version
+gate (nexus-core 0.10.x–0.12.x).
+
+Prints one line per finding, "SEVERITY: FILE:LINE:COL: JSON-PATH: message [GATE]", then a
+summary; --json prints the same as one document. Exit status: 0 without errors (warnings
+allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was found.`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("validate takes no arguments (pass the distribution with --core DIR)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir, err := a.CoreDir()
+			if err != nil {
+				// Nothing to validate: the call or the setup is wrong.
+				return usageError{err}
+			}
+			r := vocabulary.Validate(dir, schema.NewCoreSet(dir))
+			w := cmd.OutOrStdout()
+			if a.jsonOut {
+				err = writeJSON(w, r)
+			} else {
+				err = r.WriteText(w)
+			}
+			if err != nil {
+				return err
+			}
+			if !r.OK() {
+				return &exitError{Code: 1, Silent: true}
+			}
+			return nil
+		},
+	}
+}
