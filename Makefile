@@ -39,3 +39,17 @@ vet:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Plugin protocol: regenerate the Go code (plugins/sdk/proto/**.pb.go, committed)
+# from its .proto with buf, protoc-gen-go and protoc-gen-go-grpc, all run through
+# the Go module proxy at pinned versions (see plugins/sdk/buf.gen.yaml).
+BUF ?= $(GO) run github.com/bufbuild/buf/cmd/buf@v1.75.0
+
+.PHONY: proto proto-check
+
+proto:
+	cd plugins/sdk && $(BUF) lint && $(BUF) generate
+
+# Fail when the committed generated code differs from a fresh generation.
+proto-check: proto
+	git diff --exit-code -- plugins/sdk/proto
