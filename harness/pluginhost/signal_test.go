@@ -17,7 +17,26 @@ import (
 const (
 	helperHostEnv  = "PLUGINHOST_TEST_HELPER_HOST"
 	noPdeathsigEnv = "PLUGINHOST_TEST_NO_PDEATHSIG"
+	chatterEnv     = "PLUGINHOST_TEST_CHATTER"
 )
+
+// TestPluginOutputNeverReachesStdout runs a host whose plugin prints to its
+// stdout and stderr on every call: the host's stdout (the MCP channel) must
+// hold only what the host itself wrote.
+func TestPluginOutputNeverReachesStdout(t *testing.T) {
+	manifest := writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)})
+	host := exec.Command(os.Args[0], "-test.run=^$")
+	host.Env = append(os.Environ(), helperHostEnv+"="+manifest, chatterEnv+"=1")
+	var stderr strings.Builder
+	host.Stderr = &stderr
+	out, err := host.Output()
+	if err != nil {
+		t.Fatalf("helper host: %v\n%s", err, stderr.String())
+	}
+	if string(out) != "DONE\n" {
+		t.Fatalf("host stdout = %q, want only DONE", out)
+	}
+}
 
 // runHelperHost is a tiny host process for the signal tests: it starts the
 // plugin of the manifest named in the environment, prints the plugin's pid
@@ -30,6 +49,17 @@ func runHelperHost() {
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)
+	}
+	if os.Getenv(chatterEnv) != "" {
+		for range 3 {
+			if _, err := m.CallTool(context.Background(), "tp_echo", nil); err != nil {
+				fmt.Println("ERR", err)
+				os.Exit(2)
+			}
+		}
+		m.Close()
+		fmt.Println("DONE")
+		os.Exit(0)
 	}
 	stop := m.ShutdownOnSignal()
 	defer stop()

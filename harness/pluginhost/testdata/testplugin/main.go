@@ -81,6 +81,9 @@ func (p *testPlugin) CallTool(ctx context.Context, name string, args json.RawMes
 		fmt.Fprintf(os.Stderr, "testplugin: crashing on call %d as asked\n", n)
 		os.Exit(3)
 	}
+	// Chatter on both streams: nexus must never let it reach its stdout.
+	fmt.Fprintln(os.Stdout, "testplugin stdout chatter")
+	fmt.Fprintln(os.Stderr, "testplugin stderr chatter")
 	switch name {
 	case "echo":
 		return &sdk.ToolResult{Text: string(args), Structured: args}, nil
