@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/nexus-harness/nexus/schema"
@@ -29,7 +28,7 @@ var AbstractTools = map[string]bool{
 	"history_search": true, "context": true, "artifact_write": true,
 }
 
-var placeholderToken = regexp.MustCompile(`\{[^{}]*\}`)
+var placeholderToken = lazyRegexp(`\{[^{}]*\}`)
 
 // CheckFixtures validates every conformance fixture against
 // conformance/schema/fixture.schema.json. A file holds one fixture object or
@@ -226,7 +225,7 @@ func checkPlaceholders(src *Source, ptr string, fx map[string]any) []Finding {
 	check := func(p string, files any) {
 		m, _ := files.(map[string]any)
 		for _, k := range sortedKeys(m) {
-			for _, tok := range placeholderToken.FindAllString(k, -1) {
+			for _, tok := range placeholderToken().FindAllString(k, -1) {
 				if tok != "{STATE_ROOT}" && tok != "{HARNESS_ID}" {
 					out = append(out, at(SeverityError, src, p+"/"+escapeToken(k), "fixture",
 						"path placeholder %s is not one of {STATE_ROOT} and {HARNESS_ID}", tok))

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -37,7 +36,7 @@ var (
 	callWords      = wordSet("Skill", "Agent")
 	modelWords     = wordSet("opus", "sonnet", "haiku") // compared lower-cased
 	namespaces     = [][]byte{[]byte("/claude-nexus:"), []byte("/opencode-nexus:")}
-	lintMacro      = regexp.MustCompile(`\{\{([a-z_][a-z0-9_]*)([^}]*)\}\}`)
+	lintMacro      = lazyRegexp(`\{\{([a-z_][a-z0-9_]*)([^}]*)\}\}`)
 )
 
 func wordSet(words ...string) map[string]bool {
@@ -331,7 +330,7 @@ func maskBody(src []byte) ([]byte, []macro) {
 	s := append([]byte(nil), src...)
 	maskHeredocs(s)
 	var macros []macro
-	for _, m := range lintMacro.FindAllSubmatchIndex(s, -1) {
+	for _, m := range lintMacro().FindAllSubmatchIndex(s, -1) {
 		macros = append(macros, macro{id: string(s[m[2]:m[3]]), offset: m[0]})
 		blank(s[m[0]+2 : m[1]-2])
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/nexus-harness/nexus/internal/yamljson"
@@ -230,18 +231,26 @@ func (l *loader) check(src *Source, loc string) bool {
 	return src.Valid
 }
 
-var extraPropsMsg = regexp.MustCompile(`^additional properties ((?:'[^']*'(?:, )?)+) not allowed$`)
-var quoted = regexp.MustCompile(`'([^']*)'`)
+var (
+	extraPropsMsg = lazyRegexp(`^additional properties ((?:'[^']*'(?:, )?)+) not allowed$`)
+	quoted        = lazyRegexp(`'([^']*)'`)
+)
+
+// lazyRegexp compiles expr on first use: hooks import this package for
+// LoadManifest and should not pay for the validator's expressions.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // extraProperties returns the names in an "additional properties 'a', 'b'
 // not allowed" problem.
 func extraProperties(msg string) []string {
-	m := extraPropsMsg.FindStringSubmatch(msg)
+	m := extraPropsMsg().FindStringSubmatch(msg)
 	if m == nil {
 		return nil
 	}
 	var names []string
-	for _, q := range quoted.FindAllStringSubmatch(m[1], -1) {
+	for _, q := range quoted().FindAllStringSubmatch(m[1], -1) {
 		names = append(names, q[1])
 	}
 	return names

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -275,7 +274,23 @@ func CheckReferences(d *Distribution) []Finding {
 	return out
 }
 
-var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+// isSnakeCase matches ^[a-z][a-z0-9_]*$.
+func isSnakeCase(s string) bool { return isIdentOf(s, '_') }
+
+// isKebabID matches ^[a-z][a-z0-9-]*$.
+func isKebabID(s string) bool { return isIdentOf(s, '-') }
+
+func isIdentOf(s string, sep byte) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == sep) {
+			return false
+		}
+	}
+	return true
+}
 
 // CheckEntries runs G5′ (capability entries) and G6′ (invocation entries):
 // snake_case intents, classes and parameter names, and minimum lengths of
@@ -287,7 +302,7 @@ func CheckEntries(d *Distribution) []Finding {
 		for i, e := range entries(src, "capabilities") {
 			p := fmt.Sprintf("/capabilities/%d", i)
 			id := str(e, "id")
-			if s := str(e, "intent"); !snakeCase.MatchString(s) {
+			if s := str(e, "intent"); !isSnakeCase(s) {
 				out = append(out, at(SeverityError, src, p+"/intent", "G5'", "capability %q: intent %q is not snake_case (^[a-z][a-z0-9_]*$)", id, s))
 			}
 			classes, _ := field(e, "blocks_semantic_classes").([]any)
@@ -295,7 +310,7 @@ func CheckEntries(d *Distribution) []Finding {
 				out = append(out, at(SeverityError, src, p+"/blocks_semantic_classes", "G5'", "capability %q: blocks_semantic_classes must name at least one class", id))
 			}
 			for j, c := range classes {
-				if s, _ := c.(string); !snakeCase.MatchString(s) {
+				if s, _ := c.(string); !isSnakeCase(s) {
 					out = append(out, at(SeverityError, src, fmt.Sprintf("%s/blocks_semantic_classes/%d", p, j), "G5'", "capability %q: class %q is not snake_case", id, s))
 				}
 			}
@@ -306,14 +321,14 @@ func CheckEntries(d *Distribution) []Finding {
 		for i, e := range entries(src, "invocations") {
 			p := fmt.Sprintf("/invocations/%d", i)
 			id := str(e, "id")
-			if s := str(e, "intent"); !snakeCase.MatchString(s) {
+			if s := str(e, "intent"); !isSnakeCase(s) {
 				out = append(out, at(SeverityError, src, p+"/intent", "G6'", "invocation %q: intent %q is not snake_case (^[a-z][a-z0-9_]*$)", id, s))
 			}
 			out = append(out, minTrimmed(src, p+"/prose_guidance", "G6'", "invocation", id, str(e, "prose_guidance"), 40)...)
 			out = append(out, minTrimmed(src, p+"/fallback_behavior", "G6'", "invocation", id, str(e, "fallback_behavior"), 20)...)
 			params, _ := field(e, "semantic_params").([]any)
 			for j, sp := range params {
-				if s := str(sp, "name"); !snakeCase.MatchString(s) {
+				if s := str(sp, "name"); !isSnakeCase(s) {
 					out = append(out, at(SeverityError, src, fmt.Sprintf("%s/semantic_params/%d/name", p, j), "G6'", "invocation %q: parameter name %q is not snake_case", id, s))
 				}
 			}
@@ -444,8 +459,6 @@ func CheckTagTriggers(d *Distribution) []Finding {
 	return out
 }
 
-var kebabID = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-
 // CheckDirectories runs G9: agents/ and skills/ hold only directories, and
 // each holds exactly body.md and meta.yml.
 func CheckDirectories(d *Distribution) []Finding {
@@ -495,7 +508,7 @@ func CheckIDMatch(d *Distribution) []Finding {
 		if m.Src == nil {
 			continue
 		}
-		if !kebabID.MatchString(m.Dir) {
+		if !isKebabID(m.Dir) {
 			out = append(out, Finding{Severity: SeverityError, File: m.File, Line: 1, Col: 1, Path: "$", Gate: "G10",
 				Message: fmt.Sprintf("directory name %q is not kebab-case (^[a-z][a-z0-9-]*$)", m.Dir)})
 		}
@@ -504,7 +517,7 @@ func CheckIDMatch(d *Distribution) []Finding {
 			out = append(out, at(SeverityError, m.Src, "", "G10", "id is missing or not a string"))
 			continue
 		}
-		if !kebabID.MatchString(id) {
+		if !isKebabID(id) {
 			out = append(out, at(SeverityError, m.Src, "/id", "G10", "id %q is not kebab-case (^[a-z][a-z0-9-]*$)", id))
 		}
 		if id != m.Dir {
