@@ -90,12 +90,16 @@ func parseMap(name string, data []byte) (*Map, error) {
 	return &m, nil
 }
 
+//go:generate go run gen_capmap.go
+
 // HostMap returns the shipped capability map of a host ("claude"); the
-// neutral host gets an empty map.
+// neutral host gets an empty map. The maps come from Go tables generated
+// from the YAML files (a hook must not parse YAML on every tool call); they
+// are shared, so callers must not modify them.
 func HostMap(host string) (*Map, error) {
 	switch host {
 	case HostClaude:
-		return parseMap("claude.yaml", claudeYAML)
+		return generatedMaps["claude.yaml"], nil
 	case HostNeutral, "":
 		return &Map{Host: HostNeutral, Tools: map[string]*ToolEntry{}}, nil
 	}
@@ -103,7 +107,7 @@ func HostMap(host string) (*Map, error) {
 }
 
 // NexusMap returns the shipped map of nexus's own tools (abstract names).
-func NexusMap() (*Map, error) { return parseMap("nexus.yaml", nexusYAML) }
+func NexusMap() (*Map, error) { return generatedMaps["nexus.yaml"], nil }
 
 // ClaudeMapYAML returns the shipped Claude Code map, for documentation.
 func ClaudeMapYAML() []byte { return append([]byte(nil), claudeYAML...) }

@@ -452,10 +452,14 @@ func Coverage(host string, toolClasses map[string][]string, prefix string) (map[
 			add(c, name)
 		}
 		if e.Shell != nil {
+			label := name + " (commands that write files)"
+			if e.Shell.Dialect == DialectOpaque {
+				label = name + " (any command: not parsed)"
+			}
 			for c := range fileWriteClasses {
 				// sed -i is a partial edit; no shell command edits notebook cells.
 				if c != "structured_document_edit" {
-					add(c, name+" (commands that write files)")
+					add(c, label)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package gate
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,6 +73,19 @@ func TestEveryBlockedClassMapsToATool(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("nx_task_close does not carry nexus_task_state_transition: %v", cov["nexus_task_state_transition"])
+	}
+}
+
+// The Go tables must be what the documented YAML says.
+func TestGeneratedMapsMatchYAML(t *testing.T) {
+	for name, data := range map[string][]byte{"claude.yaml": claudeYAML, "nexus.yaml": nexusYAML} {
+		parsed, err := parseMap(name, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(parsed, generatedMaps[name]) {
+			t.Errorf("capmap_gen.go is stale for %s: run go generate ./harness/gate", name)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ShellEffect is what a command line does to files, as far as nexus can
@@ -490,16 +491,18 @@ func harmless(w word) bool {
 	return w.literal && (harmlessTargets[w.text] || strings.HasPrefix(w.text, "/dev/fd/"))
 }
 
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=`)
+var assignment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=`) })
 
 // interpreterWrites flags inline code that may write files. False
 // positives only make the gate stricter.
-var interpreterWrites = regexp.MustCompile(`(?i)\bopen\s*\(|\.write|writefile|appendfile|\bunlink|\bremove|rmtree|rmdir|\brename|mkdir|makedirs|truncate|shutil|copyfile|\bsystem\s*\(|subprocess|child_process|\bexec[a-z]*\s*\(|\bspawn|\bfs\.|\bfile_put_contents|\bfopen|\bprintf?\b[^;{}\n]*>`)
+var interpreterWrites = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\bopen\s*\(|\.write|writefile|appendfile|\bunlink|\bremove|rmtree|rmdir|\brename|mkdir|makedirs|truncate|shutil|copyfile|\bsystem\s*\(|subprocess|child_process|\bexec[a-z]*\s*\(|\bspawn|\bfs\.|\bfile_put_contents|\bfopen|\bprintf?\b[^;{}\n]*>`)
+})
 
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ash": true}
 var interpreters = map[string]bool{"python": true, "python2": true, "python3": true, "node": true, "nodejs": true, "deno": true, "php": true, "lua": true, "Rscript": true}
 
-var awkRedirect = regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`)
+var awkRedirect = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bprintf?\b[^;{}\n]*>`) })
 
 func (a *shellAnalysis) command(c simpleCommand, depth int) {
 	for _, r := range c.redirs {
@@ -522,7 +525,7 @@ func (a *shellAnalysis) command(c simpleCommand, depth int) {
 		}
 	}
 	words := c.words
-	for len(words) > 0 && !words[0].procsub && assignment.MatchString(words[0].text) {
+	for len(words) > 0 && !words[0].procsub && assignment().MatchString(words[0].text) {
 		words = words[1:]
 	}
 	a.exec(words, c.redirs, depth)
@@ -639,7 +642,7 @@ func (a *shellAnalysis) exec(words []word, redirs []redirect, depth int) {
 			return
 		}
 		for _, w := range args {
-			if !strings.HasPrefix(w.text, "-") && awkRedirect.MatchString(w.text) {
+			if !strings.HasPrefix(w.text, "-") && awkRedirect().MatchString(w.text) {
 				a.writeUnknown(name+" program redirects output to a file", "file_creation", "file_modification")
 				return
 			}
@@ -863,14 +866,14 @@ func (a *shellAnalysis) interpreter(name string, args []word, redirs []redirect,
 		if len(w) >= 2 && w[0] == '-' && w[1] != '-' && strings.ContainsRune(codeFlags, rune(w[len(w)-1])) {
 			if i+1 < len(args) {
 				code := args[i+1]
-				if !code.literal || interpreterWrites.MatchString(code.text) {
+				if !code.literal || interpreterWrites().MatchString(code.text) {
 					a.writeUnknown(name+" inline code may write files", "file_creation", "file_modification")
 				}
 			}
 			return
 		}
 		if w == "--eval" || w == "--exec" {
-			if i+1 < len(args) && (!args[i+1].literal || interpreterWrites.MatchString(args[i+1].text)) {
+			if i+1 < len(args) && (!args[i+1].literal || interpreterWrites().MatchString(args[i+1].text)) {
 				a.writeUnknown(name+" inline code may write files", "file_creation", "file_modification")
 			}
 			return
@@ -880,7 +883,7 @@ func (a *shellAnalysis) interpreter(name string, args []word, redirs []redirect,
 		}
 	}
 	for _, r := range redirs {
-		if r.heredoc != nil && interpreterWrites.MatchString(*r.heredoc) {
+		if r.heredoc != nil && interpreterWrites().MatchString(*r.heredoc) {
 			a.writeUnknown(name+" code on stdin may write files", "file_creation", "file_modification")
 		}
 	}

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -98,7 +97,20 @@ type Event struct {
 // Role is the event's bare agent role ("" for Lead).
 func (ev Event) Role() string { return BareRole(ev.AgentType) }
 
-var rolePattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+// validRole reports whether s matches ^[a-z][a-z0-9-]*$ (the agent_name
+// pattern), without a regexp: it runs on every tool call.
+func validRole(s string) bool {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // BareRole turns a host's agent type into a nexus-core agent id: the part
 // after the last ':' (Claude Code names plugin agents plugin:architect),
@@ -119,7 +131,7 @@ func BareRole(agentType string) string {
 		}
 	}
 	s = strings.Trim(b.String(), "-")
-	if !rolePattern.MatchString(s) {
+	if !validRole(s) {
 		return ""
 	}
 	return s

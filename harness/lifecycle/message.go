@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/nexus-harness/nexus/harness/tags"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -47,10 +48,14 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 				notices = append(notices, "nexus: "+st.ExpandErr.Error())
 			}
 			parts = append(parts, st.Text)
-			if err := e.writeActiveSkill(ctx, ActiveSkill{Skill: m.Tag.Skill, Mode: m.Variant, Tag: m.Token, ActivatedAt: e.o.Store.Timestamp()}); err != nil {
-				e.log.Log(ctx, "warn", UserMessage, ev.AgentID, "could not record the active skill: "+err.Error())
+			// Re-activating the active skill keeps its record (and spares
+			// a durable write on the prompt path).
+			if cur, ok := e.readActiveSkill(); !ok || cur.Skill != m.Tag.Skill || cur.Mode != m.Variant || cur.Tag != m.Token {
+				if err := e.writeActiveSkill(ctx, ActiveSkill{Skill: m.Tag.Skill, Mode: m.Variant, Tag: m.Token, ActivatedAt: e.o.Store.Timestamp()}); err != nil {
+					e.log.Log(ctx, "warn", UserMessage, ev.AgentID, "could not record the active skill: "+err.Error())
+				}
 			}
-			e.log.Log(ctx, "info", UserMessage, ev.AgentID, "activated skill "+m.Tag.Skill+" by "+m.Token)
+			e.log.Log(ctx, "debug", UserMessage, ev.AgentID, "activated skill "+m.Tag.Skill+" by "+m.Token)
 		}
 	}
 	for _, a := range res.Actions {
@@ -110,7 +115,7 @@ func (e *Engine) runAction(ctx context.Context, ev Event, a tags.Match) (string,
 	return text, text
 }
 
-var issueRef = regexp.MustCompile(`(?i)^(?:#|issue\s*#?)(\d+)\s*[:.,\-–—]?\s*`)
+var issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:#|issue\s*#?)(\d+)\s*[:.,\-–—]?\s*`) })
 
 // decidePlan works out which issue a [d] goes to. It returns the issue and
 // the decision text, or a message saying why nothing can be recorded.
@@ -124,7 +129,7 @@ func (e *Engine) decidePlan(a tags.Match) (issue *state.Issue, decision, problem
 		return nil, "", "No active plan session: [d] is only valid inside a plan session (start one with [plan])."
 	}
 	var explicit int64 = -1
-	if m := issueRef.FindStringSubmatch(decision); m != nil {
+	if m := issueRef().FindStringSubmatch(decision); m != nil {
 		n, _ := strconv.ParseInt(m[1], 10, 64)
 		explicit = n
 		decision = strings.TrimSpace(decision[len(m[0]):])
@@ -198,7 +203,7 @@ func (e *Engine) memoryAction(ctx context.Context, a tags.Match, run func(Memory
 	return msg
 }
 
-var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var ruleName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // ruleTarget returns the rule file name for a [rule] / [rule:NAME] action,
 // or a problem.
@@ -210,7 +215,7 @@ func ruleTarget(a tags.Match) (string, string) {
 	if name == "" {
 		name = slug(a.Text)
 	}
-	if !ruleName.MatchString(name) {
+	if !ruleName().MatchString(name) {
 		return "", fmt.Sprintf("%q is not a valid rule name: use lower-case letters, digits, '-' or '_' (at most 64), e.g. [rule:testing].", name)
 	}
 	return name, ""

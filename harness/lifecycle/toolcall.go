@@ -38,11 +38,14 @@ func (e *Engine) preToolUse(ctx context.Context, ev Event) (Reply, error) {
 	v := g.Check(gate.Call{Role: ev.Role(), Classification: cl}, state.Exists(s.L.TasksPath()), s.L.Nexus)
 	switch v.Decision {
 	case gate.Deny:
-		e.appendToolLog(ctx, ev, cl, StatusDenied, v.Reason)
-		e.log.Log(ctx, "info", PreToolUse, ev.AgentID, v.Reason)
+		// The tool log records the denial; nexus.log only at debug level.
+		if err := e.appendToolLog(ctx, ev, cl, StatusDenied, v.Reason); err != nil {
+			e.log.Log(ctx, "warn", PreToolUse, ev.AgentID, "tool log: "+err.Error())
+		}
+		e.log.Log(ctx, "debug", PreToolUse, ev.AgentID, v.Reason)
 		return Reply{Decision: gate.Deny, Reason: v.Reason}, nil
 	case gate.Warn:
-		e.log.Log(ctx, "info", PreToolUse, ev.AgentID, v.Reason)
+		e.log.Log(ctx, "debug", PreToolUse, ev.AgentID, v.Reason)
 		return Reply{Context: v.Reason, Notice: v.Reason}, nil
 	}
 	return Reply{}, nil
@@ -143,5 +146,5 @@ func (e *Engine) appendToolLog(ctx context.Context, ev Event, cl gate.Classifica
 	if len(line.Files) < 2 {
 		line.Files = nil
 	}
-	return s.AppendLine(ctx, s.L.ToolLogPath(), line)
+	return s.AppendLineNoSync(ctx, s.L.ToolLogPath(), line)
 }

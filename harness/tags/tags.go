@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -73,13 +74,13 @@ func New(tags []vocabulary.Tag) *Detector {
 func (d *Detector) Tags() []vocabulary.Tag { return d.tags }
 
 // token is nexus-core's bracket token pattern (digest §4.6 step 2).
-var token = regexp.MustCompile(`\[([a-z][a-z0-9-]*)(?::([^\]]+))?\]`)
+var token = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([a-z][a-z0-9-]*)(?::([^\]]+))?\]`) })
 
 // Detect finds the tags a message triggers.
 func (d *Detector) Detect(msg string) Result {
 	mask := maskText(msg)
 	var res Result
-	for _, loc := range token.FindAllStringSubmatchIndex(msg, -1) {
+	for _, loc := range token().FindAllStringSubmatchIndex(msg, -1) {
 		start, end := loc[0], loc[1]
 		tok := msg[start:end]
 		if why := mask.reason(start, end); why != "" {
