@@ -156,3 +156,41 @@ func TestQuestionsRoundTrip(t *testing.T) {
 		t.Errorf("after Add: %q", got)
 	}
 }
+
+func TestProposeHalfStates(t *testing.T) {
+	var f proposeFixture
+	loadFixture(t, "propose_decision.json", &f)
+	now := time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)
+	medium := "medium"
+	for _, tc := range []struct {
+		name, affected, reason string
+		touched                int
+	}{
+		{"no number", "notes", "Cannot derive supersession ref from 'notes'.", 0},
+		{"old decision missing", "decision-099", "supersede half-state: new decision 039-valkey-everywhere written; old decision matching 'decision-099' not found to flip.", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := memStoreOf(f.Meta.BaseStore.Decisions)
+			res, err := Propose(s, ProposeRequest{Title: "Valkey everywhere", Rationale: "Valkey replaces every Redis instance we run.",
+				Operation: OpSupersede, AffectedDecisionID: tc.affected, Confidence: &medium}, ProposeOptions{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != "rejected" || res.Tier != 2 || res.Operation != OpReject || res.Error == nil ||
+				res.Error.Kind != "error" || res.Error.Reason != tc.reason || res.Assessment != tc.reason || len(res.Touched) != tc.touched {
+				t.Errorf("result = %+v (error %+v)", res, res.Error)
+			}
+		})
+	}
+	s := memStoreOf(f.Meta.BaseStore.Decisions)
+	res, err := Propose(s, ProposeRequest{Title: "", Rationale: "An update for a decision that is not there.", Operation: OpUpdate, AffectedDecisionID: "decision-404"}, ProposeOptions{Now: now})
+	if err != nil || res.Error == nil || res.Error.Reason != "update target 'decision-404' not found in store." {
+		t.Errorf("update of a missing target = %+v, %v", res, err)
+	}
+	none := "  "
+	res, err = Propose(s, ProposeRequest{Title: "Reasonless", Rationale: "A rejected alternative without any reason.", Confidence: &medium,
+		DecisionType: &none, Rejected: []any{"Just a name"}}, ProposeOptions{Now: now})
+	if err == nil || !strings.Contains(err.Error(), "without reasons") {
+		t.Errorf("reasonless rejection = %+v, %v", res, err)
+	}
+}
