@@ -19,7 +19,7 @@ var testNow = time.Date(2026, 4, 16, 10, 22, 3, 114512000, time.UTC)
 
 // newProject makes a registered repo with a scaffolded store holding the
 // golden "main" corpus, and a configured plugin working in that repo.
-func newProject(t *testing.T, mode string) (*Plugin, string, *store.FS) {
+func newProject(t testing.TB, mode string) (*Plugin, string, *store.FS) {
 	t.Helper()
 	home := t.TempDir()
 	repo := t.TempDir()
@@ -69,7 +69,7 @@ func newProject(t *testing.T, mode string) (*Plugin, string, *store.FS) {
 	return p, repo, fs
 }
 
-func call(t *testing.T, p *Plugin, name, args string) *sdk.ToolResult {
+func call(t testing.TB, p *Plugin, name, args string) *sdk.ToolResult {
 	t.Helper()
 	res, err := p.CallTool(context.Background(), name, json.RawMessage(args))
 	if err != nil {
