@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,13 +122,18 @@ func BenchmarkFivePluginsTools(b *testing.B) {
 	for _, n := range []string{"p1", "p2", "p3", "p4", "p5"} {
 		writeManifest(b, ProjectPluginDir(project), spec{name: n, exe: exe})
 	}
-	for _, c := range mtlsCases() {
+	cache := filepath.Join(b.TempDir(), "digests.json")
+	cases := append(mtlsCases(), mtlsCase{name: "mtls/digest-cache", mtls: true})
+	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			var s samples
 			for b.Loop() {
 				t0 := time.Now()
 				opts := c.options()
 				opts.ProjectDir = project
+				if strings.HasSuffix(c.name, "digest-cache") {
+					opts.DigestCache = cache
+				}
 				m, err := Open(opts)
 				if err != nil {
 					b.Fatal(err)

@@ -28,6 +28,20 @@ type digestEntry struct {
 	SHA256 string `json:"sha256"`
 }
 
+// DefaultDigestCache is where a program should keep Options.DigestCache:
+// $XDG_CACHE_HOME/nexus/plugin-digests.json, else
+// ~/.cache/nexus/plugin-digests.json ("" when neither can be determined).
+func DefaultDigestCache() string {
+	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "nexus", "plugin-digests.json")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cache", "nexus", "plugin-digests.json")
+}
+
 // maxDigestEntries bounds the cache file.
 const maxDigestEntries = 256
 

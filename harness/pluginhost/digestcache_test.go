@@ -84,3 +84,15 @@ func TestDigestCache(t *testing.T) {
 		t.Fatalf("damaged cache: %s, %v", got, err)
 	}
 }
+
+func TestDefaultDigestCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", "/xdg-cache")
+	if got := DefaultDigestCache(); got != "/xdg-cache/nexus/plugin-digests.json" {
+		t.Errorf("with XDG_CACHE_HOME: %s", got)
+	}
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if got := DefaultDigestCache(); got != "/home/u/.cache/nexus/plugin-digests.json" {
+		t.Errorf("without XDG_CACHE_HOME: %s", got)
+	}
+}
