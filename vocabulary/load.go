@@ -105,7 +105,7 @@ func (m *Meta) BodyFile() string { return m.Kind + "/" + m.Dir + "/body.md" }
 // Distribution is a distribution read from its source files.
 type Distribution struct {
 	Dir        string
-	Manifest   *Manifest // nil when manifest.json is missing or unreadable
+	Manifest   *Manifest // nil when manifest.json is missing or fails its schema
 	Vocabulary VocabularySet
 	Agents     []Agent // from valid agents/*/meta.yml, sorted by directory name
 	Skills     []Skill // from valid skills/*/meta.yml, sorted by directory name
@@ -366,18 +366,25 @@ func (l *loader) loadManifest() {
 	}
 	src := &Source{File: rel, Doc: doc, Raw: raw}
 	l.d.Sources[rel] = src
+	// The typed decode fails on a field of the wrong type, which the
+	// schema words better: decode what can be decoded, validate, and
+	// report a decode error only when the schema found nothing.
 	var m Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		l.errorf(rel, "$", "G1", "cannot decode: %v", err)
-		return
-	}
+	decodeErr := json.Unmarshal(raw, &m)
 	// A missing version is G1's to report (the schema requires it).
 	if err := CheckVersion(l.d.Dir, &m); m.NexusCoreVersion != "" && err != nil {
-		pos := doc.PosOf("/nexus_core_version")
+		pos := src.PosOf("/nexus_core_version")
 		l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: pos.Line, Col: pos.Col,
 			Path: "$.nexus_core_version", Gate: "version", Message: err.Error()})
 	}
-	l.check(src, schema.Manifest)
+	if !l.check(src, schema.Manifest) {
+		return
+	}
+	if decodeErr != nil {
+		l.errorf(rel, "$", "G1", "cannot decode: %v", decodeErr)
+		src.Valid = false
+		return
+	}
 	l.d.Manifest = &m
 }
 

@@ -146,18 +146,25 @@ func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
 	dir := d.Dir
 	raw, err := d.ReadFile("manifest.json")
 	if err != nil {
-		if os.IsNotExist(err) {
-			return readVersionFile(dir), []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version",
-				Message: missingManifest(dir).Error()}}, true
+		if !os.IsNotExist(err) {
+			return "", nil, false // Load reports the read error
 		}
-		return "", nil, false // Load reports the read error
+		v := readVersionFile(dir)
+		msg := missingManifest(dir).Error()
+		if v != "" && supportedVersion.MatchString(v) {
+			msg = fmt.Sprintf("manifest.json is missing although VERSION says %s: the distribution is incomplete; reinstall it (npm install @moreih29/nexus-core@%s)", v, v)
+		}
+		return v, []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version", Message: msg}}, true
 	}
+	// Only the two version fields matter here; anything else wrong with
+	// the manifest (even its syntax) is G1's to report.
 	var m Manifest
-	if json.Unmarshal(raw, &m) != nil {
-		// Not JSON, or a field of the wrong type: G1 reports it. The
-		// VERSION file can still refuse a foreign tree.
-		m = Manifest{}
+	var head struct {
+		NexusCoreVersion      string `json:"nexus_core_version"`
+		SchemaContractVersion string `json:"schema_contract_version"`
 	}
+	_ = json.Unmarshal(raw, &head) // fields of the wrong type stay empty
+	m.NexusCoreVersion, m.SchemaContractVersion = head.NexusCoreVersion, head.SchemaContractVersion
 	pos := func() (int, int) {
 		if doc, f := decodeJSON("manifest.json", raw); f == nil {
 			p := (&Source{File: "manifest.json", Doc: doc, Raw: raw}).PosOf("/nexus_core_version")

@@ -252,6 +252,10 @@ var corruptions = []struct {
 	{"version-too-new", all(removePath("manifest.json"), removePath("vocabulary"), writeFile("assets/.keep", ""),
 		writeFile("VERSION", "0.13.0\n")),
 		[]want{{SeverityError, "manifest.json", "$", "(version 0.13.0) is not supported"}}},
+	{"manifest-missing", removePath("manifest.json"),
+		[]want{{SeverityError, "manifest.json", "$", "manifest.json is missing although VERSION says 0.10.0"}}},
+	{"manifest-version-wrong-type", replaceIn("manifest.json", `"nexus_core_version": "0.10.0"`, `"nexus_core_version": 10`),
+		[]want{{SeverityError, "manifest.json", "$.nexus_core_version", "got number, want string"}}},
 	{"version-too-old", replaceIn("manifest.json", `"nexus_core_version": "0.10.0"`, `"nexus_core_version": "0.9.4"`),
 		[]want{{SeverityError, "manifest.json", "$.nexus_core_version", ">=0.10.0 <0.13.0"}}},
 	{"version-0.12-accepted", all(
