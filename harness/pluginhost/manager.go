@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -327,4 +326,3 @@ func stderrWriter(log hclog.Logger) io.Writer {
 	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
 }
 
-func joinNames(ss []string) string { return strings.Join(ss, ", ") }
