@@ -325,4 +325,3 @@ func (m *Manager) goBackground(f func()) bool {
 func stderrWriter(log hclog.Logger) io.Writer {
 	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
 }
-
