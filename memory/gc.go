@@ -261,7 +261,7 @@ func (m *Manager) AutoGC(ctx context.Context) (string, error) {
 	if len(rep.Eligible) == 0 {
 		return "", nil
 	}
-	res, err := m.deleteFiles(ctx, rep.Eligible, m.autoReason())
+	res, err := m.deleteFiles(ctx, rep.Eligible, m.autoReason(), true)
 	var refused *RefusedError
 	if errors.As(err, &refused) {
 		return "automatic memory gc deleted nothing: " + refused.Error(), nil
@@ -282,7 +282,7 @@ func (m *Manager) autoReason() string {
 // deleteFiles). names are file names inside .nexus/memory/ (a leading
 // ".nexus/memory/" or the absolute path is accepted too).
 func (m *Manager) Delete(ctx context.Context, names []string) (*DeleteResult, error) {
-	return m.deleteFiles(ctx, names, reasonManual)
+	return m.deleteFiles(ctx, names, reasonManual, false)
 }
 
 // TaskCloseHook is the function to install as tools.Env.OnTaskClose: it

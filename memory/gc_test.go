@@ -412,3 +412,35 @@ func TestTaskCloseRunsAutoGC(t *testing.T) {
 		t.Fatalf("status after task_close:\n%s", git(t, root, nil, "status", "--porcelain"))
 	}
 }
+
+// Automatic gc leaves an eligible file with uncommitted edits alone (an
+// old memory just extended by an [m] save) and forgets the others.
+func TestAutoGCKeepsFilesWithUncommittedEdits(t *testing.T) {
+	root := t.TempDir()
+	isolateGit(t, root)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	p := newProjectAt(t, root, autoConfig, now)
+	gone := tenFiles(t, p, true)
+	edited := p.mem(gone[0])
+	writeFile(t, edited, readFile(t, edited)+"\n## Update\n\nnot committed yet\n")
+	msg, err := p.m.AutoGC(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "Kept: .nexus/memory/"+gone[0]+" has uncommitted changes") {
+		t.Fatalf("message does not say why %s was kept:\n%s", gone[0], msg)
+	}
+	changes := git(t, p.dir, nil, "diff-tree", "--no-commit-id", "--name-only", "-r", "HEAD")
+	if changes != ".nexus/memory/"+gone[1]+"\n.nexus/memory/"+gone[2] {
+		t.Fatalf("commit changes:\n%s", changes)
+	}
+	if !strings.Contains(readFile(t, edited), "not committed yet") {
+		t.Fatal("the edited file changed")
+	}
+	// Explicitly naming it refuses outright.
+	_, err = p.m.Delete(context.Background(), []string{gone[0]})
+	var re *RefusedError
+	if !errors.As(err, &re) {
+		t.Fatalf("Delete of an edited file = %v", err)
+	}
+}

@@ -42,6 +42,8 @@ type DeleteResult struct {
 	Parent string        `json:"parent"`
 	Reason string        `json:"reason"`
 	Files  []DeletedFile `json:"files"`
+	// Skipped lists the files automatic gc left alone, with the reason.
+	Skipped []string `json:"skipped,omitempty"`
 	// Warnings are follow-up steps that failed after the commit was made
 	// (the deletion itself stands).
 	Warnings []string `json:"warnings,omitempty"`
@@ -53,6 +55,9 @@ func (r *DeleteResult) Summary() string {
 	fmt.Fprintf(&b, "Deleted %d memory file(s) in commit %s. Reason: %s.\n", len(r.Files), short(r.Commit), r.Reason)
 	for _, f := range r.Files {
 		fmt.Fprintf(&b, "  %s — restore with: %s\n", f.RepoPath, f.Restore)
+	}
+	for _, sk := range r.Skipped {
+		fmt.Fprintf(&b, "Kept: %s\n", sk)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(&b, "Warning: %s\n", w)
@@ -83,7 +88,12 @@ func short(sha string) string {
 //     either is touched — and their access records are dropped.
 //
 // git commit hooks do not run (no `git commit` is involved).
-func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string) (*DeleteResult, error) {
+//
+// With skipUnsafe (automatic gc), a file failing the checks of step 1 is
+// left alone and listed in Skipped instead of stopping the whole run: an
+// old memory extended by a recent, not yet committed `[m]` save must not
+// block the forgetting of the others. Explicit deletions refuse outright.
+func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string, skipUnsafe bool) (*DeleteResult, error) {
 	if len(names) == 0 {
 		return nil, inputErrorf("name at least one memory file to delete")
 	}
@@ -96,6 +106,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	dir := m.Dir()
 	type target struct{ file, abs, repo string }
 	var targets []target
+	var skipped []string
 	seen := map[string]bool{}
 	for _, n := range names {
 		rel, err := m.memoryName(n)
@@ -111,17 +122,28 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 			return nil, refusef("%s: %v", n, err)
 		}
 		st, err := os.Lstat(abs)
+		var problem string
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return nil, refusef("%s: no such memory file in %s", n, dir)
+			problem = fmt.Sprintf("%s: no such memory file in %s", n, dir)
 		case err != nil:
 			return nil, fmt.Errorf("inspect %s: %w", abs, err)
 		case st.Mode()&os.ModeSymlink != 0:
-			return nil, refusef("%s is a symlink; nexus deletes only regular files inside %s", n, dir)
+			problem = fmt.Sprintf("%s is a symlink; nexus deletes only regular files inside %s", n, dir)
 		case !st.Mode().IsRegular():
-			return nil, refusef("%s is not a regular file", n)
+			problem = fmt.Sprintf("%s is not a regular file", n)
+		}
+		if problem != "" {
+			if !skipUnsafe {
+				return nil, &RefusedError{Reason: problem}
+			}
+			skipped = append(skipped, problem)
+			continue
 		}
 		targets = append(targets, target{file: rel, abs: abs})
+	}
+	if len(targets) == 0 {
+		return nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
 	}
 
 	top, err := m.gitOut(ctx, dir, nil, "", "rev-parse", "--show-toplevel")
@@ -166,13 +188,14 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 			inHead[p] = strings.Fields(meta)[0]
 		}
 	}
+	problems := map[string]string{}
 	for _, t := range targets {
 		mode, ok := inHead[t.repo]
-		if !ok {
-			return nil, refusef("%s is not committed; nexus deletes only files a commit can restore — commit it first, or delete it yourself", t.repo)
-		}
-		if mode != "100644" && mode != "100755" {
-			return nil, refusef("%s is not a regular file in HEAD (mode %s)", t.repo, mode)
+		switch {
+		case !ok:
+			problems[t.repo] = fmt.Sprintf("%s is not committed; nexus deletes only files a commit can restore — commit it first, or delete it yourself", t.repo)
+		case mode != "100644" && mode != "100755":
+			problems[t.repo] = fmt.Sprintf("%s is not a regular file in HEAD (mode %s)", t.repo, mode)
 		}
 	}
 	// No uncommitted edits, staged or not?
@@ -181,9 +204,39 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range strings.Split(status, "\x00") {
-		if len(e) > 3 {
-			return nil, refusef("%s has uncommitted changes (git status %q); commit or discard them first — nexus deletes only content a commit can restore", e[3:], e[:2])
+	entries := strings.Split(status, "\x00")
+	for i := 0; i < len(entries); i++ {
+		e := entries[i]
+		if len(e) < 4 {
+			continue
+		}
+		xy, p := e[:2], e[3:]
+		if xy[0] == 'R' || xy[0] == 'C' {
+			i++ // -z puts a rename's source in the next entry
+		}
+		if _, known := problems[p]; !known {
+			problems[p] = fmt.Sprintf("%s has uncommitted changes (git status %q); commit or discard them first — nexus deletes only content a commit can restore", p, xy)
+		}
+	}
+	if len(problems) > 0 {
+		kept := targets[:0]
+		for _, t := range targets {
+			if pr, bad := problems[t.repo]; bad {
+				if !skipUnsafe {
+					return nil, &RefusedError{Reason: pr}
+				}
+				skipped = append(skipped, pr)
+				continue
+			}
+			kept = append(kept, t)
+		}
+		targets = kept
+		if len(targets) == 0 {
+			return nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
+		}
+		paths = paths[:0]
+		for _, t := range targets {
+			paths = append(paths, t.repo)
 		}
 	}
 
@@ -204,7 +257,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	if err != nil {
 		return nil, err
 	}
-	res := &DeleteResult{Parent: head, Reason: reason}
+	res := &DeleteResult{Parent: head, Reason: reason, Skipped: skipped}
 	for _, t := range targets {
 		res.Files = append(res.Files, DeletedFile{File: t.file, RepoPath: t.repo})
 	}

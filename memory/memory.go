@@ -160,6 +160,9 @@ func (m *Manager) resolve(p string) (string, error) {
 	}
 	p = filepath.Clean(p)
 	dir := m.Dir()
+	if rel, ok := inside(dir, p); ok && plainBelow(dir, rel) {
+		return p, nil
+	}
 	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", fmt.Errorf("%s: no memory directory %s: %w", p, dir, ErrNotMemoryFile)
@@ -177,6 +180,30 @@ func (m *Manager) resolve(p string) (string, error) {
 		return "", fmt.Errorf("%s is not a regular file: %w", p, ErrNotMemoryFile)
 	}
 	return filepath.Join(dir, rel), nil
+}
+
+// plainBelow is resolve's fast path (a handful of lstat calls instead of
+// resolving every component of both paths): when dir is a real directory
+// and no component of rel below it is a symlink, dir/rel is inside dir
+// whatever dir's ancestors are, and it only remains to see a regular file.
+func plainBelow(dir, rel string) bool {
+	st, err := os.Lstat(dir)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	cur := dir
+	parts := strings.Split(rel, string(filepath.Separator))
+	for i, part := range parts {
+		cur = filepath.Join(cur, part)
+		st, err := os.Lstat(cur)
+		if err != nil || st.Mode()&os.ModeSymlink != 0 {
+			return false
+		}
+		if i == len(parts)-1 {
+			return st.Mode().IsRegular()
+		}
+	}
+	return false
 }
 
 // inside returns p relative to dir when p is strictly inside dir.
