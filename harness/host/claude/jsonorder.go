@@ -211,7 +211,14 @@ func unifiedDiff(nameA, nameB string, a, b []byte) string {
 	ops := lcsOps(al[pre:len(al)-suf], bl[pre:len(bl)-suf])
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", nameA, nameB)
-	fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", from+1, toA-from, from+1, toB-from)
+	startA, startB := from+1, from+1
+	if toA == from {
+		startA = from // an empty range starts before its position
+	}
+	if toB == from {
+		startB = from
+	}
+	fmt.Fprintf(&out, "@@ -%d,%d +%d,%d @@\n", startA, toA-from, startB, toB-from)
 	for _, l := range al[from:pre] {
 		out.WriteString(" " + l + "\n")
 	}

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+// hookBinary builds nexus the way `make build` does.
+func hookBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "nexus")
+	out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// hookEnv is a clean environment: no user config, the test distribution.
+func hookEnv(t testing.TB, home string, extra ...string) []string {
+	return append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"NEXUS_CORE_DIR=" + testenv.CoreDir(t),
+	}, extra...)
+}
+
+type hookResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func runHook(t testing.TB, bin, dir string, env []string, stdin []byte, args ...string) hookResult {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return hookResult{out.String(), errb.String(), code}
+}
+
+func payload(t testing.TB, v map[string]any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestHookBinaryFailures feeds the built binary input it cannot use: each
+// case prints one line on stderr, logs one line in nexus.log, exits 0, and
+// answers nothing — except the gate under gate.policy fail-closed, which
+// denies. No state file changes.
+func TestHookBinaryFailures(t *testing.T) {
+	bin := hookBinary(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	env := hookEnv(t, home)
+	r := runHook(t, bin, proj, env, payload(t, map[string]any{"hook_event_name": "SessionStart", "source": "startup", "cwd": proj}))
+	if r.code != 0 || !strings.Contains(r.stdout, "additionalContext") {
+		t.Fatalf("session start: %+v", r)
+	}
+	tracker := filepath.Join(proj, ".nexus", "state", "nexus", "agent-tracker.json")
+	before, _ := os.ReadFile(tracker)
+	logPath := filepath.Join(proj, ".nexus", "state", "nexus", "nexus.log")
+
+	big := append([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"`), bytes.Repeat([]byte("a"), 10<<20)...)
+	big = append(big, `"}}`...)
+	cases := []struct {
+		name, policy string
+		args         []string
+		stdin        []byte
+		deny         bool
+		stderr       string
+	}{
+		{"invalid json", "fail-open", nil, []byte(`{"hook_event_name":"PreToolUse",`), false, "invalid JSON payload"},
+		{"invalid json, gate fail-closed", "fail-closed", []string{"PreToolUse"}, []byte(`not json`), true, "expected a JSON object"},
+		{"invalid json, observing event fail-closed", "fail-closed", []string{"PostToolUse"}, []byte(`not json`), false, "expected a JSON object"},
+		{"unknown event", "fail-closed", nil, []byte(`{"hook_event_name":"Notification","message":"hi"}`), false, `unknown Claude Code hook event "Notification"`},
+		{"missing field", "fail-open", nil, []byte(`{"hook_event_name":"SubagentStart","agent_type":"architect"}`), false, "field agent_id is required"},
+		{"mistyped field, gate fail-closed", "fail-closed", nil, []byte(`{"hook_event_name":"PreToolUse","tool_name":["Edit"]}`), true, "field tool_name must be a string"},
+		{"over 10 MiB", "fail-closed", []string{"PreToolUse"}, big, true, "payload over 10 MiB"},
+		{"neutral unknown field", "fail-open", []string{"--host", "neutral"}, []byte(`{"event":"session_end","extra":1}`), false, `unknown field "extra"`},
+		{"neutral wrong event type", "fail-closed", []string{"--host", "neutral"}, []byte(`{"event":"pre_tool_use","tool":"x","tool_classes":"file_creation"}`), true, "field tool_classes has the wrong type"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runHook(t, bin, proj, hookEnv(t, home, "NEXUS_GATE_POLICY="+tc.policy), tc.stdin, tc.args...)
+			if r.code != 0 {
+				t.Errorf("exit %d", r.code)
+			}
+			if strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "nexus hook: ") || !strings.Contains(r.stderr, tc.stderr) {
+				t.Errorf("stderr %q, want one line with %q", r.stderr, tc.stderr)
+			}
+			if strings.Contains(r.stderr, "goroutine ") || strings.Contains(r.stderr, "panic") {
+				t.Errorf("stack trace: %q", r.stderr)
+			}
+			if tc.deny != strings.Contains(r.stdout, `"deny"`) || (!tc.deny && r.stdout != "") {
+				t.Errorf("stdout %q (deny %v)", r.stdout, tc.deny)
+			}
+			lines, _ := state.ReadLines(logPath)
+			if len(lines) != i+1 || !strings.Contains(string(lines[i]), `"level":"error"`) {
+				t.Errorf("nexus.log has %d lines; last %s", len(lines), lines[len(lines)-1])
+			}
+		})
+	}
+	if after, _ := os.ReadFile(tracker); !bytes.Equal(before, after) {
+		t.Errorf("tracker changed by bad input: %s", after)
+	}
+	// A project without a distribution: the failure is reported, the host proceeds.
+	r = runHook(t, bin, proj, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}, payload(t, map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": proj}))
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no nexus-core distribution found") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("no distribution: %+v", r)
+	}
+}
+
+// TestHookBinaryConcurrent runs 8 agents' spawn / tool calls / completion
+// as separate nexus processes at once: nothing may be lost.
+func TestHookBinaryConcurrent(t *testing.T) {
+	bin := hookBinary(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	env := hookEnv(t, home)
+	if r := runHook(t, bin, proj, env, payload(t, map[string]any{"hook_event_name": "SessionStart", "cwd": proj})); r.code != 0 || r.stderr != "" {
+		t.Fatalf("session start %+v", r)
+	}
+	// Edits need a planned cycle.
+	if err := os.WriteFile(filepath.Join(proj, ".nexus", "state", "tasks.json"), []byte(`{"goal":"g","decisions":[],"tasks":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const agents, calls = 8, 6
+	roles := []string{"engineer", "writer"}
+	var wg sync.WaitGroup
+	errs := make(chan string, agents*(calls+2))
+	for a := 0; a < agents; a++ {
+		wg.Add(1)
+		go func(a int) {
+			defer wg.Done()
+			id := fmt.Sprintf("agent-%d", a)
+			typ := "nexus:" + roles[a%2]
+			fire := func(p map[string]any) {
+				p["cwd"], p["agent_id"], p["agent_type"] = proj, id, typ
+				if r := runHook(t, bin, proj, env, payload(t, p)); r.code != 0 || r.stderr != "" {
+					errs <- fmt.Sprintf("%s %v: %+v", id, p["hook_event_name"], r)
+				}
+			}
+			fire(map[string]any{"hook_event_name": "SubagentStart"})
+			for c := 0; c < calls; c++ {
+				file := filepath.Join(proj, "src", id, fmt.Sprintf("f%d.go", c))
+				fire(map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": map[string]any{"file_path": file, "content": "x"}, "tool_response": map[string]any{"type": "create"}})
+			}
+			fire(map[string]any{"hook_event_name": "SubagentStop", "last_assistant_message": "done " + id})
+		}(a)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	raw, err := os.ReadFile(filepath.Join(proj, ".nexus", "state", "nexus", "agent-tracker.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	_ = json.Unmarshal(raw, &doc)
+	if ps, err := schema.NewCoreSet(testenv.CoreDir(t)).Validate(schema.StateTracker, doc); err != nil || len(ps) > 0 {
+		t.Errorf("tracker invalid: %v %v", err, ps)
+	}
+	var entries []state.TrackerEntry
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != agents {
+		t.Fatalf("%d tracker entries, want %d", len(entries), agents)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		seen[e.AgentID] = true
+		if e.Status != state.AgentCompleted || e.LastMessage == nil || *e.LastMessage != "done "+e.AgentID {
+			t.Errorf("entry %+v", e)
+		}
+		var want []string
+		for c := 0; c < calls; c++ {
+			want = append(want, fmt.Sprintf("src/%s/f%d.go", e.AgentID, c))
+		}
+		got := append([]string(nil), e.FilesTouched...)
+		sort.Strings(got)
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("%s files_touched %v", e.AgentID, e.FilesTouched)
+		}
+	}
+	if len(seen) != agents {
+		t.Errorf("agents %v", seen)
+	}
+	lines, err := state.ReadLines(filepath.Join(proj, ".nexus", "state", "nexus", "tool-log.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != agents*calls {
+		t.Errorf("%d tool-log lines, want %d", len(lines), agents*calls)
+	}
+	perAgent := map[string]int{}
+	for _, l := range lines {
+		var tl struct {
+			AgentID string `json:"agent_id"`
+		}
+		if err := json.Unmarshal(l, &tl); err != nil {
+			t.Fatalf("tool log line %q: %v", l, err)
+		}
+		perAgent[tl.AgentID]++
+	}
+	for a := 0; a < agents; a++ {
+		if n := perAgent[fmt.Sprintf("agent-%d", a)]; n != calls {
+			t.Errorf("agent-%d has %d tool-log lines", a, n)
+		}
+	}
+}
+
+// TestHookBinaryMemoryRead checks the real memory package is wired: a Read
+// of a memory file lands in memory-access.jsonl, valid against its schema.
+func TestHookBinaryMemoryRead(t *testing.T) {
+	bin := hookBinary(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	env := hookEnv(t, home)
+	mem := filepath.Join(proj, ".nexus", "memory", "pattern-retries.md")
+	if err := os.MkdirAll(filepath.Dir(mem), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mem, []byte("# retries\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		r := runHook(t, bin, proj, env, payload(t, map[string]any{"hook_event_name": "PostToolUse", "cwd": proj, "agent_id": "r1", "agent_type": "researcher", "tool_name": "Read", "tool_input": map[string]any{"file_path": mem}, "tool_response": map[string]any{"type": "text"}}))
+		if r.code != 0 || r.stderr != "" {
+			t.Fatalf("%+v", r)
+		}
+	}
+	recs, err := state.ReadMemoryAccess(filepath.Join(proj, ".nexus", "state", "nexus", "memory-access.jsonl"))
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("records %+v %v", recs, err)
+	}
+	if recs[0].AccessCount != 2 || recs[0].LastAgent != "r1" || recs[0].Path != mem {
+		t.Errorf("record %+v", recs[0])
+	}
+	sch := schema.NewCoreSet(testenv.CoreDir(t))
+	lines, _ := state.ReadLines(filepath.Join(proj, ".nexus", "state", "nexus", "memory-access.jsonl"))
+	for _, l := range lines {
+		var v any
+		_ = json.Unmarshal(l, &v)
+		if ps, err := sch.Validate(schema.StateMemory, v); err != nil || len(ps) > 0 {
+			t.Errorf("line %s: %v %v", l, err, ps)
+		}
+	}
+}
+
+// TestInstallBinary runs `nexus install claude` twice and uninstalls.
+func TestInstallBinary(t *testing.T) {
+	bin := hookBinary(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	env := hookEnv(t, home)
+	run := func(args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := run("--project", proj, "install", "claude", "--dry-run")
+	if !strings.Contains(out, "dry run") || !strings.Contains(out, "+    \"SessionStart\": [") {
+		t.Errorf("dry run output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatal("dry run wrote settings")
+	}
+	run("--project", proj, "install", "claude")
+	out = run("--project", proj, "install", "claude")
+	if strings.Count(out, "already up to date") != 2 {
+		t.Errorf("second install:\n%s", out)
+	}
+	settings, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
+	if !strings.Contains(string(settings), bin+" hook --host claude --managed PreToolUse") {
+		t.Errorf("settings:\n%s", settings)
+	}
+	run("--project", proj, "uninstall", "claude")
+	for _, f := range []string{".claude/settings.json", ".mcp.json"} {
+		if _, err := os.Stat(filepath.Join(proj, f)); !os.IsNotExist(err) {
+			t.Errorf("%s left after uninstall", f)
+		}
+	}
+}
