@@ -153,7 +153,7 @@ func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[
 				continue
 			}
 		}
-		out = append(out, at(SeverityError, src, ptr+p.Pointer, "fixture", "%s", p.Message))
+		out = append(out, schemaFinding(src, ptr, p, "fixture"))
 	}
 	if id, ok := fx["test_id"].(string); ok {
 		pos := src.PosOf(ptr + "/test_id")

@@ -213,22 +213,27 @@ func (l *loader) check(src *Source, loc string) bool {
 		return false
 	}
 	for _, p := range problems {
-		ptr := p.Pointer
-		if names := extraProperties(p.Message); len(names) == 1 {
-			// Point at the unknown key itself rather than its object.
-			ptr += "/" + escapeToken(names[0])
-		} else if len(names) > 1 {
-			pos := src.PosOf(ptr + "/" + escapeToken(names[0]))
-			l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
-				Path: PointerToPath(ptr), Gate: "G1", Message: p.Message})
-			continue
-		}
-		pos := src.PosOf(ptr)
-		l.findings = append(l.findings, Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col,
-			Path: PointerToPath(ptr), Gate: "G1", Message: withValue(p.Message, src.Doc.Value, p.Pointer)})
+		l.findings = append(l.findings, schemaFinding(src, "", p, "G1"))
 	}
 	src.Valid = len(problems) == 0
 	return src.Valid
+}
+
+// schemaFinding positions a schema problem found in the value at base
+// inside src.
+func schemaFinding(src *Source, base string, p schema.Problem, gate string) Finding {
+	ptr := base + p.Pointer
+	path := ptr
+	msg := withValue(p.Message, src.Doc.Value, ptr)
+	if names := extraProperties(p.Message); len(names) > 0 {
+		// Point at the (first) unknown key rather than its object.
+		ptr += "/" + escapeToken(names[0])
+		if len(names) == 1 {
+			path = ptr
+		}
+	}
+	pos := src.PosOf(ptr)
+	return Finding{Severity: SeverityError, File: src.File, Line: pos.Line, Col: pos.Col, Path: PointerToPath(path), Gate: gate, Message: msg}
 }
 
 var (

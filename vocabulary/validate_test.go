@@ -256,6 +256,27 @@ var corruptions = []struct {
 		[]want{{SeverityError, "manifest.json", "$", "manifest.json is missing although VERSION says 0.10.0"}}},
 	{"manifest-version-wrong-type", replaceIn("manifest.json", `"nexus_core_version": "0.10.0"`, `"nexus_core_version": 10`),
 		[]want{{SeverityError, "manifest.json", "$.nexus_core_version", "got number, want string"}}},
+	{"fallback-short-after-trim", replaceBlock("vocabulary/invocations.yml", "    fallback_behavior: |\n", "    fallback_behavior: \"  Re-emit the text.   \"\n"),
+		[]want{{SeverityError, "vocabulary/invocations.yml", "$.invocations[0].fallback_behavior", "fallback_behavior is 17 characters once trimmed, want at least 20"}}},
+	{"runtime-code-in-scripts-allowed", all(writeFile("scripts/build.ts", "export {}\n"), writeFile("node_modules/x/index.js", "\n")), nil},
+	{"agents-holds-a-file", writeFile("agents/README.md", "# agents\n"),
+		[]want{{SeverityError, "agents/README.md", "$", "agents/ may hold only one directory per agent"}}},
+	{"directory-not-kebab", all(
+		func(t testing.TB, dir string) {
+			if err := os.Rename(filepath.Join(dir, "agents", "writer"), filepath.Join(dir, "agents", "Writer")); err != nil {
+				t.Fatal(err)
+			}
+		}),
+		[]want{{SeverityError, "agents/Writer/meta.yml", "$", `directory name "Writer" is not kebab-case`},
+			{SeverityError, "agents/Writer/meta.yml", "$.id", `id "writer" does not match its directory name "Writer"`},
+			{SeverityError, "manifest.json", "$.agents[8].id", "agents/writer/ does not exist"}}},
+	{"fixture-unknown-tool", replaceIn("conformance/tools/plan-status.json", `"tool": "plan_status",`, `"tool": "nx_plan_status",`),
+		[]want{{SeverityWarning, "conformance/tools/plan-status.json", "$[0].action.tool", `tool "nx_plan_status" is not one of the eleven nexus-core tools`}}},
+	{"fixture-step-without-action", replaceIn("conformance/tools/plan-start.json",
+		`    "action": {`, `    "steps": [{"description": "nothing to do"}],
+    "action_x": {`),
+		[]want{{SeverityError, "conformance/tools/plan-start.json", "$[0].steps[0]", "a step needs exactly one of action, event; it has none"},
+			{SeverityError, "conformance/tools/plan-start.json", "$[0].action_x", "additional properties 'action_x' not allowed"}}},
 	{"version-too-old", replaceIn("manifest.json", `"nexus_core_version": "0.10.0"`, `"nexus_core_version": "0.9.4"`),
 		[]want{{SeverityError, "manifest.json", "$.nexus_core_version", ">=0.10.0 <0.13.0"}}},
 	{"version-0.12-accepted", all(
