@@ -47,7 +47,7 @@ func CheckFixtures(d *Distribution, schemas *schema.Set) []Finding {
 	if _, err := schemas.Compile(schema.Fixture); err != nil {
 		return []Finding{{Severity: SeverityError, File: schema.Fixture, Path: "$", Gate: "fixture", Message: err.Error()}}
 	}
-	seen := map[string]string{} // test_id → file:line
+	seen := map[string]fixtureRef{} // test_id → where it was first used
 	for _, fd := range FixtureDirs {
 		names, err := os.ReadDir(filepath.Join(d.Dir, filepath.FromSlash(fd.Dir)))
 		if err != nil {
@@ -66,7 +66,7 @@ func CheckFixtures(d *Distribution, schemas *schema.Set) []Finding {
 	return out
 }
 
-func checkFixtureFile(d *Distribution, schemas *schema.Set, rel string, seen map[string]string) []Finding {
+func checkFixtureFile(d *Distribution, schemas *schema.Set, rel string, seen map[string]fixtureRef) []Finding {
 	raw, err := d.ReadFile(rel)
 	if err != nil {
 		return []Finding{{Severity: SeverityError, File: rel, Path: "$", Gate: "fixture", Message: fmt.Sprintf("cannot read: %v", err)}}
@@ -96,6 +96,12 @@ func checkFixtureFile(d *Distribution, schemas *schema.Set, rel string, seen map
 	return out
 }
 
+// fixtureRef locates a value inside a fixture file.
+type fixtureRef struct {
+	src *Source
+	ptr string
+}
+
 func hasError(fs []Finding) bool {
 	for _, f := range fs {
 		if f.Severity == SeverityError {
@@ -105,7 +111,7 @@ func hasError(fs []Finding) bool {
 	return false
 }
 
-func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[string]string) []Finding {
+func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[string]fixtureRef) []Finding {
 	var out []Finding
 	fx, ok := v.(map[string]any)
 	if !ok {
@@ -156,12 +162,13 @@ func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[
 		out = append(out, schemaFinding(src, ptr, p, "fixture"))
 	}
 	if id, ok := fx["test_id"].(string); ok {
-		pos := src.PosOf(ptr + "/test_id")
-		here := fmt.Sprintf("%s:%d", src.File, pos.Line)
 		if first, dup := seen[id]; dup {
-			out = append(out, at(SeverityError, src, ptr+"/test_id", "fixture", "test_id %q is already used at %s; results are reported by test_id", id, first))
+			pos := first.src.PosOf(first.ptr)
+			out = append(out, at(SeverityError, src, ptr+"/test_id", "fixture", "test_id %q is already used at %s:%d; results are reported by test_id", id, first.src.File, pos.Line))
 		} else {
-			seen[id] = here
+			// Positions are looked up only for a duplicate: computing them
+			// means parsing the file a second time.
+			seen[id] = fixtureRef{src, ptr + "/test_id"}
 		}
 	}
 	out = append(out, checkPlaceholders(src, ptr, fx)...)
