@@ -95,7 +95,7 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 // acceptanceReminder reminds Lead when the finished agent's task has
 // acceptance criteria and no tester or reviewer task is scheduled.
 func (e *Engine) acceptanceReminder(done state.TrackerEntry) string {
-	t, ok, err := e.o.Store.ReadTasks()
+	t, ok, err := e.peekTasks()
 	if err != nil || !ok {
 		return ""
 	}
@@ -176,7 +176,7 @@ func (e *Engine) agentBriefing(ctx context.Context, ev Event, resumed bool) stri
 			}
 		}
 	}
-	if t, ok, err := e.o.Store.ReadTasks(); err == nil && ok {
+	if t, ok, err := e.peekTasks(); err == nil && ok {
 		if task := ownTask(t, ev.AgentID, role); task != nil {
 			b.WriteString(taskBlock(task))
 		}

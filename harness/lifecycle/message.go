@@ -121,7 +121,7 @@ var issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // the decision text, or a message saying why nothing can be recorded.
 func (e *Engine) decidePlan(a tags.Match) (issue *state.Issue, decision, problem string) {
 	decision = a.Text
-	p, ok, err := e.o.Store.ReadPlan()
+	p, ok, err := e.peekPlan()
 	if err != nil {
 		return nil, "", readProblem("plan.json", err)
 	}

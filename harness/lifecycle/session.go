@@ -81,12 +81,12 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	if !gitignoreOK {
 		warnings = append(warnings, ".nexus/.gitignore does not ignore state/; add a line `state/` so session files are never committed.")
 	}
-	if p, ok, err := s.ReadPlan(); err != nil {
+	if p, ok, err := e.peekPlan(); err != nil {
 		warnings = append(warnings, readProblem("plan.json", err))
 	} else if ok {
 		warnings = append(warnings, fmt.Sprintf("A plan.json from an earlier session exists (%s); a previous session may not have closed cleanly. Continue it with [plan], or archive it with %s.", planLine(p), e.toolRef("task_close")))
 	}
-	if t, ok, err := s.ReadTasks(); err != nil {
+	if t, ok, err := e.peekTasks(); err != nil {
 		warnings = append(warnings, readProblem("tasks.json", err))
 	} else if ok {
 		warnings = append(warnings, fmt.Sprintf("A tasks.json from an earlier session exists (%s); a previous session may not have closed cleanly. Resume it with [run], or archive it with %s.", tasksLine(t), e.toolRef("task_close")))
@@ -154,7 +154,7 @@ func (e *Engine) tagLine() string {
 func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 	s := e.o.Store
 	var warnings []string
-	if t, ok, err := s.ReadTasks(); err != nil {
+	if t, ok, err := e.peekTasks(); err != nil {
 		warnings = append(warnings, readProblem("tasks.json", err))
 	} else if ok {
 		var open []string
@@ -167,7 +167,7 @@ func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 			warnings = append(warnings, fmt.Sprintf("%d task(s) are not completed: %s. Finish them, or close the cycle with %s to archive it in history.json.", len(open), strings.Join(open, ", "), e.toolRef("task_close")))
 		}
 	}
-	if p, ok, err := s.ReadPlan(); err != nil {
+	if p, ok, err := e.peekPlan(); err != nil {
 		warnings = append(warnings, readProblem("plan.json", err))
 	} else if ok {
 		warnings = append(warnings, fmt.Sprintf("plan.json is still open (%s); it is lost for history unless archived with %s.", planLine(p), e.toolRef("task_close")))
@@ -323,9 +323,8 @@ func readyTasks(t *state.Tasks) []int64 {
 
 // planTasksText describes plan.json and tasks.json (issue and task lists).
 func (e *Engine) planTasksText() string {
-	s := e.o.Store
 	var b strings.Builder
-	if p, ok, err := s.ReadPlan(); err != nil {
+	if p, ok, err := e.peekPlan(); err != nil {
 		b.WriteString("Plan: " + readProblem("plan.json", err) + "\n")
 	} else if ok {
 		b.WriteString("Plan: " + planLine(p) + ".\n")
@@ -339,7 +338,7 @@ func (e *Engine) planTasksText() string {
 	} else {
 		b.WriteString("Plan: none (no .nexus/state/plan.json).\n")
 	}
-	if t, ok, err := s.ReadTasks(); err != nil {
+	if t, ok, err := e.peekTasks(); err != nil {
 		b.WriteString("Tasks: " + readProblem("tasks.json", err) + "\n")
 	} else if ok {
 		b.WriteString("Tasks: " + tasksLine(t))
@@ -426,3 +425,40 @@ func (k knowledgeIndex) counts() string {
 
 // agentDef returns the manifest entry of a role.
 func (e *Engine) agentDef(role string) (*vocabulary.Agent, bool) { return e.o.Core.Agent(role) }
+
+// peekPlan reads plan.json for display and targeting only. It skips the
+// schema check the store applies (that guards writers; the tools check
+// again when they change the file), so a prompt or a spawn does not pay for
+// compiling the plan schema. Unparsable JSON is still reported as corrupt.
+func (e *Engine) peekPlan() (*state.Plan, bool, error) {
+	var p state.Plan
+	ok, err := peek(e.o.Store.L.PlanPath(), &p)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return &p, true, nil
+}
+
+// peekTasks is peekPlan for tasks.json.
+func (e *Engine) peekTasks() (*state.Tasks, bool, error) {
+	var t state.Tasks
+	ok, err := peek(e.o.Store.L.TasksPath(), &t)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return &t, true, nil
+}
+
+func peek(path string, v any) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return true, &state.CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
+	}
+	return true, nil
+}

@@ -1,0 +1,14 @@
+#!/bin/sh
+# Measures the wall time of one `nexus hook --host claude` process per event
+# (PostToolUse, PreToolUse allowed and denied, UserPromptSubmit with the
+# nx-plan skill body injected) over RUNS runs each (default 300), and fails
+# when a median is over its budget (5 ms, 5 ms, 10 ms). The binary is built
+# like `make build` (-trimpath -ldflags "-s -w"). Medians depend on machine
+# load; the report prints the load average next to them.
+#
+#   scripts/bench-hooks.sh            # 300 runs per event
+#   RUNS=1000 scripts/bench-hooks.sh
+set -eu
+cd "$(dirname "$0")/.."
+NEXUS_BENCH_HOOKS=1 NEXUS_BENCH_RUNS="${RUNS:-300}" \
+	go test ./cmd/nexus -run '^TestHookLatency$' -count=1 -v "$@"
