@@ -515,6 +515,9 @@ func TestUserMessageActions(t *testing.T) {
 	if !strings.Contains(r.Context, "memory features are off") {
 		t.Errorf("nil memory: %q", r.Context)
 	}
+	if r := handle(t, e2, Event{Name: SessionStart}); !strings.Contains(r.Context, "Memory features are off") {
+		t.Errorf("session start does not say memory is off: %q", r.Context)
+	}
 
 	// No tag and no open cycle: nothing to add.
 	if r := handle(t, e2, Event{Name: UserMessage, Prompt: "hello `[plan]`"}); !r.Empty() {

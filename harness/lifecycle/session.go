@@ -101,6 +101,9 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	if k := e.knowledge().text(); k != "" {
 		b.WriteString(k)
 	}
+	if e.o.Memory == nil {
+		b.WriteString("Memory features are off in this nexus: reads of .nexus/memory/ are not tracked, and [m] / [m:gc] are not carried out.\n")
+	}
 	for _, w := range warnings {
 		b.WriteString("Warning: " + w + "\n")
 	}
