@@ -208,9 +208,7 @@ func TestObserveSurvivesSIGKILL(t *testing.T) {
 		}
 		last = n
 	}
-	// Temporary files left behind show kills that landed mid-write.
-	orphans, _ := filepath.Glob(filepath.Join(filepath.Dir(logPath), ".memory-access.jsonl.tmp-*"))
-	t.Logf("%d reads recorded over 8 kills; %d kills landed between writing a new log and renaming it", last, len(orphans))
+	t.Logf("%d reads recorded over 8 kills", last)
 	// The kernel dropped the dead holders' locks: this write goes through.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -226,7 +224,7 @@ func TestObserveSurvivesSIGKILL(t *testing.T) {
 // line contents already found valid (valid is updated); it returns what is
 // wrong, or nil.
 func logProblem(path string, valid map[string]bool) error {
-	b, err := os.ReadFile(path)
+	b, _, err := state.ReadStable(path)
 	if err != nil {
 		return err
 	}

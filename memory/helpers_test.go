@@ -154,7 +154,7 @@ func (p *project) setHistory(completed ...time.Time) {
 func assertLogValid(t testing.TB, path string) int {
 	t.Helper()
 	_, set := loadCore(t)
-	b, err := os.ReadFile(path)
+	b, _, err := state.ReadStable(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -220,8 +220,9 @@ func (s *Store) UpdateMemoryAccess(ctx context.Context, fn func([]MemoryAccess) 
 }
 
 // ReadMemoryAccess reads a memory-access log, skipping malformed lines.
+// It needs no lock: a read overlapping a replacement is retried.
 func ReadMemoryAccess(path string) ([]MemoryAccess, error) {
-	lines, err := ReadLines(path)
+	lines, err := readLinesStable(path)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,15 @@
 package state
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
@@ -28,10 +31,12 @@ import (
 //     carried over were checked when they were read by validAccess, an
 //     exact-or-stricter Go mirror of the schema (lines failing it are
 //     dropped, as malformed lines are — digest §5.1);
-//   - the file is replaced without fsync (atomicfile.WriteFileNoSync):
-//     a reader or a SIGKILLed writer still only ever sees a whole old or a
-//     whole new file; only a power loss can cost the latest increments of
-//     what is a usage counter in an ignored folder.
+//   - the file is replaced without fsync, by overwriting a spare file in
+//     place and exchanging the two names (replaceAccessLog): a SIGKILLed
+//     writer never leaves a torn log, and ReadMemoryAccess detects a read
+//     that overlapped two replacements and reads again. A power loss can
+//     cost recent increments of what is a usage counter in an ignored
+//     folder.
 func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old MemoryAccess, found bool) MemoryAccess) (MemoryAccess, error) {
 	if key == "" {
 		return MemoryAccess{}, errors.New("memory access record needs a path")
@@ -91,7 +96,7 @@ func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old 
 		buf = append(buf, line...)
 		buf = append(buf, '\n')
 	}
-	if err := atomicfile.WriteFileNoSync(path, buf, 0o644); err != nil {
+	if err := replaceAccessLog(path, buf); err != nil {
 		c.valid = false
 		return MemoryAccess{}, err
 	}
@@ -279,4 +284,86 @@ func parseDateTime(s string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return time.Date(day.Year(), day.Month(), day.Day(), h, m, sec, nsec, loc), true
+}
+
+// errNoExchange: the file system cannot exchange two names atomically.
+var errNoExchange = errors.New("rename exchange not supported")
+
+// exchangeOff is set once the exchange failed as unsupported here.
+var exchangeOff atomic.Bool
+
+// replaceAccessLog makes data the content of the access log atomically:
+// by exchange with a spare file where the file system supports it (no new
+// inode or blocks per write), else by a new file renamed over the log.
+func replaceAccessLog(path string, data []byte) error {
+	if !exchangeOff.Load() {
+		err := exchangeReplace(path, data)
+		if !errors.Is(err, errNoExchange) {
+			return err
+		}
+		exchangeOff.Store(true)
+	}
+	return atomicfile.WriteFileNoSync(path, data, 0o644)
+}
+
+// ReadStable reads a file that writers may replace by exchange (the
+// memory-access log) without taking its lock: a read
+// that overlapped a rewrite of the inode it opened (its size, mtime or
+// ctime moved while reading) is retried. A missing file is (nil, false).
+func ReadStable(path string) ([]byte, bool, error) {
+	for attempt := 0; attempt < 100; attempt++ {
+		f, err := os.Open(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil, false, nil
+			}
+			return nil, false, fmt.Errorf("read %s: %w", path, err)
+		}
+		before, err1 := f.Stat()
+		b, err2 := io.ReadAll(f)
+		after, err3 := f.Stat()
+		f.Close()
+		if err := errors.Join(err1, err2, err3); err != nil {
+			return nil, false, fmt.Errorf("read %s: %w", path, err)
+		}
+		if sameVersion(before, after) && int64(len(b)) == after.Size() {
+			return b, true, nil
+		}
+	}
+	return nil, false, fmt.Errorf("read %s: it kept changing while being read", path)
+}
+
+func sameVersion(a, b os.FileInfo) bool {
+	ia, ok1 := idOf(a)
+	ib, ok2 := idOf(b)
+	if ok1 && ok2 {
+		return ia == ib
+	}
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// readLinesStable is ReadLines over ReadStable.
+func readLinesStable(path string) ([][]byte, error) {
+	b, ok, err := ReadStable(path)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return splitLines(b), nil
+}
+
+// splitLines returns the complete, non-blank lines of b (a torn tail
+// without a newline is skipped).
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			break
+		}
+		if line := bytes.TrimSpace(b[:i]); len(line) > 0 {
+			out = append(out, line)
+		}
+		b = b[i+1:]
+	}
+	return out
 }

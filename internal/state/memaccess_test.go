@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
@@ -202,4 +205,88 @@ func FuzzValidAccessImpliesSchemaValid(f *testing.F) {
 			t.Fatalf("validAccess accepted %s, the schema says %v", line, ps)
 		}
 	})
+}
+
+// Both ways of replacing the log (exchange with a spare, or a new file
+// renamed over it) leave the same content.
+func TestUpsertMemoryAccessReplacementPaths(t *testing.T) {
+	defer exchangeOff.Store(exchangeOff.Load())
+	for _, off := range []bool{false, true} {
+		exchangeOff.Store(off)
+		s := newStore(t)
+		ctx := context.Background()
+		for i := 0; i < 5; i++ {
+			key := "/m/" + string(rune('a'+i%2)) + ".md"
+			if _, err := s.UpsertMemoryAccess(ctx, key, bump("x", "2026-04-16T08:00:00.000Z")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := ReadMemoryAccess(s.L.MemoryAccessPath())
+		if len(got) != 2 || got[0].AccessCount != 3 || got[1].AccessCount != 2 {
+			t.Fatalf("exchange off=%v: records %+v", off, got)
+		}
+		assertAccessFileValid(t, s)
+		_, err := os.Stat(filepath.Join(s.L.HarnessDir(), ".memory-access.jsonl.spare"))
+		if off != errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("exchange off=%v: spare file: %v", off, err)
+		}
+	}
+}
+
+func TestReadStableMissing(t *testing.T) {
+	b, ok, err := ReadStable(filepath.Join(t.TempDir(), "none"))
+	if b != nil || ok || err != nil {
+		t.Fatalf("ReadStable of a missing file = %q, %v, %v", b, ok, err)
+	}
+}
+
+// Lock-free readers always see a whole log while writers replace it.
+func TestReadMemoryAccessWhileWriting(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	const keys = 50
+	for i := 0; i < keys; i++ {
+		if _, err := s.UpsertMemoryAccess(ctx, fmt.Sprintf("/m/file-%02d.md", i), bump("w", "2026-04-16T08:00:00.000Z")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 400; i++ {
+				if _, err := s.UpsertMemoryAccess(ctx, fmt.Sprintf("/m/file-%02d.md", (i*7+w)%keys), bump("w", "2026-04-16T08:00:00.000Z")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	reads := 0
+	var readErr error
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		default:
+		}
+		recs, err := ReadMemoryAccess(s.L.MemoryAccessPath())
+		if err != nil || len(recs) != keys {
+			readErr = fmt.Errorf("read %d: %d records, %v", reads, len(recs), err)
+			break
+		}
+		reads++
+	}
+	<-done
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+	t.Logf("%d whole reads during 800 writes", reads)
 }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package state
+
+// exchangeReplace needs renameat2(RENAME_EXCHANGE); elsewhere the log is
+// replaced by writing a new file and renaming it.
+func exchangeReplace(string, []byte) error { return errNoExchange }
