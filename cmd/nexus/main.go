@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/cli"
 )
 
 func main() {
@@ -20,6 +22,11 @@ func run(args []string) int {
 	err := root.Execute()
 	if err == nil {
 		return 0
+	}
+	var de *cli.ExitError
+	if errors.As(err, &de) {
+		fmt.Fprintln(os.Stderr, "nexus:", de.Err)
+		return de.Code
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

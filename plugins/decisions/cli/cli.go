@@ -35,6 +35,10 @@ type Options struct {
 	// Getenv and Now default to the process environment and clock.
 	Getenv func(string) string
 	Now    func() time.Time
+	// Prepare, when set, runs before any subcommand and may fill in options
+	// that depend on flags parsed by an enclosing command (nexus loads its
+	// layered configuration only after parsing --project).
+	Prepare func(*Options) error
 }
 
 // ExitError carries the process exit code for a failed command.
@@ -79,6 +83,9 @@ func NewCommand(opts Options) *cobra.Command {
 		Short:         "Record and check architectural decisions (Nauro-compatible store)",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+	}
+	if opts.Prepare != nil {
+		root.PersistentPreRunE = func(*cobra.Command, []string) error { return r.opt.Prepare(&r.opt) }
 	}
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
