@@ -35,8 +35,8 @@ import (
 //     place and exchanging the two names (replaceAccessLog): a SIGKILLed
 //     writer never leaves a torn log, and ReadMemoryAccess detects a read
 //     that overlapped two replacements and reads again. A power loss can
-//     cost recent increments of what is a usage counter in an ignored
-//     folder.
+//     cost recent increments or leave unreadable lines (dropped at the
+//     next write) in what is a usage counter in an ignored folder.
 func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old MemoryAccess, found bool) MemoryAccess) (MemoryAccess, error) {
 	if key == "" {
 		return MemoryAccess{}, errors.New("memory access record needs a path")
