@@ -3,7 +3,7 @@
 # (PostToolUse, PreToolUse allowed and denied, UserPromptSubmit with the
 # nx-plan skill body injected) over RUNS runs each (default 300), and fails
 # when a median is over its budget (5 ms, 5 ms, 10 ms). The binary is built
-# like `make build` (-trimpath -ldflags "-s -w"). Medians depend on machine
+# like `make build` (CGO_ENABLED=0, -trimpath -ldflags "-s -w"). Medians depend on machine
 # load; the report prints the load average next to them.
 #
 #   scripts/bench-hooks.sh            # 300 runs per event

@@ -17,11 +17,13 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 )
 
-// hookBinary builds nexus the way `make build` does.
+// hookBinary builds nexus the way `make build` does (static, stripped).
 func hookBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "nexus")
-	out, err := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".").CombinedOutput()
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
