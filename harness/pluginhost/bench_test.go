@@ -61,11 +61,17 @@ func BenchmarkStartToFirstCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range mtlsCases() {
+	cache := filepath.Join(b.TempDir(), "digests.json")
+	cases := append(mtlsCases(), mtlsCase{name: "mtls/digest-cache", mtls: true}, mtlsCase{name: "no-mtls/digest-cache"})
+	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			var s samples
 			for b.Loop() {
-				m, err := New([]*Manifest{man}, c.options())
+				opts := c.options()
+				if strings.HasSuffix(c.name, "digest-cache") {
+					opts.DigestCache = cache
+				}
+				m, err := New([]*Manifest{man}, opts)
 				if err != nil {
 					b.Fatal(err)
 				}
