@@ -99,6 +99,21 @@ func (r *Report) finish() {
 // schemas must serve nexus-core's schemas from dir (schema.NewCoreSet(dir));
 // each schema is compiled once however many files use it.
 func Validate(dir string, schemas *schema.Set) *Report {
+	return ValidateWith(dir, schemas, Options{})
+}
+
+// Options carries what the caller knows beyond the distribution.
+type Options struct {
+	// Host names the capability map Classes comes from, for messages.
+	Host string
+	// Classes maps each semantic class the host's capability map can block
+	// to the tools carrying it. When set, every capability an agent uses is
+	// checked to be enforceable (CheckCapabilityMap).
+	Classes map[string][]string
+}
+
+// ValidateWith is Validate plus the checks that need the caller's knowledge.
+func ValidateWith(dir string, schemas *schema.Set, o Options) *Report {
 	r := &Report{Dir: dir}
 	defer r.finish()
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
@@ -133,6 +148,9 @@ func Validate(dir string, schemas *schema.Set) *Report {
 		CheckManifestRefs, // consumer: manifest-only view is closed
 	} {
 		r.add(check(d)...)
+	}
+	if o.Classes != nil {
+		r.add(CheckCapabilityMap(d, o.Host, o.Classes)...)
 	}
 	r.add(CheckFixtures(d, schemas)...)
 	r.Files = d.FilesRead()
@@ -559,5 +577,52 @@ func CheckPromptOnly(d *Distribution) []Finding {
 		}
 		return nil
 	})
+	return out
+}
+
+// CheckCapabilityMap checks that the harness can enforce every capability an
+// agent uses: each class the capability blocks should be carried by some
+// tool of the host's capability map (classes maps class → tools). A
+// capability none of whose classes any tool carries blocks nothing, which is
+// an error; a single uncovered class is a warning.
+func CheckCapabilityMap(d *Distribution, host string, classes map[string][]string) []Finding {
+	src, ok := d.ValidSource("vocabulary/capabilities.yml")
+	if !ok {
+		return nil
+	}
+	users := map[string][]string{} // capability → agents using it
+	for _, m := range d.Metas {
+		if m.Agent != nil {
+			for _, c := range m.Agent.Capabilities {
+				users[c] = append(users[c], m.Agent.ID)
+			}
+		}
+	}
+	if host == "" {
+		host = "host"
+	}
+	var out []Finding
+	for i, e := range entries(src, "capabilities") {
+		id := str(e, "id")
+		if len(users[id]) == 0 {
+			continue
+		}
+		list, _ := field(e, "blocks_semantic_classes").([]any)
+		var uncovered []Finding
+		for j, c := range list {
+			class, _ := c.(string)
+			if len(classes[class]) == 0 {
+				uncovered = append(uncovered, at(SeverityWarning, src, fmt.Sprintf("/capabilities/%d/blocks_semantic_classes/%d", i, j), "capability-map",
+					"no tool of the %s capability map is in class %q, so %s cannot block it", host, class, id))
+			}
+		}
+		if len(list) > 0 && len(uncovered) == len(list) {
+			out = append(out, at(SeverityError, src, fmt.Sprintf("/capabilities/%d", i), "capability-map",
+				"capability %q (used by %s) blocks no tool of the %s capability map: none of its classes is carried by a tool, so the gate cannot enforce it",
+				id, strings.Join(users[id], ", "), host))
+			continue
+		}
+		out = append(out, uncovered...)
+	}
 	return out
 }

@@ -400,3 +400,30 @@ func TestReportJSON(t *testing.T) {
 		t.Fatalf("first finding %+v", f)
 	}
 }
+
+func TestCapabilityMap(t *testing.T) {
+	dir := testenv.CoreDir(t)
+	full := map[string][]string{}
+	for _, c := range []string{"file_creation", "file_deletion", "file_modification", "interactive_shell_session",
+		"nexus_task_creation", "nexus_task_metadata_modification", "nexus_task_state_transition",
+		"partial_file_edit", "shell_command_exec", "structured_document_edit", "subprocess_spawn"} {
+		full[c] = []string{"SomeTool"}
+	}
+	schemas := schema.NewCoreSet(dir)
+	if r := ValidateWith(dir, schemas, Options{Host: "test", Classes: full}); r.Errors != 0 || r.Warnings != 3 {
+		t.Fatalf("every class covered: %d errors, %d warnings", r.Errors, r.Warnings)
+	}
+	partial := map[string][]string{}
+	for k, v := range full {
+		partial[k] = v
+	}
+	delete(partial, "structured_document_edit") // one of no_file_edit's five
+	delete(partial, "nexus_task_creation")      // no_task_create's only class
+	r := ValidateWith(dir, schemas, Options{Host: "test", Classes: partial})
+	if !hasFinding(r, want{SeverityWarning, "vocabulary/capabilities.yml", "$.capabilities[0].blocks_semantic_classes[4]", `class "structured_document_edit"`}) {
+		t.Errorf("uncovered class not reported: %+v", r.Findings)
+	}
+	if !hasFinding(r, want{SeverityError, "vocabulary/capabilities.yml", "$.capabilities[1]", `capability "no_task_create" (used by`}) {
+		t.Errorf("unenforceable capability not reported: %+v", r.Findings)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -16,8 +17,9 @@ func newValidateCmd(a *app) *cobra.Command {
 		Long: `Check the nexus-core distribution (--core DIR, NEXUS_CORE_DIR, core.dir or node_modules)
 the way nexus-core's own validator does, and more: every vocabulary file, meta file and the
 manifest against its schema; the gates G2–G11; manifest.json against the sources and every
-body_hash recomputed; every conformance fixture against fixture.schema.json; and the version
-gate (nexus-core 0.10.x–0.12.x).
+body_hash recomputed; every capability an agent uses enforceable with the Claude Code
+capability map; every conformance fixture against fixture.schema.json; and the version gate
+(nexus-core 0.10.x–0.12.x).
 
 Prints one line per finding, "SEVERITY: FILE:LINE:COL: JSON-PATH: message [GATE]", then a
 summary; --json prints the same as one document. Exit status: 0 without errors (warnings
@@ -34,7 +36,13 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 				// Nothing to validate: the call or the setup is wrong.
 				return usageError{err}
 			}
-			r := vocabulary.Validate(dir, schema.NewCoreSet(dir))
+			// The capabilities must be enforceable with the Claude Code map
+			// nexus ships (the neutral host names its classes per call).
+			classes, err := gate.Coverage(gate.HostClaude, nil, "")
+			if err != nil {
+				return err
+			}
+			r := vocabulary.ValidateWith(dir, schema.NewCoreSet(dir), vocabulary.Options{Host: gate.HostClaude, Classes: classes})
 			w := cmd.OutOrStdout()
 			if a.jsonOut {
 				err = writeJSON(w, r)
