@@ -9,7 +9,9 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The capability maps nexus ships (see the comments inside each file).
+// The capability maps nexus ships (see the comments inside each file). The
+// binary carries them as documentation of what it enforces; hooks use the
+// tables generated from them (capmap_gen.go), checked equal by a test.
 var (
 	//go:embed claude.yaml
 	claudeYAML []byte
@@ -108,12 +110,6 @@ func HostMap(host string) (*Map, error) {
 
 // NexusMap returns the shipped map of nexus's own tools (abstract names).
 func NexusMap() (*Map, error) { return generatedMaps["nexus.yaml"], nil }
-
-// ClaudeMapYAML returns the shipped Claude Code map, for documentation.
-func ClaudeMapYAML() []byte { return append([]byte(nil), claudeYAML...) }
-
-// NexusMapYAML returns the shipped nexus tool map, for documentation.
-func NexusMapYAML() []byte { return append([]byte(nil), nexusYAML...) }
 
 // union returns the sorted union of class lists.
 func union(lists ...[]string) []string {
