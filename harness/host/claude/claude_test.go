@@ -103,6 +103,11 @@ func TestLastMessageFromTranscript(t *testing.T) {
 	if ev.LastMessage == nil || *ev.LastMessage != "plain string reply" {
 		t.Errorf("last message %v", ev.LastMessage)
 	}
+	// Not a regular file: never read.
+	payload, _ = json.Marshal(map[string]any{"hook_event_name": "SubagentStop", "agent_id": "a", "agent_transcript_path": "/dev/zero"})
+	if _, ev, _ = Decode(payload, ""); ev.LastMessage != nil {
+		t.Errorf("last message from a device: %q", *ev.LastMessage)
+	}
 	// The payload's own field wins; a missing transcript leaves it unset.
 	payload, _ = json.Marshal(map[string]any{"hook_event_name": "SubagentStop", "agent_id": "a", "agent_transcript_path": filepath.Join(dir, "gone.jsonl")})
 	if _, ev, _ = Decode(payload, ""); ev.LastMessage != nil {
