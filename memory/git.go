@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -394,9 +395,13 @@ func (m *Manager) gitOut(ctx context.Context, dir string, env []string, stdin st
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
-		if !errors.As(err, &exit) {
-			// git did not start at all
+		var pe *fs.PathError
+		if errors.Is(err, exec.ErrNotFound) || (errors.As(err, &pe) && pe.Op != "chdir") {
+			// the git binary could not be started
 			return "", fmt.Errorf("%w: %v", errNoGit, err)
+		}
+		if !errors.As(err, &exit) {
+			return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 		}
 		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
 	}

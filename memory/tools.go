@@ -24,7 +24,7 @@ func (m *Manager) Tools() []*tools.Tool {
 				`"category":{"type":"string","enum":` + string(cats) + `,"description":"empirical: verified by the project's own experiments; external: upstream constraints and references; pattern: tactical recipes"},` +
 				`"topic":{"type":"string","minLength":1,"description":"2-4 descriptive words; becomes the file name (no dates or version numbers)"},` +
 				`"content":{"type":"string","minLength":1,"description":"the lesson, in Markdown"}}}`),
-			Annotations: tools.Annotations{},
+			Annotations: tools.Annotations{Title: "Save a memory"},
 			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 				cat, err := strArg(args, "category")
 				if err != nil {
@@ -51,7 +51,7 @@ func (m *Manager) Tools() []*tools.Tool {
 				"Nothing is deleted unless delete names files; each deletion run is one git commit whose message tells how to restore every file. Delete only files the user chose.",
 			Params: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` +
 				`"delete":{"type":"array","items":{"type":"string","minLength":1},"description":"memory file names to delete (omit for a report)"}}}`),
-			Annotations: tools.Annotations{Destructive: true},
+			Annotations: tools.Annotations{Title: "Memory gc report and deletion", Destructive: true},
 			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 				names, err := strListArg(args, "delete")
 				if err != nil {

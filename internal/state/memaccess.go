@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
@@ -136,8 +137,13 @@ func (c *accessLog) load(path string) error {
 		return err
 	}
 	for _, raw := range lines {
-		var r MemoryAccess
-		if json.Unmarshal(raw, &r) != nil || !validAccess(r) {
+		// Lines this code wrote decode without encoding/json and are kept
+		// byte for byte; anything else is decoded and re-encoded.
+		r, canonical := parseCanonical(raw)
+		if !canonical && json.Unmarshal(raw, &r) != nil {
+			continue
+		}
+		if !validAccess(r) {
 			continue
 		}
 		if i, dup := c.index[r.Path]; dup {
@@ -147,9 +153,12 @@ func (c *accessLog) load(path string) error {
 			c.lines[i], _ = marshalCompact(c.recs[i])
 			continue
 		}
-		line, err := marshalCompact(r)
-		if err != nil {
-			continue
+		line := raw
+		if !canonical {
+			var err error
+			if line, err = marshalCompact(r); err != nil {
+				continue
+			}
 		}
 		c.index[r.Path] = len(c.recs)
 		c.recs = append(c.recs, r)
@@ -366,4 +375,76 @@ func splitLines(b []byte) [][]byte {
 		b = b[i+1:]
 	}
 	return out
+}
+
+// parseCanonical decodes a line in exactly the form marshalCompact gives a
+// MemoryAccess whose strings need no escaping:
+//
+//	{"path":"…","last_accessed_ts":"…","access_count":N,"last_agent":"…"[,"schema_version":"…"]}
+//
+// ok is false for any other line (escapes, other member order, unknown
+// members…), which then goes through encoding/json. When ok, re-encoding
+// the record gives back the line byte for byte (a fuzz test holds it).
+func parseCanonical(line []byte) (r MemoryAccess, ok bool) {
+	rest, ok := bytes.CutPrefix(line, []byte(`{"path":`))
+	if !ok {
+		return r, false
+	}
+	if r.Path, rest, ok = plainString(rest); !ok {
+		return r, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"last_accessed_ts":`)); !ok {
+		return r, false
+	}
+	if r.LastAccessedTS, rest, ok = plainString(rest); !ok {
+		return r, false
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(`,"access_count":`)); !ok {
+		return r, false
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 18 || (rest[0] == '0' && n > 1) {
+		return r, false
+	}
+	for _, d := range rest[:n] {
+		r.AccessCount = r.AccessCount*10 + int64(d-'0')
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], []byte(`,"last_agent":`)); !ok {
+		return r, false
+	}
+	if r.LastAgent, rest, ok = plainString(rest); !ok {
+		return r, false
+	}
+	if v, found := bytes.CutPrefix(rest, []byte(`,"schema_version":`)); found {
+		if r.SchemaVersion, rest, ok = plainString(v); !ok || r.SchemaVersion == "" {
+			return r, false
+		}
+	}
+	return r, string(rest) == "}"
+}
+
+// plainString reads a JSON string that encoding/json would write without
+// any escape: no quote, backslash, control character, invalid UTF-8 or
+// U+2028/U+2029.
+func plainString(b []byte) (string, []byte, bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return "", nil, false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 {
+		return "", nil, false
+	}
+	s := b[1 : 1+end]
+	for _, c := range s {
+		if c < 0x20 || c == '\\' {
+			return "", nil, false
+		}
+	}
+	if !utf8.Valid(s) || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029")) {
+		return "", nil, false
+	}
+	return string(s), b[2+end:], true
 }

@@ -290,3 +290,83 @@ loop:
 	}
 	t.Logf("%d whole reads during 800 writes", reads)
 }
+
+// BenchmarkUpsertMemoryAccess500 measures one observation against a
+// 500-line log, warm (the process wrote the log last) and cold (as in a
+// fresh hook process, minus the one-time schema compilation).
+//
+//	go test ./internal/state -run '^$' -bench UpsertMemoryAccess500 -count 5
+func BenchmarkUpsertMemoryAccess500(b *testing.B) {
+	for _, cold := range []bool{false, true} {
+		name := "warm"
+		if cold {
+			name = "cold"
+		}
+		b.Run(name, func(b *testing.B) {
+			l, _ := NewLayout(b.TempDir(), "nexus")
+			s := New(l, schema.NewCoreSet(testenv.CoreDir(b)))
+			ctx := context.Background()
+			keys := make([]string, 500)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("/home/someone/projects/example/.nexus/memory/empirical-file-number-%03d.md", i)
+				if _, err := s.UpsertMemoryAccess(ctx, keys[i], bump("researcher", "2026-04-16T08:00:00.000Z")); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if cold {
+					accessLogs.Delete(s.L.MemoryAccessPath())
+				}
+				if _, err := s.UpsertMemoryAccess(ctx, keys[i%len(keys)], bump("engineer", "2026-04-16T09:00:00.000Z")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// parseCanonical accepts only lines that re-encode to themselves, and
+// accepts what marshalCompact writes for plain strings.
+func FuzzParseCanonical(f *testing.F) {
+	f.Add([]byte(`{"path":"/m/a.md","last_accessed_ts":"2026-04-16T08:52:55.250Z","access_count":3,"last_agent":"lead"}`))
+	f.Add([]byte(`{"path":"/m/a.md","last_accessed_ts":"x","access_count":0,"last_agent":"é<&>","schema_version":"0.5"}`))
+	f.Add([]byte(`{"path":"/m/\"a.md","last_accessed_ts":"x","access_count":01,"last_agent":"a"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, ok := parseCanonical(line)
+		if !ok {
+			return
+		}
+		again, err := marshalCompact(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(again) != string(line) {
+			t.Fatalf("parseCanonical accepted %q, which re-encodes as %q", line, again)
+		}
+	})
+}
+
+func TestParseCanonicalAcceptsOwnLines(t *testing.T) {
+	for _, r := range []MemoryAccess{
+		{Path: "/m/a.md", LastAccessedTS: "2026-04-16T08:52:55.250Z", AccessCount: 0, LastAgent: "lead"},
+		{Path: "/m/ü <&> ü.md", LastAccessedTS: "2026-04-16T08:52:55.250Z", AccessCount: 123456789, LastAgent: "researcher-1", SchemaVersion: "0.5"},
+	} {
+		line, _ := marshalCompact(r)
+		got, ok := parseCanonical(line)
+		if !ok || got != r {
+			t.Errorf("parseCanonical(%s) = %+v, %v", line, got, ok)
+		}
+	}
+	for _, line := range []string{
+		`{"path":"/m/a\"b.md","last_accessed_ts":"t","access_count":1,"last_agent":"a"}`, // escape
+		`{"last_agent":"a","path":"/m/a.md","last_accessed_ts":"t","access_count":1}`,    // order
+		`{"path":"/m/a.md","last_accessed_ts":"t","access_count":1,"last_agent":"a","x":1}`,
+		`{"path":"/m/a.md","last_accessed_ts":"t","access_count":1.0,"last_agent":"a"}`,
+		` {"path":"/m/a.md","last_accessed_ts":"t","access_count":1,"last_agent":"a"}`,
+	} {
+		if _, ok := parseCanonical([]byte(line)); ok {
+			t.Errorf("parseCanonical accepted %s", line)
+		}
+	}
+}
