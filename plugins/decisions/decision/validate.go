@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/pyyaml"
@@ -223,8 +224,8 @@ func pyInt(v string) (string, error) {
 }
 
 var (
-	reIntString   = regexp.MustCompile(`^[+-]?[0-9]+(?:_[0-9]+)*$`)
-	reFloatString = regexp.MustCompile(`^([+-]?[0-9]+(?:_[0-9]+)*)\.0*$`)
+	reIntString   = lazyregexp.New(`^[+-]?[0-9]+(?:_[0-9]+)*$`)
+	reFloatString = lazyregexp.New(`^([+-]?[0-9]+(?:_[0-9]+)*)\.0*$`)
 )
 
 func validateVersion(v any) (int, string, string) {
@@ -257,10 +258,10 @@ func validateVersion(v any) (int, string, string) {
 		n = int64(x)
 	case string:
 		s := pytext.Strip(x)
-		if m := reFloatString.FindStringSubmatch(s); m != nil {
+		if m := reFloatString.Re().FindStringSubmatch(s); m != nil {
 			s = m[1]
 		}
-		if !reIntString.MatchString(s) {
+		if !reIntString.Re().MatchString(s) {
 			return 0, "int_parsing", "Input should be a valid integer, unable to parse string as an integer"
 		}
 		parsed, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)

@@ -3,9 +3,10 @@ package kernel
 import (
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
@@ -149,7 +150,7 @@ func Search(c *Corpus, query string, limit int, includeSuperseded bool) ([]Searc
 	return out, nil, nil
 }
 
-var reSentence = regexp.MustCompile(`[.!?]\s`)
+var reSentence = lazyregexp.New(`[.!?]\s`)
 
 // snippet shows the rationale around the first query word found in it,
 // else its first sentence.
@@ -177,7 +178,7 @@ func snippet(rationale, query string) string {
 		return s
 	}
 	first := rationale
-	if loc := reSentence.FindStringIndex(rationale); loc != nil {
+	if loc := reSentence.Re().FindStringIndex(rationale); loc != nil {
 		first = rationale[:loc[0]]
 	}
 	s := pytext.Strip(pytext.Head(first, 100))

@@ -2,8 +2,9 @@ package kernel
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
 )
@@ -34,10 +35,10 @@ type QBlock struct {
 }
 
 var (
-	reResolvedEntry = regexp.MustCompile(`^- \[Resolved by D(\d+) on (\d{4}-\d{2}-\d{2})\] \[([^\]]*)\](?: (.*))?$`)
-	reOpenEntry     = regexp.MustCompile(`^- \[([^\]]*)\](?: (.*))?$`)
-	reLegacyID      = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`)
-	reBracket       = regexp.MustCompile(`\[([^\]]*)\]`)
+	reResolvedEntry = lazyregexp.New(`^- \[Resolved by D(\d+) on (\d{4}-\d{2}-\d{2})\] \[([^\]]*)\](?: (.*))?$`)
+	reOpenEntry     = lazyregexp.New(`^- \[([^\]]*)\](?: (.*))?$`)
+	reLegacyID      = lazyregexp.New(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`)
+	reBracket       = lazyregexp.New(`\[([^\]]*)\]`)
 )
 
 // qNumber returns n for an id "Q<n>" with n >= 1.
@@ -64,7 +65,7 @@ func validQuestionID(id string) bool {
 	if _, ok := qNumber(id); ok {
 		return true
 	}
-	return reLegacyID.MatchString(id)
+	return reLegacyID.Re().MatchString(id)
 }
 
 // ParseQuestions reads open-questions.md.
@@ -88,7 +89,7 @@ func ParseQuestions(text string) *Questions {
 			i++
 		case strings.HasPrefix(line, "### "):
 			b := &QBlock{Kind: BlockTopic, Lines: []string{line}}
-			for _, m := range reBracket.FindAllStringSubmatch(line, -1) {
+			for _, m := range reBracket.Re().FindAllStringSubmatch(line, -1) {
 				if validQuestionID(m[1]) {
 					b.ID = m[1]
 					break
@@ -123,10 +124,10 @@ func ParseQuestions(text string) *Questions {
 }
 
 func parseEntry(line string) *QBlock {
-	if m := reResolvedEntry.FindStringSubmatch(line); m != nil && validQuestionID(m[3]) {
+	if m := reResolvedEntry.Re().FindStringSubmatch(line); m != nil && validQuestionID(m[3]) {
 		return &QBlock{Kind: BlockEntry, Lines: []string{line}, ID: m[3], Resolved: true}
 	}
-	if m := reOpenEntry.FindStringSubmatch(line); m != nil && validQuestionID(m[1]) {
+	if m := reOpenEntry.Re().FindStringSubmatch(line); m != nil && validQuestionID(m[1]) {
 		return &QBlock{Kind: BlockEntry, Lines: []string{line}, ID: m[1]}
 	}
 	return &QBlock{Kind: BlockProse, Lines: []string{line}}

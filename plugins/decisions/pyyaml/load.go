@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"gopkg.in/yaml.v3"
 )
@@ -386,7 +387,7 @@ func constructFloat(s string) (any, error) {
 }
 
 func constructTimestamp(s string) (any, error) {
-	m := reTimeParts.FindStringSubmatch(s)
+	m := reTimeParts.Re().FindStringSubmatch(s)
 	if m == nil {
 		return nil, &SyntaxError{Msg: fmt.Sprintf("invalid timestamp %q", s)}
 	}
@@ -427,7 +428,7 @@ func constructTimestamp(s string) (any, error) {
 	return dt, nil
 }
 
-var reTimeParts = regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
+var reTimeParts = lazyregexp.New(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
 
 func checkDate(d Date) error {
 	if d.Year < 1 {

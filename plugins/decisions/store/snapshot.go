@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
@@ -27,7 +28,7 @@ const (
 // SnapshotSchemaVersion is written into every snapshot.
 const SnapshotSchemaVersion = 1
 
-var reSnapshotName = regexp.MustCompile(`^v.*\.json$`)
+var reSnapshotName = lazyregexp.New(`^v.*\.json$`)
 
 // SnapshotMeta describes one snapshot file.
 type SnapshotMeta struct {
@@ -52,7 +53,7 @@ func (f *FS) snapshotFiles() ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() && reSnapshotName.MatchString(e.Name()) {
+		if !e.IsDir() && reSnapshotName.Re().MatchString(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
