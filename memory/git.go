@@ -104,15 +104,93 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	}
 	defer lock.Release()
 
+	targets, skipped, err := m.collectTargets(names, skipUnsafe)
+	if err != nil {
+		return nil, err
+	}
+	top, head, err := m.openRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range targets {
+		real, err := filepath.EvalSymlinks(targets[i].abs)
+		if err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", targets[i].abs, err)
+		}
+		rel, ok := inside(top, real)
+		if !ok {
+			return nil, refusef("%s is outside the git repository at %s", targets[i].abs, top)
+		}
+		targets[i].repo = filepath.ToSlash(rel)
+	}
+	problems, err := m.unsafeToDelete(ctx, top, targets)
+	if err != nil {
+		return nil, err
+	}
+	kept := targets[:0]
+	for _, t := range targets {
+		if pr, bad := problems[t.repo]; bad {
+			if !skipUnsafe {
+				return nil, &RefusedError{Reason: pr}
+			}
+			skipped = append(skipped, pr)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	targets = kept
+	if len(targets) == 0 {
+		return nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
+	}
+
+	res := &DeleteResult{Parent: head, Reason: reason, Skipped: skipped}
+	var paths []string
+	for _, t := range targets {
+		res.Files = append(res.Files, DeletedFile{File: t.file, RepoPath: t.repo})
+		paths = append(paths, t.repo)
+	}
+	if res.Commit, err = m.commitDeletions(ctx, top, head, paths, commitMessage(res)); err != nil {
+		return nil, err
+	}
+	for i := range res.Files {
+		res.Files[i].Restore = "git checkout " + res.Commit + "^ -- " + shellQuote(res.Files[i].RepoPath)
+	}
+
+	// The commit stands; now bring the user's index and working tree in
+	// line for exactly these paths.
+	if err := m.removeFromIndex(ctx, top, paths); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("could not drop the deleted files from the git index (%v); run `git rm --cached -q -- %s`", err, strings.Join(quoteAll(paths), " ")))
+	}
+	var deleted []string
+	for _, t := range targets {
+		if err := atomicfile.Remove(t.abs); err != nil {
+			res.Warnings = append(res.Warnings, err.Error())
+		}
+		deleted = append(deleted, t.file)
+	}
+	if err := m.dropRecords(ctx, deleted); err != nil {
+		res.Warnings = append(res.Warnings, "could not drop the access records of the deleted files: "+err.Error())
+	}
+	return res, nil
+}
+
+// gcTarget is one file to delete.
+type gcTarget struct {
+	file string // inside the memory directory, slash-separated
+	abs  string // absolute path
+	repo string // from the repository root, slash-separated
+}
+
+// collectTargets resolves the names to regular files inside the memory
+// directory. A name that is not one refuses the request, or with
+// skipUnsafe is listed in skipped.
+func (m *Manager) collectTargets(names []string, skipUnsafe bool) (targets []gcTarget, skipped []string, err error) {
 	dir := m.Dir()
-	type target struct{ file, abs, repo string }
-	var targets []target
-	var skipped []string
 	seen := map[string]bool{}
 	for _, n := range names {
 		rel, err := m.memoryName(n)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if seen[rel] {
 			continue
@@ -120,7 +198,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 		seen[rel] = true
 		abs, err := state.ContainedPath(dir, filepath.FromSlash(rel))
 		if err != nil {
-			return nil, refusef("%s: %v", n, err)
+			return nil, nil, refusef("%s: %v", n, err)
 		}
 		st, err := os.Lstat(abs)
 		var problem string
@@ -128,79 +206,79 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 		case errors.Is(err, os.ErrNotExist):
 			problem = fmt.Sprintf("%s: no such memory file in %s", n, dir)
 		case err != nil:
-			return nil, fmt.Errorf("inspect %s: %w", abs, err)
+			return nil, nil, fmt.Errorf("inspect %s: %w", abs, err)
 		case st.Mode()&os.ModeSymlink != 0:
 			problem = fmt.Sprintf("%s is a symlink; nexus deletes only regular files inside %s", n, dir)
 		case !st.Mode().IsRegular():
 			problem = fmt.Sprintf("%s is not a regular file", n)
 		}
-		if problem != "" {
-			if !skipUnsafe {
-				return nil, &RefusedError{Reason: problem}
-			}
-			skipped = append(skipped, problem)
+		if problem == "" {
+			targets = append(targets, gcTarget{file: rel, abs: abs})
 			continue
 		}
-		targets = append(targets, target{file: rel, abs: abs})
+		if !skipUnsafe {
+			return nil, nil, &RefusedError{Reason: problem}
+		}
+		skipped = append(skipped, problem)
 	}
 	if len(targets) == 0 {
-		return nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
+		return nil, nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
 	}
+	return targets, skipped, nil
+}
 
-	top, err := m.gitOut(ctx, dir, nil, "", "rev-parse", "--show-toplevel")
+// openRepo returns the real path of the repository holding the memory
+// directory and its HEAD commit, or a refusal.
+func (m *Manager) openRepo(ctx context.Context) (top, head string, err error) {
+	dir := m.Dir()
+	out, err := m.gitOut(ctx, dir, nil, "", "rev-parse", "--show-toplevel")
 	if err != nil {
 		if errors.Is(err, errNoGit) {
-			return nil, refusef("git is required to delete memory files (every deletion is a git commit that can be undone) but %q was not found", m.git)
+			return "", "", refusef("git is required to delete memory files (every deletion is a git commit that can be undone) but %q was not found", m.git)
 		}
-		return nil, refusef("%s is not inside a git repository; nexus deletes memory files only as git commits so they can be restored — put the project under git, or delete the files yourself", dir)
+		return "", "", refusef("%s is not inside a git repository; nexus deletes memory files only as git commits so they can be restored — put the project under git, or delete the files yourself", dir)
 	}
-	realTop, err := filepath.EvalSymlinks(top)
+	if top, err = filepath.EvalSymlinks(out); err != nil {
+		return "", "", fmt.Errorf("resolve %s: %w", out, err)
+	}
+	head, err = m.gitOut(ctx, top, nil, "", "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", top, err)
+		return "", "", refusef("the repository at %s has no commits yet, so the files cannot have been committed; commit them first", top)
 	}
-	head, err := m.gitOut(ctx, realTop, nil, "", "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-	if err != nil {
-		return nil, refusef("the repository at %s has no commits yet, so the files cannot have been committed; commit them first", realTop)
-	}
-	var paths []string
-	for i := range targets {
-		real, err := filepath.EvalSymlinks(targets[i].abs)
-		if err != nil {
-			return nil, fmt.Errorf("resolve %s: %w", targets[i].abs, err)
-		}
-		rel, ok := inside(realTop, real)
-		if !ok {
-			return nil, refusef("%s is outside the git repository at %s", targets[i].abs, realTop)
-		}
-		targets[i].repo = filepath.ToSlash(rel)
-		paths = append(paths, targets[i].repo)
-	}
-	literal := []string{"GIT_LITERAL_PATHSPECS=1"}
+	return top, head, nil
+}
 
-	// Committed in HEAD, as a regular file?
-	tree, err := m.gitOut(ctx, realTop, literal, "", append([]string{"ls-tree", "-z", "--full-tree", "HEAD", "--"}, paths...)...)
+// literalPaths makes git take pathspecs as plain paths.
+var literalPaths = []string{"GIT_LITERAL_PATHSPECS=1"}
+
+// unsafeToDelete returns, by repository path, why a target cannot be
+// deleted safely: not committed in HEAD as a regular file, or carrying a
+// staged, unstaged or untracked change.
+func (m *Manager) unsafeToDelete(ctx context.Context, top string, targets []gcTarget) (map[string]string, error) {
+	var paths []string
+	for _, t := range targets {
+		paths = append(paths, t.repo)
+	}
+	tree, err := m.gitOut(ctx, top, literalPaths, "", append([]string{"ls-tree", "-z", "--full-tree", "HEAD", "--"}, paths...)...)
 	if err != nil {
 		return nil, err
 	}
 	inHead := map[string]string{}
 	for _, e := range strings.Split(tree, "\x00") {
-		meta, p, ok := strings.Cut(e, "\t")
-		if ok {
+		if meta, p, ok := strings.Cut(e, "\t"); ok {
 			inHead[p] = strings.Fields(meta)[0]
 		}
 	}
 	problems := map[string]string{}
-	for _, t := range targets {
-		mode, ok := inHead[t.repo]
-		switch {
+	for _, p := range paths {
+		switch mode, ok := inHead[p]; {
 		case !ok:
-			problems[t.repo] = fmt.Sprintf("%s is not committed; nexus deletes only files a commit can restore — commit it first, or delete it yourself", t.repo)
+			problems[p] = fmt.Sprintf("%s is not committed; nexus deletes only files a commit can restore — commit it first, or delete it yourself", p)
 		case mode != "100644" && mode != "100755":
-			problems[t.repo] = fmt.Sprintf("%s is not a regular file in HEAD (mode %s)", t.repo, mode)
+			problems[p] = fmt.Sprintf("%s is not a regular file in HEAD (mode %s)", p, mode)
 		}
 	}
-	// No uncommitted edits, staged or not?
-	status, err := m.gitOut(ctx, realTop, append(literal, "GIT_OPTIONAL_LOCKS=0"), "",
+	status, err := m.gitOut(ctx, top, append([]string{"GIT_OPTIONAL_LOCKS=0"}, literalPaths...), "",
 		append([]string{"status", "--porcelain=v1", "-z", "--untracked-files=all", "--"}, paths...)...)
 	if err != nil {
 		return nil, err
@@ -219,79 +297,36 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 			problems[p] = fmt.Sprintf("%s has uncommitted changes (git status %q); commit or discard them first — nexus deletes only content a commit can restore", p, xy)
 		}
 	}
-	if len(problems) > 0 {
-		kept := targets[:0]
-		for _, t := range targets {
-			if pr, bad := problems[t.repo]; bad {
-				if !skipUnsafe {
-					return nil, &RefusedError{Reason: pr}
-				}
-				skipped = append(skipped, pr)
-				continue
-			}
-			kept = append(kept, t)
-		}
-		targets = kept
-		if len(targets) == 0 {
-			return nil, &RefusedError{Reason: strings.Join(skipped, "; ")}
-		}
-		paths = paths[:0]
-		for _, t := range targets {
-			paths = append(paths, t.repo)
-		}
-	}
+	return problems, nil
+}
 
-	// Build the commit in a temporary index.
+// commitDeletions makes the commit removing paths from head in a
+// temporary index and moves HEAD to it (compare-and-swap).
+func (m *Manager) commitDeletions(ctx context.Context, top, head string, paths []string, message string) (string, error) {
 	tmp, err := os.MkdirTemp("", "nexus-memory-gc-")
 	if err != nil {
-		return nil, fmt.Errorf("temporary index: %w", err)
+		return "", fmt.Errorf("temporary index: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	idx := append(literal, "GIT_INDEX_FILE="+filepath.Join(tmp, "index"))
-	if _, err := m.gitOut(ctx, realTop, idx, "", "read-tree", head); err != nil {
-		return nil, err
+	idx := append([]string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}, literalPaths...)
+	if _, err := m.gitOut(ctx, top, idx, "", "read-tree", head); err != nil {
+		return "", err
 	}
-	if _, err := m.gitOut(ctx, realTop, idx, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...); err != nil {
-		return nil, err
+	if _, err := m.gitOut(ctx, top, idx, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...); err != nil {
+		return "", err
 	}
-	newTree, err := m.gitOut(ctx, realTop, idx, "", "write-tree")
+	tree, err := m.gitOut(ctx, top, idx, "", "write-tree")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	res := &DeleteResult{Parent: head, Reason: reason, Skipped: skipped}
-	for _, t := range targets {
-		res.Files = append(res.Files, DeletedFile{File: t.file, RepoPath: t.repo})
-	}
-	commit, err := m.gitOut(ctx, realTop, nil, commitMessage(res), "commit-tree", newTree, "-p", head, "-F", "-")
+	commit, err := m.gitOut(ctx, top, nil, message, "commit-tree", tree, "-p", head, "-F", "-")
 	if err != nil {
-		return nil, fmt.Errorf("%w (if git asks who you are, set user.name and user.email with git config)", err)
+		return "", fmt.Errorf("%w (if git asks who you are, set user.name and user.email with git config)", err)
 	}
-	if _, err := m.gitOut(ctx, realTop, nil, "", "update-ref", "-m", "nexus memory gc", "HEAD", commit, head); err != nil {
-		return nil, fmt.Errorf("HEAD moved while nexus was deleting memory files; nothing was deleted (the unreferenced commit %s is left for git gc): %w", short(commit), err)
+	if _, err := m.gitOut(ctx, top, nil, "", "update-ref", "-m", "nexus memory gc", "HEAD", commit, head); err != nil {
+		return "", fmt.Errorf("HEAD moved while nexus was deleting memory files; nothing was deleted (the unreferenced commit %s is left for git gc): %w", short(commit), err)
 	}
-	res.Commit = commit
-	for i := range res.Files {
-		res.Files[i].Restore = "git checkout " + commit + "^ -- " + shellQuote(res.Files[i].RepoPath)
-	}
-
-	// The commit stands; now bring the user's index and working tree in
-	// line for exactly these paths.
-	if err := m.removeFromIndex(ctx, realTop, literal, paths); err != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("could not drop the deleted files from the git index (%v); run `git rm --cached -q -- %s`", err, strings.Join(quoteAll(paths), " ")))
-	}
-	for _, t := range targets {
-		if err := atomicfile.Remove(t.abs); err != nil {
-			res.Warnings = append(res.Warnings, err.Error())
-		}
-	}
-	var deleted []string
-	for _, t := range targets {
-		deleted = append(deleted, t.file)
-	}
-	if err := m.dropRecords(ctx, deleted); err != nil {
-		res.Warnings = append(res.Warnings, "could not drop the access records of the deleted files: "+err.Error())
-	}
-	return res, nil
+	return commit, nil
 }
 
 // dropRecords removes the access records of deleted files (the log is
@@ -325,10 +360,10 @@ func (m *Manager) dropRecords(ctx context.Context, files []string) error {
 
 // removeFromIndex drops paths from the user's index, retrying while
 // another git process holds index.lock.
-func (m *Manager) removeFromIndex(ctx context.Context, top string, env, paths []string) error {
+func (m *Manager) removeFromIndex(ctx context.Context, top string, paths []string) error {
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
-		_, err = m.gitOut(ctx, top, env, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...)
+		_, err = m.gitOut(ctx, top, literalPaths, "", append([]string{"update-index", "--force-remove", "--"}, paths...)...)
 		if err == nil || !strings.Contains(err.Error(), "index.lock") {
 			return err
 		}
