@@ -434,10 +434,23 @@ func (tx *Tx) commit() error {
 	return nil
 }
 
-// AppendLine appends one JSON line to a log file under its lock. A torn
-// final line left by a crash (no trailing newline) is cut off first, so the
-// file always parses line by line.
+// AppendLine appends one JSON line to a log file under its lock and
+// fsyncs it. A torn final line left by a crash (no trailing newline) is cut
+// off first, so the file always parses line by line.
 func (s *Store) AppendLine(ctx context.Context, path string, v any) error {
+	return s.appendLine(ctx, path, v, true)
+}
+
+// AppendLineNoSync is AppendLine without the fsync: readers and a killed
+// process still see whole lines only, but a power loss may lose the latest
+// lines. It is for the tool log, appended on every tool call, where an fsync
+// (about 1 ms on an ordinary disk) would be most of a hook's cost and a lost
+// line costs little.
+func (s *Store) AppendLineNoSync(ctx context.Context, path string, v any) error {
+	return s.appendLine(ctx, path, v, false)
+}
+
+func (s *Store) appendLine(ctx context.Context, path string, v any, durable bool) error {
 	line, err := marshalCompact(v)
 	if err != nil {
 		return fmt.Errorf("encode line for %s: %w", path, err)
@@ -463,10 +476,12 @@ func (s *Store) AppendLine(ctx context.Context, path string, v any) error {
 	if _, err := f.Write(line); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("fsync %s: %w", path, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", path, err)
+		}
 	}
-	return nil
+	return f.Close()
 }
 
 func cutTornTail(f *os.File) error {
