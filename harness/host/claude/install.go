@@ -108,8 +108,8 @@ func isOurs(h any) bool {
 	if !ok {
 		return false
 	}
-	cmd, _ := o.vals["command"].(string)
-	typ, _ := o.vals["type"].(string)
+	cmd, _ := getAs[string](o, "command")
+	typ, _ := getAs[string](o, "type")
 	return typ == "command" && strings.Contains(cmd, " hook --host claude "+ManagedFlag+" ")
 }
 
@@ -172,7 +172,7 @@ func editFile(path string, o InstallOptions, edit func(*object) []string) (FileC
 	if bytes.Equal(normal, after) {
 		return ch, nil
 	}
-	if !exists && len(root.keys) == 0 {
+	if !exists && root.Len() == 0 {
 		return ch, nil
 	}
 	ch.Changed = true
@@ -181,7 +181,7 @@ func editFile(path string, o InstallOptions, edit func(*object) []string) (FileC
 		old = nil
 	}
 	// A file left as {} holds nothing: remove it rather than keep a stub.
-	remove := len(root.keys) == 0
+	remove := root.Len() == 0
 	if remove {
 		after = nil
 	}
@@ -226,18 +226,18 @@ func backupName(path string, t time.Time) string {
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.
 func editHooks(root *object, nexus string, install bool) {
-	hv, _ := root.get("hooks")
+	hv, _ := root.Get("hooks")
 	hooks, ok := hv.(*object)
 	if !ok {
 		if !install {
 			return
 		}
 		hooks = newObject()
-		root.set("hooks", hooks)
+		root.Set("hooks", hooks)
 	}
 	if !install {
-		for _, ev := range append([]string(nil), hooks.keys...) {
-			groups, ok := hooks.vals[ev].([]any)
+		for _, ev := range hooks.Keys() {
+			groups, ok := getAs[[]any](hooks, ev)
 			if !ok {
 				continue
 			}
@@ -249,7 +249,7 @@ func editHooks(root *object, nexus string, install bool) {
 					kept = append(kept, g)
 					continue
 				}
-				hs, ok := gobj.vals["hooks"].([]any)
+				hs, ok := getAs[[]any](gobj, "hooks")
 				if !ok {
 					kept = append(kept, g)
 					continue
@@ -266,7 +266,7 @@ func editHooks(root *object, nexus string, install bool) {
 					continue // the group held only nexus's handler
 				}
 				if len(rest) != len(hs) {
-					gobj.set("hooks", rest)
+					gobj.Set("hooks", rest)
 				}
 				kept = append(kept, g)
 			}
@@ -274,33 +274,33 @@ func editHooks(root *object, nexus string, install bool) {
 				continue
 			}
 			if len(kept) == 0 {
-				hooks.del(ev)
+				hooks.Delete(ev)
 			} else {
-				hooks.set(ev, kept)
+				hooks.Set(ev, kept)
 			}
 		}
-		if len(hooks.keys) == 0 {
-			root.del("hooks")
+		if hooks.Len() == 0 {
+			root.Delete("hooks")
 		}
 		return
 	}
 	for _, ie := range InstalledEvents {
 		want := HookCommand(nexus, ie.Event)
-		groups, _ := hooks.vals[ie.Event].([]any)
+		groups, _ := getAs[[]any](hooks, ie.Event)
 		found := false
 		for _, g := range groups {
 			gobj, ok := g.(*object)
 			if !ok {
 				continue
 			}
-			hs, _ := gobj.vals["hooks"].([]any)
+			hs, _ := getAs[[]any](gobj, "hooks")
 			for _, h := range hs {
 				if isOurs(h) {
 					hobj := h.(*object)
 					if !found {
 						// The executable may have moved: keep the entry current.
-						if c, _ := hobj.vals["command"].(string); c != want {
-							hobj.set("command", want)
+						if c, _ := getAs[string](hobj, "command"); c != want {
+							hobj.Set("command", want)
 						}
 						found = true
 					}
@@ -311,15 +311,15 @@ func editHooks(root *object, nexus string, install bool) {
 			continue
 		}
 		handler := newObject()
-		handler.set("type", "command")
-		handler.set("command", want)
-		handler.set("timeout", json.Number(fmt.Sprint(HookTimeout)))
+		handler.Set("type", "command")
+		handler.Set("command", want)
+		handler.Set("timeout", json.Number(fmt.Sprint(HookTimeout)))
 		group := newObject()
 		if ie.Matcher != "" {
-			group.set("matcher", ie.Matcher)
+			group.Set("matcher", ie.Matcher)
 		}
-		group.set("hooks", []any{handler})
-		hooks.set(ie.Event, append(groups, group))
+		group.Set("hooks", []any{handler})
+		hooks.Set(ie.Event, append(groups, group))
 	}
 }
 
@@ -331,8 +331,8 @@ func ourServer(v any, nexus string) bool {
 	if !ok {
 		return false
 	}
-	cmd, _ := o.vals["command"].(string)
-	args, _ := o.vals["args"].([]any)
+	cmd, _ := getAs[string](o, "command")
+	args, _ := getAs[[]any](o, "args")
 	base := filepath.Base(cmd)
 	named := cmd == nexus || base == "nexus" || strings.HasPrefix(base, "nexus.")
 	return named && len(args) >= 1 && args[0] == "mcp"
@@ -340,40 +340,48 @@ func ourServer(v any, nexus string) bool {
 
 // editMCP adds (or removes) the nexus MCP server.
 func editMCP(root *object, nexus string, install bool) []string {
-	sv, _ := root.get("mcpServers")
+	sv, _ := root.Get("mcpServers")
 	servers, ok := sv.(*object)
 	if !install {
 		if !ok {
 			return nil
 		}
-		cur, exists := servers.get(MCPServerName)
+		cur, exists := servers.Get(MCPServerName)
 		if !exists {
 			return nil
 		}
 		if !ourServer(cur, nexus) {
 			return []string{fmt.Sprintf("the MCP server %q was not written by nexus install; left alone", MCPServerName)}
 		}
-		servers.del(MCPServerName)
-		if len(servers.keys) == 0 {
-			root.del("mcpServers")
+		servers.Delete(MCPServerName)
+		if servers.Len() == 0 {
+			root.Delete("mcpServers")
 		}
 		return nil
 	}
 	if !ok {
 		servers = newObject()
-		root.set("mcpServers", servers)
+		root.Set("mcpServers", servers)
 	}
-	if cur, exists := servers.get(MCPServerName); exists && !ourServer(cur, nexus) {
+	if cur, exists := servers.Get(MCPServerName); exists && !ourServer(cur, nexus) {
 		return []string{fmt.Sprintf("an MCP server named %q already exists and does not run nexus; nexus left it alone, so its tools are not registered", MCPServerName)}
 	}
-	cur, _ := servers.get(MCPServerName)
+	cur, _ := servers.Get(MCPServerName)
 	entry, _ := cur.(*object)
 	if entry == nil {
 		entry = newObject()
 	}
-	entry.set("type", "stdio")
-	entry.set("command", nexus)
-	entry.set("args", []any{"mcp"})
-	servers.set(MCPServerName, entry)
+	entry.Set("type", "stdio")
+	entry.Set("command", nexus)
+	entry.Set("args", []any{"mcp"})
+	servers.Set(MCPServerName, entry)
 	return nil
+}
+
+// getAs returns member k of o as a T (the zero T when absent or of
+// another type).
+func getAs[T any](o *object, k string) (T, bool) {
+	v, _ := o.Get(k)
+	t, ok := v.(T)
+	return t, ok
 }

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/jsonorder"
 )
 
 // The installer edits files Claude Code and its users also write
@@ -14,103 +15,21 @@ import (
 // values below are decoded from JSON token by token.
 
 // object is a JSON object that remembers its member order.
-type object struct {
-	keys []string
-	vals map[string]any // *object, []any, json.Number, string, bool, nil
-}
+type object = jsonorder.Object
 
-func newObject() *object { return &object{vals: map[string]any{}} }
+func newObject() *object { return jsonorder.NewObject() }
 
-func (o *object) get(k string) (any, bool) {
-	v, ok := o.vals[k]
-	return v, ok
-}
-
-func (o *object) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-func (o *object) del(k string) {
-	if _, ok := o.vals[k]; !ok {
-		return
-	}
-	delete(o.vals, k)
-	for i, key := range o.keys {
-		if key == k {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
-// parseOrdered decodes one JSON object.
+// parseOrdered decodes one JSON object, numbers kept as written.
 func parseOrdered(data []byte) (*object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := jsonorder.Parse(data, nil)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("unexpected data after the top-level object")
 	}
 	o, ok := v.(*object)
 	if !ok {
 		return nil, fmt.Errorf("the top level is not a JSON object")
 	}
 	return o, nil
-}
-
-func decodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := newObject()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is not a string")
-				}
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return o, nil
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return arr, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return tok, nil
-	}
 }
 
 // encodeOrdered renders v with two-space indentation (JSON.stringify(v,
@@ -126,20 +45,22 @@ func writeValue(b *bytes.Buffer, v any, depth int) {
 	indent := func(d int) { b.WriteString(strings.Repeat("  ", d)) }
 	switch x := v.(type) {
 	case *object:
-		if len(x.keys) == 0 {
+		if x.Len() == 0 {
 			b.WriteString("{}")
 			return
 		}
 		b.WriteString("{\n")
-		for i, k := range x.keys {
+		i := 0
+		for k, v := range x.All() {
 			indent(depth + 1)
 			writeString(b, k)
 			b.WriteString(": ")
-			writeValue(b, x.vals[k], depth+1)
-			if i < len(x.keys)-1 {
+			writeValue(b, v, depth+1)
+			if i < x.Len()-1 {
 				b.WriteByte(',')
 			}
 			b.WriteByte('\n')
+			i++
 		}
 		indent(depth)
 		b.WriteByte('}')

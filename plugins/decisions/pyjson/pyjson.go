@@ -12,52 +12,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nexus-harness/nexus/internal/jsonorder"
 )
 
 // Object is a JSON object that keeps insertion order.
-type Object struct {
-	keys []string
-	vals map[string]any
-}
+type Object = jsonorder.Object
 
 // NewObject returns an empty object.
-func NewObject() *Object { return &Object{vals: map[string]any{}} }
-
-// Set adds or replaces a key; a new key goes last, an existing one keeps
-// its position.
-func (o *Object) Set(k string, v any) *Object {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-	return o
-}
-
-// Get returns a value.
-func (o *Object) Get(k string) (any, bool) {
-	v, ok := o.vals[k]
-	return v, ok
-}
-
-// Delete removes a key.
-func (o *Object) Delete(k string) {
-	if _, ok := o.vals[k]; !ok {
-		return
-	}
-	delete(o.vals, k)
-	for i, key := range o.keys {
-		if key == k {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			break
-		}
-	}
-}
-
-// Keys returns the keys in order.
-func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
-
-// Len is the number of keys.
-func (o *Object) Len() int { return len(o.keys) }
+func NewObject() *Object { return jsonorder.NewObject() }
 
 // Options select json.dumps arguments.
 type Options struct {
@@ -152,12 +115,13 @@ func writeArray(b *strings.Builder, items []any, opt Options, depth int) {
 }
 
 func writeObject(b *strings.Builder, o *Object, opt Options, depth int) {
-	if o == nil || len(o.keys) == 0 {
+	if o == nil || o.Len() == 0 {
 		b.WriteString("{}")
 		return
 	}
 	b.WriteByte('{')
-	for i, k := range o.keys {
+	i := 0
+	for k, v := range o.All() {
 		if i > 0 {
 			b.WriteByte(',')
 			if opt.Indent == 0 {
@@ -169,7 +133,8 @@ func writeObject(b *strings.Builder, o *Object, opt Options, depth int) {
 		}
 		writeString(b, k, opt.EnsureASCII)
 		b.WriteString(": ")
-		write(b, o.vals[k], opt, depth+1)
+		write(b, v, opt, depth+1)
+		i++
 	}
 	if opt.Indent > 0 {
 		newline(b, opt, depth)
