@@ -21,6 +21,7 @@ install:
 # The main job: validate the distribution and run the conformance suite.
 run: install
 	$(PREFIX)/bin/nexus validate --core $(CORE)
+	$(PREFIX)/bin/nexus conformance --core $(CORE)
 
 test:
 	$(GO) vet ./...
