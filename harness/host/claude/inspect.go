@@ -1,0 +1,146 @@
+package claude
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// Registration is what Inspect finds of nexus in one scope's Claude Code
+// files; `nexus doctor` compares it with what `nexus install claude` would
+// write.
+type Registration struct {
+	Scope    string `json:"scope"`
+	Settings string `json:"settings"`
+	MCPFile  string `json:"mcp_file"`
+	// Hooks maps an event to the commands of the handlers nexus's installer
+	// wrote for it (recognised by ManagedFlag); events without one are absent.
+	Hooks map[string][]string `json:"hooks"`
+	// MCP is the server registered under MCPServerName (nil: none).
+	MCP *MCPServer `json:"mcp,omitempty"`
+	// Unreadable lists files that exist but are not JSON objects; nothing in
+	// them was inspected.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// MCPServer is an mcpServers entry named MCPServerName.
+type MCPServer struct {
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+	// Ours is true when the entry runs nexus with the argument mcp (as the
+	// installer writes it); another tool's server of that name is not ours.
+	Ours bool `json:"ours"`
+}
+
+// Installed reports whether the scope holds anything the installer writes.
+func (r *Registration) Installed() bool {
+	return len(r.Hooks) > 0 || (r.MCP != nil && r.MCP.Ours)
+}
+
+// Inspect reads the settings and MCP files of o's scope without changing
+// them. o.Command helps recognise nexus's MCP server (see ourServer).
+func Inspect(o InstallOptions) (*Registration, error) {
+	settings, mcp, err := Paths(o)
+	if err != nil {
+		return nil, err
+	}
+	scope := o.Scope
+	if scope == "" {
+		scope = ScopeProject
+	}
+	r := &Registration{Scope: scope, Settings: settings, MCPFile: mcp, Hooks: map[string][]string{}}
+	if root, err := readObject(settings, r); err != nil {
+		return nil, err
+	} else if root != nil {
+		hooks, _ := getAs[*object](root, "hooks")
+		if hooks != nil {
+			for ev, v := range hooks.All() {
+				groups, _ := v.([]any)
+				for _, g := range groups {
+					gobj, ok := g.(*object)
+					if !ok {
+						continue
+					}
+					hs, _ := getAs[[]any](gobj, "hooks")
+					for _, h := range hs {
+						if isOurs(h) {
+							c, _ := getAs[string](h.(*object), "command")
+							r.Hooks[ev] = append(r.Hooks[ev], c)
+						}
+					}
+				}
+			}
+		}
+	}
+	if root, err := readObject(mcp, r); err != nil {
+		return nil, err
+	} else if root != nil {
+		servers, _ := getAs[*object](root, "mcpServers")
+		if servers != nil {
+			if cur, ok := servers.Get(MCPServerName); ok {
+				s := &MCPServer{Ours: ourServer(cur, o.Command)}
+				if obj, ok := cur.(*object); ok {
+					s.Command, _ = getAs[string](obj, "command")
+					args, _ := getAs[[]any](obj, "args")
+					for _, a := range args {
+						if as, ok := a.(string); ok {
+							s.Args = append(s.Args, as)
+						}
+					}
+				}
+				r.MCP = s
+			}
+		}
+	}
+	return r, nil
+}
+
+// readObject parses a settings file; a missing file is (nil, nil) and one
+// that is not a JSON object is recorded in r.Unreadable.
+func readObject(path string, r *Registration) (*object, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if strings.TrimSpace(string(b)) == "" {
+		return nil, nil
+	}
+	root, err := parseOrdered(b)
+	if err != nil {
+		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, err))
+		return nil, nil
+	}
+	return root, nil
+}
+
+// HookExecutable returns the executable a hook command line starts with,
+// undoing the quoting HookCommand applies.
+func HookExecutable(command string) string {
+	command = strings.TrimLeft(command, " \t")
+	if !strings.HasPrefix(command, "'") {
+		exe, _, _ := strings.Cut(command, " ")
+		return exe
+	}
+	var b strings.Builder
+	rest := command
+	for strings.HasPrefix(rest, "'") {
+		end := strings.IndexByte(rest[1:], '\'')
+		if end < 0 {
+			b.WriteString(rest[1:])
+			return b.String()
+		}
+		b.WriteString(rest[1 : 1+end])
+		rest = rest[end+2:]
+		// '\'' is a quote closed, an escaped quote, and a quote reopened.
+		if strings.HasPrefix(rest, `\'`) {
+			b.WriteByte('\'')
+			rest = rest[2:]
+			continue
+		}
+		break
+	}
+	return b.String()
+}
