@@ -178,23 +178,9 @@ func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := nexusRoot
-	if dir == "" {
-		dir = cfg.String("runtime.root")
-		if dir != "" && !filepath.IsAbs(dir) {
-			switch cfg.Source("runtime.root").Layer {
-			case config.LayerProject, config.LayerUser:
-				dir = filepath.Join(proj, dir)
-			}
-		}
-	}
-	if dir != "" {
-		if dir, err = filepath.Abs(dir); err != nil {
-			return nil, fmt.Errorf("resolve the .nexus root: %w", err)
-		}
-		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-			return nil, usagef("the .nexus root %s is a file, not a folder", dir)
-		}
+	dir, err := nexusDir(cfg, proj, nexusRoot)
+	if err != nil {
+		return nil, err
 	}
 	core, err := a.Core()
 	if err != nil {
@@ -208,4 +194,30 @@ func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
 		Core:      core,
 		Config:    cfg,
 	})
+}
+
+// nexusDir resolves the .nexus folder as engineFor describes ("" means
+// <project>/.nexus).
+func nexusDir(cfg *config.Config, proj, nexusRoot string) (string, error) {
+	dir := nexusRoot
+	if dir == "" {
+		dir = cfg.String("runtime.root")
+		if dir != "" && !filepath.IsAbs(dir) {
+			switch cfg.Source("runtime.root").Layer {
+			case config.LayerProject, config.LayerUser:
+				dir = filepath.Join(proj, dir)
+			}
+		}
+	}
+	if dir == "" {
+		return "", nil
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("resolve the .nexus root: %w", err)
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return "", usagef("the .nexus root %s is a file, not a folder", dir)
+	}
+	return dir, nil
 }

@@ -36,13 +36,10 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 				// Nothing to validate: the call or the setup is wrong.
 				return usageError{err}
 			}
-			// The capabilities must be enforceable with the Claude Code map
-			// nexus ships (the neutral host names its classes per call).
-			classes, err := gate.Coverage(gate.HostClaude, nil, "")
+			r, err := validateDistribution(dir)
 			if err != nil {
 				return err
 			}
-			r := vocabulary.ValidateWith(dir, schema.NewCoreSet(dir), vocabulary.Options{Host: gate.HostClaude, Classes: classes})
 			w := cmd.OutOrStdout()
 			if a.jsonOut {
 				err = writeJSON(w, r)
@@ -58,4 +55,16 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 			return nil
 		},
 	}
+}
+
+// validateDistribution is the check behind `nexus validate` (and the
+// doctor's distribution check).
+func validateDistribution(dir string) (*vocabulary.Report, error) {
+	// The capabilities must be enforceable with the Claude Code map nexus
+	// ships (the neutral host names its classes per call).
+	classes, err := gate.Coverage(gate.HostClaude, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	return vocabulary.ValidateWith(dir, schema.NewCoreSet(dir), vocabulary.Options{Host: gate.HostClaude, Classes: classes}), nil
 }

@@ -1,0 +1,414 @@
+package doctor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+)
+
+// ClaudeInstall checks what `nexus install claude` registered in Claude
+// Code's settings: in every scope where nexus is registered, a nexus hook
+// for each event the installer writes and the nexus MCP server, all running
+// this executable. --fix re-runs the installer for that scope, which adds
+// what is missing, points nexus's own entries at this executable and never
+// touches anyone else's.
+type ClaudeInstall struct {
+	Project string // project scope ("" = skip)
+	Home    string // user scope ("" = skip)
+	// Executable is this nexus (absolute, symlinks resolved).
+	Executable string
+}
+
+func (ClaudeInstall) Name() string { return "claude-install" }
+
+func (c ClaudeInstall) Run(context.Context) []Finding {
+	if c.Executable == "" {
+		return []Finding{fault("cannot tell which executable this nexus is, so its registration cannot be compared", "run nexus by its full path")}
+	}
+	var regs []*claude.Registration
+	var out []Finding
+	for _, o := range c.scopes() {
+		r, err := claude.Inspect(o)
+		if err != nil {
+			out = append(out, fault(err.Error(), "check the file's permissions"))
+			continue
+		}
+		for _, u := range r.Unreadable {
+			out = append(out, fault(u+"; Claude Code cannot read it either", "fix the JSON by hand (nexus does not rewrite a file it cannot parse)"))
+		}
+		regs = append(regs, r)
+	}
+	var installed []*claude.Registration
+	for _, r := range regs {
+		if r.Installed() {
+			installed = append(installed, r)
+		}
+	}
+	if len(installed) == 0 {
+		if len(out) > 0 {
+			return out
+		}
+		var files []string
+		for _, r := range regs {
+			files = append(files, r.Settings, r.MCPFile)
+		}
+		return []Finding{warn("nexus is not registered with Claude Code (no nexus hooks or MCP server in "+strings.Join(files, ", ")+")",
+			"run `nexus install claude` in the project (or `nexus install claude --scope user` for every project); the doctor does not choose a scope for you")}
+	}
+	withHooks := 0
+	for _, r := range installed {
+		if len(r.Hooks) > 0 {
+			withHooks++
+		}
+		out = append(out, c.scope(r)...)
+	}
+	if withHooks > 1 {
+		out = append(out, warn("nexus hooks are registered in both the project and the user scope: Claude Code runs both, so every event reaches nexus twice",
+			"remove one: `nexus uninstall claude --scope user` (or --scope project)"))
+	}
+	if allOK(out) {
+		var where []string
+		for _, r := range installed {
+			where = append(where, fmt.Sprintf("%s scope (%s, %s)", r.Scope, r.Settings, r.MCPFile))
+		}
+		out = append([]Finding{ok("hooks for %d events and the MCP server run this nexus (%s) in the %s",
+			len(claude.InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
+	}
+	return out
+}
+
+func (c ClaudeInstall) scopes() []claude.InstallOptions {
+	var out []claude.InstallOptions
+	if c.Project != "" {
+		out = append(out, claude.InstallOptions{Scope: claude.ScopeProject, Project: c.Project, Command: c.Executable})
+	}
+	if c.Home != "" {
+		out = append(out, claude.InstallOptions{Scope: claude.ScopeUser, Home: c.Home, Command: c.Executable})
+	}
+	return out
+}
+
+// scope checks one scope where nexus is registered.
+func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
+	o := claude.InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable}
+	flag := ""
+	if r.Scope == claude.ScopeUser {
+		flag = " --scope user"
+	}
+	fix := fmt.Sprintf("run `nexus install claude%s` with this nexus (it keeps a backup and leaves other entries alone)", flag)
+	reinstall := once(func(context.Context) (string, error) {
+		changes, err := claude.Install(o)
+		var did []string
+		for _, ch := range changes {
+			if !ch.Changed {
+				continue
+			}
+			d := "updated " + ch.Path
+			if ch.Backup != "" {
+				d += " (previous content in " + filepath.Base(ch.Backup) + ")"
+			}
+			did = append(did, d)
+		}
+		if len(did) == 0 && err == nil {
+			return "", nil
+		}
+		return fmt.Sprintf("ran the %s-scope install: %s", r.Scope, strings.Join(did, "; ")), err
+	})
+	var out []Finding
+	var missing []string
+	others := map[string][]string{} // other executable → events
+	dups := []string{}
+	for _, ie := range claude.InstalledEvents {
+		cmds := r.Hooks[ie.Event]
+		if len(cmds) == 0 {
+			missing = append(missing, ie.Event)
+			continue
+		}
+		if len(cmds) > 1 {
+			dups = append(dups, ie.Event)
+		}
+		if exe := claude.HookExecutable(cmds[0]); !sameExecutable(exe, c.Executable) {
+			others[exe] = append(others[exe], ie.Event)
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, fault(fmt.Sprintf("%s has no nexus hook for %s, so nexus never sees those events", r.Settings, strings.Join(missing, ", ")), fix).repairedBy(reinstall))
+	}
+	exes := make([]string, 0, len(others))
+	for exe := range others {
+		exes = append(exes, exe)
+	}
+	sort.Strings(exes)
+	for _, exe := range exes {
+		events := others[exe]
+		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), exe, c.Executable, fix, reinstall))
+	}
+	if len(dups) > 0 {
+		out = append(out, warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
+			fmt.Sprintf("run `nexus uninstall claude%s` and then `nexus install claude%s`", flag, flag)))
+	}
+	switch {
+	case r.MCP == nil:
+		out = append(out, fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, claude.MCPServerName), fix).repairedBy(reinstall))
+	case !r.MCP.Ours:
+		out = append(out, fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", claude.MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
+			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
+	case !sameExecutable(r.MCP.Command, c.Executable):
+		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", claude.MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
+	}
+	return out
+}
+
+// otherExecutable reports entries that run another nexus: an error when it
+// cannot run, a warning when it is merely another build or copy.
+func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) Finding {
+	if err := runnable(exe); err != nil {
+		return fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).repairedBy(repair)
+	}
+	return warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).repairedBy(repair)
+}
+
+func runnable(exe string) error {
+	if !filepath.IsAbs(exe) {
+		if _, err := exec.LookPath(exe); err != nil {
+			return errors.New("is not found in PATH")
+		}
+		return nil
+	}
+	st, err := os.Stat(exe)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("does not exist")
+	case err != nil:
+		return err
+	case st.IsDir() || st.Mode().Perm()&0o111 == 0:
+		return errors.New("is not an executable file")
+	}
+	return nil
+}
+
+// sameExecutable reports whether two paths name the same file.
+func sameExecutable(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !filepath.IsAbs(a) {
+		if p, err := exec.LookPath(a); err == nil {
+			a = p
+		}
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// Probe runs this nexus as a subprocess in a scratch project, so that the
+// user's project and configuration are never touched: the scratch folder is
+// both the project and the user configuration folder, the NEXUS_*
+// variables and CLAUDE_PROJECT_DIR are dropped, and the distribution is
+// passed with --core.
+type Probe struct {
+	Executable string
+	CoreDir    string
+	Timeout    time.Duration // per subprocess (default 10s)
+}
+
+func (p Probe) timeout() time.Duration {
+	if p.Timeout <= 0 {
+		return 10 * time.Second
+	}
+	return p.Timeout
+}
+
+// scratch makes the scratch project and the subprocess environment.
+func (p Probe) scratch() (dir string, env []string, err error) {
+	dir, err = os.MkdirTemp("", "nexus-doctor-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("create a scratch project: %w", err)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", nil, err
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "NEXUS_") || k == "CLAUDE_PROJECT_DIR" || k == "XDG_CONFIG_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
+		// The canary's expected answer: pin the rule whatever the defaults.
+		"NEXUS_GATE_UNPLANNED_EDIT=deny",
+		"NEXUS_GATE_POLICY=fail-open",
+	)
+	return dir, env, nil
+}
+
+func (p Probe) precondition() *Finding {
+	switch {
+	case p.Executable == "":
+		f := fault("cannot tell which executable this nexus is", "run nexus by its full path")
+		return &f
+	case p.CoreDir == "":
+		f := warn("not run: no nexus-core distribution (see the distribution check)", "fix the distribution first")
+		return &f
+	}
+	return nil
+}
+
+// HookCanary sends Claude Code's PreToolUse for an Edit by the lead in a
+// scratch project with no tasks.json through `nexus hook`: the engine's gate
+// must answer with a denial of the unplanned edit. Any other answer (none,
+// an error on stderr, a crash) means hooks do not reach the engine.
+type HookCanary struct{ Probe }
+
+func (HookCanary) Name() string { return "claude-hook" }
+
+func (c HookCanary) Run(ctx context.Context) []Finding {
+	if f := c.precondition(); f != nil {
+		return []Finding{*f}
+	}
+	dir, env, err := c.scratch()
+	if err != nil {
+		return []Finding{fault(err.Error(), "check the temporary folder ($TMPDIR)")}
+	}
+	defer os.RemoveAll(dir)
+	payload, _ := json.Marshal(map[string]any{
+		"hook_event_name": claude.PreToolUse,
+		"session_id":      "nexus-doctor-canary",
+		"cwd":             dir,
+		"tool_name":       "Edit",
+		"tool_input":      map[string]any{"file_path": filepath.Join(dir, "canary.txt"), "old_string": "a", "new_string": "b"},
+	})
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.Executable, "hook", "--host", "claude", "--project", dir, "--core", c.CoreDir, claude.PreToolUse)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
+	if err != nil {
+		return []Finding{fault(fmt.Sprintf("`nexus hook` failed: %v%s", err, tail(stderr.String())), fix)}
+	}
+	var reply struct {
+		Out struct {
+			Event    string `json:"hookEventName"`
+			Decision string `json:"permissionDecision"`
+			Reason   string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" {
+		got := strings.TrimSpace(stdout.String())
+		if got == "" {
+			got = "nothing"
+		}
+		return []Finding{fault(fmt.Sprintf("a canary PreToolUse did not reach the gate: expected a denial of an unplanned edit, got %s%s", clip(got), tail(stderr.String())), fix)}
+	}
+	return []Finding{ok("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)", took.Round(time.Millisecond))}
+}
+
+// MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
+// initialize and expects a result naming the server.
+type MCPInitialize struct{ Probe }
+
+func (MCPInitialize) Name() string { return "claude-mcp" }
+
+func (c MCPInitialize) Run(ctx context.Context) []Finding {
+	if f := c.precondition(); f != nil {
+		return []Finding{*f}
+	}
+	dir, env, err := c.scratch()
+	if err != nil {
+		return []Finding{fault(err.Error(), "check the temporary folder ($TMPDIR)")}
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.Executable, "mcp", "--project", dir, "--core", c.CoreDir)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return []Finding{fault(err.Error(), "")}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return []Finding{fault(err.Error(), "")}
+	}
+	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return []Finding{fault(fmt.Sprintf("cannot start `nexus mcp`: %v", err), fix)}
+	}
+	req := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"nexus-doctor","version":"1"}}}` + "\n"
+	_, _ = io.WriteString(stdin, req)
+	line, rerr := bufio.NewReader(stdout).ReadBytes('\n')
+	took := time.Since(start)
+	// End of input ends the server.
+	stdin.Close()
+	werr := cmd.Wait()
+	if rerr != nil {
+		msg := fmt.Sprintf("`nexus mcp` did not answer initialize: %v", rerr)
+		if werr != nil {
+			msg = fmt.Sprintf("`nexus mcp` exited without answering initialize: %v", werr)
+		}
+		return []Finding{fault(msg+tail(stderr.String()), fix)}
+	}
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		Result *struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			ServerInfo      struct {
+				Name    string `json:"name"`
+				Version string `json:"version"`
+			} `json:"serverInfo"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Result == nil || string(resp.ID) != "1" {
+		what := clip(strings.TrimSpace(string(line)))
+		if resp.Error != nil {
+			what = "the error " + resp.Error.Message
+		}
+		return []Finding{fault("`nexus mcp` answered initialize with "+what+tail(stderr.String()), fix)}
+	}
+	return []Finding{ok("`nexus mcp` answered initialize (server %s %s, protocol %s) in %s",
+		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion, took.Round(time.Millisecond))}
+}
+
+// tail quotes the end of a subprocess's stderr.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return "; it said: " + clip(s)
+}
+
+func clip(s string) string {
+	const n = 400
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
