@@ -53,6 +53,7 @@ type Outcome struct {
 	// Err is set when the call timed out, crashed or failed; Policy then
 	// says what that meant.
 	Err    error         `json:"-"`
+	Error  string        `json:"error,omitempty"` // Err's text, for the wire and logs
 	Policy FailurePolicy `json:"policy,omitempty"`
 }
 
@@ -101,7 +102,7 @@ func (m *Manager) Dispatch(ctx context.Context, ev *sdk.Event) *DispatchResult {
 		})
 		o := Outcome{Plugin: s.Plugin, Duration: time.Since(t0)}
 		if err != nil {
-			o.Err, o.Policy = err, s.OnFailure
+			o.Err, o.Error, o.Policy = err, err.Error(), s.OnFailure
 			res.Outcomes = append(res.Outcomes, o)
 			if decides && s.OnFailure == FailClosed {
 				m.log.Warn("plugin hook failed; denying the tool call (fail-closed)", "plugin", s.Plugin, "event", ev.Name, "tool", ev.ToolName, "error", err)

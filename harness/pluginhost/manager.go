@@ -37,6 +37,12 @@ type Options struct {
 	NoUserPlugins bool
 	// Paths are manifest files or plugin folders listed in configuration.
 	Paths []string
+	// Builtin are manifests built in code (see New), such as the decision
+	// store nexus ships. They come before every discovered plugin; a
+	// discovered plugin of the same name is reported as shadowed.
+	Builtin []*Manifest
+	// Disabled names plugins (built-in or discovered) not to load.
+	Disabled []string
 	// OnlyEvent, for a hook process, keeps only the plugins subscribed to
 	// this event (and, for pre_tool_use and post_tool_use with OnlyTool
 	// set, whose subscription covers that tool): the others are neither
@@ -122,15 +128,21 @@ func QualifiedName(plugin, tool string) string { return plugin + "_" + tool }
 // that cannot be used are logged and reported by Problems; they never stop
 // the others.
 func Open(opts Options) (*Manager, error) {
-	userDir := ""
-	if !opts.NoUserPlugins {
-		userDir = opts.UserDir
-		if userDir == "" {
-			userDir = DefaultUserDir()
+	discovered, problems := discoverWith(query{
+		projectDir: opts.ProjectDir, userDir: opts.userDir(), paths: opts.Paths,
+		onlyEvent: opts.OnlyEvent, onlyTool: opts.OnlyTool, skip: opts.skipList(),
+	})
+	var manifests []*Manifest
+	for _, b := range opts.builtins() {
+		if opts.OnlyEvent != "" {
+			s, ok := b.Events[opts.OnlyEvent]
+			if !ok || (isToolEvent(opts.OnlyEvent) && opts.OnlyTool != "" && !s.Matches(opts.OnlyTool)) {
+				continue
+			}
 		}
+		manifests = append(manifests, b)
 	}
-	manifests, problems := discover(opts.ProjectDir, userDir, opts.Paths, opts.OnlyEvent, opts.OnlyTool)
-	m, err := New(manifests, opts)
+	m, err := New(append(manifests, discovered...), opts)
 	if err != nil {
 		return nil, err
 	}
@@ -176,16 +188,36 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 		m.procs[man.Name] = &proc{m: m, man: man, log: log.Named(man.Name)}
 		m.names = append(m.names, man.Name)
 		for _, t := range man.Tools {
-			timeout := time.Duration(t.Timeout)
-			if timeout <= 0 {
-				timeout = opts.ToolTimeout
+			ref := toolRef(man, t, opts.ToolTimeout)
+			if prev, taken := m.tools[ref.Name]; taken {
+				// Only possible with a built-in plugin's bare names
+				// (check_decision vs a plugin "check" with a tool
+				// "decision"): the earlier manifest keeps the name.
+				m.problems = append(m.problems, Problem{Path: man.Path, Err: fmt.Errorf(
+					"plugin %s: tool %q is not exposed: plugin %s already exposes a tool under that name", man.Name, ref.Name, prev.Plugin)})
+				continue
 			}
-			q := QualifiedName(man.Name, t.Name)
-			m.tools[q] = ToolRef{Plugin: man.Name, Tool: t.Name, Name: q, CapabilityClasses: t.CapabilityClasses, Timeout: timeout}
+			m.tools[ref.Name] = ref
 		}
 	}
 	sort.Strings(m.names)
 	return m, nil
+}
+
+// toolRef describes a declared tool; timeout is the default for tools
+// whose manifest gives none.
+func toolRef(man *Manifest, t ToolDecl, timeout time.Duration) ToolRef {
+	if t.Timeout > 0 {
+		timeout = time.Duration(t.Timeout)
+	}
+	if timeout <= 0 {
+		timeout = defaultToolTimeout
+	}
+	classes := t.CapabilityClasses
+	if classes == nil {
+		classes = []string{}
+	}
+	return ToolRef{Plugin: man.Name, Tool: t.Name, Name: man.exposedName(t.Name), CapabilityClasses: classes, Timeout: timeout}
 }
 
 // Problems lists the manifests Open could not use.
@@ -212,8 +244,11 @@ func (m *Manager) Resolve(qualified string) (ToolRef, bool) {
 func (m *Manager) DeclaredTools() []ToolRef {
 	var out []ToolRef
 	for _, n := range m.names {
-		for _, t := range m.procs[n].man.Tools {
-			out = append(out, m.tools[QualifiedName(n, t.Name)])
+		man := m.procs[n].man
+		for _, t := range man.Tools {
+			if ref, ok := m.tools[man.exposedName(t.Name)]; ok && ref.Plugin == n {
+				out = append(out, ref)
+			}
 		}
 	}
 	return out
@@ -248,10 +283,11 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
 		}
 		for _, t := range p.man.Tools {
 			spec, ok := insts[i].tools[t.Name]
-			if !ok {
+			ref, exposed := m.tools[p.man.exposedName(t.Name)]
+			if !ok || !exposed || ref.Plugin != p.man.Name {
 				continue
 			}
-			out = append(out, Tool{ToolRef: m.tools[QualifiedName(p.man.Name, t.Name)], Spec: spec})
+			out = append(out, Tool{ToolRef: ref, Spec: spec})
 		}
 	}
 	return out, errors.Join(errs...)

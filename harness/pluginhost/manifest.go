@@ -117,7 +117,24 @@ type Manifest struct {
 	// executable alone. Likewise only a builtin manifest may leave SHA256
 	// empty, to skip the digest check of a program nexus ships itself.
 	Args []string `json:"-"`
+	// BareToolNames exposes the tools under their own names instead of
+	// <plugin>_<tool>. Only manifests built in code may set it: the decision
+	// store serves check_decision, propose_decision, ... under the names
+	// agents prompted for Nauro already use.
+	BareToolNames bool `json:"-"`
 }
+
+// exposedName is the name a tool is served under.
+func (m *Manifest) exposedName(tool string) string {
+	if m.BareToolNames && (m.Source == SourceBuiltin || m.Source == "") {
+		return tool
+	}
+	return QualifiedName(m.Name, tool)
+}
+
+// ExposedName is the name the tool is served under: <plugin>_<tool>, or
+// the tool's own name for a built-in plugin with BareToolNames.
+func (m *Manifest) ExposedName(tool string) string { return m.exposedName(tool) }
 
 var pluginNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 

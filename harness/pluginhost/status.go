@@ -59,7 +59,9 @@ func (p *proc) status() PluginStatus {
 		st.Events = []string{}
 	}
 	for _, t := range man.Tools {
-		st.Tools = append(st.Tools, QualifiedName(man.Name, t.Name))
+		if ref, ok := p.m.tools[man.exposedName(t.Name)]; ok && ref.Plugin == man.Name {
+			st.Tools = append(st.Tools, ref.Name)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -184,7 +186,7 @@ func (m *Manager) Verify(ctx context.Context, name string) (*VerifyReport, error
 		if !ok {
 			continue
 		}
-		r.Tools = append(r.Tools, Tool{ToolRef: m.tools[QualifiedName(name, t.Name)], Spec: spec})
+		r.Tools = append(r.Tools, Tool{ToolRef: toolRef(p.man, t, m.opts.ToolTimeout), Spec: spec})
 		if err := compileToolSchema(spec.InputSchema); err != nil {
 			r.OK = false
 			r.Error = fmt.Sprintf("tool %s: input schema is not a usable JSON Schema: %v", t.Name, err)
