@@ -129,7 +129,7 @@ func cycleSummary(l state.Layout) string {
 	s := state.New(l, nil)
 	var parts []string
 	if p, ok, err := s.ReadPlan(); ok && err == nil {
-		parts = append(parts, fmt.Sprintf("plan.json (#%d %q, %d issues)", p.ID, p.Topic, len(p.Issues)))
+		parts = append(parts, fmt.Sprintf("plan.json (#%d %q, %s)", p.ID, p.Topic, plural(len(p.Issues), "issue")))
 	} else if ok {
 		parts = append(parts, "plan.json")
 	}
@@ -140,7 +140,7 @@ func cycleSummary(l state.Layout) string {
 				open++
 			}
 		}
-		parts = append(parts, fmt.Sprintf("tasks.json (%d tasks, %d not completed)", len(t.Tasks), open))
+		parts = append(parts, fmt.Sprintf("tasks.json (%s, %d not completed)", plural(len(t.Tasks), "task"), open))
 	} else if ok {
 		parts = append(parts, "tasks.json")
 	}

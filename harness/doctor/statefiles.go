@@ -177,7 +177,7 @@ func (c StateFiles) memoryAccess(valid *[]string) []Finding {
 		}
 	}
 	if len(bad) == 0 {
-		*valid = append(*valid, fmt.Sprintf("memory-access.jsonl (%d lines)", lines))
+		*valid = append(*valid, fmt.Sprintf("memory-access.jsonl (%s)", plural(lines, "line")))
 		return nil
 	}
 	n := len(bad)
