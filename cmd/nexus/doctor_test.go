@@ -80,11 +80,11 @@ func newDoctorProject(t *testing.T) *doctorProject {
 	p.env = hookEnv(t, p.home)
 	now := time.Now().UTC().Format(time.RFC3339)
 	for name, content := range map[string]string{
-		".nexus/.gitignore":        "state/\n",
-		".nexus/state/plan.json":   `{"id":1,"topic":"doctor","issues":[{"id":1,"title":"one","status":"pending"}],"created_at":"` + now + `"}`,
-		".nexus/state/tasks.json":  `{"goal":"ship","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"pending","deps":[],"created_at":"` + now + `"}]}`,
-		".nexus/history.json":      `{"cycles":[{"schema_version":"0.5","completed_at":"2026-01-02T00:00:00Z","branch":"main","plan":null,"tasks":[]},{"completed_at":"2024-01-01T00:00:00Z","owner":{"name":"legacy"}}]}`,
-		".nexus/state/nexus/agent-tracker.json": `[{"harness_id":"nexus","agent_name":"engineer","agent_id":"a1","started_at":"` + now + `","resume_count":0,"status":"running"}]`,
+		".nexus/.gitignore":                      "state/\n",
+		".nexus/state/plan.json":                 `{"id":1,"topic":"doctor","issues":[{"id":1,"title":"one","status":"pending"}],"created_at":"` + now + `"}`,
+		".nexus/state/tasks.json":                `{"goal":"ship","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"pending","deps":[],"created_at":"` + now + `"}]}`,
+		".nexus/history.json":                    `{"cycles":[{"schema_version":"0.5","completed_at":"2026-01-02T00:00:00Z","branch":"main","plan":null,"tasks":[]},{"completed_at":"2024-01-01T00:00:00Z","owner":{"name":"legacy"}}]}`,
+		".nexus/state/nexus/agent-tracker.json":  `[{"harness_id":"nexus","agent_name":"engineer","agent_id":"a1","started_at":"` + now + `","resume_count":0,"status":"running"}]`,
 		".nexus/state/nexus/memory-access.jsonl": `{"path":"pattern-x.md","last_accessed_ts":"` + now + `","access_count":2,"last_agent":"lead"}` + "\n",
 		".nexus/plugins/demo/bin/demo":           pluginScript,
 		".nexus/plugins/demo/nexus-plugin.yaml":  "name: demo\nversion: \"1.0.0\"\nprotocol_version: 2\nexecutable: bin/demo\nsha256: \"" + sha256Hex(pluginScript) + "\"\nevents:\n  session_start:\n    timeout: 1s\n    on_failure: fail-open\n",
