@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,47 +25,10 @@ type doctorProject struct {
 	env                           []string
 }
 
-var (
-	doctorBinOnce sync.Once
-	doctorBin     string
-	doctorBinErr  error
-)
-
-// builtDoctorBinary builds nexus once for every doctor test.
-func builtDoctorBinary(t *testing.T) string {
-	t.Helper()
-	doctorBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "nexus-doctor-bin-*")
-		if err != nil {
-			doctorBinErr = err
-			return
-		}
-		doctorBin = filepath.Join(dir, "nexus")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", doctorBin, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			doctorBinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if doctorBinErr != nil {
-		t.Fatal(doctorBinErr)
-	}
-	return doctorBin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if doctorBin != "" {
-		os.RemoveAll(filepath.Dir(doctorBin))
-	}
-	os.Exit(code)
-}
-
 const pluginScript = "#!/bin/sh\nexit 0\n"
 
-func newDoctorProject(t *testing.T) *doctorProject {
+func newDoctorProject(t *testing.T, bin string) *doctorProject {
 	t.Helper()
-	bin := builtDoctorBinary(t)
 	resolve := func(d string) string {
 		r, err := filepath.EvalSymlinks(d)
 		if err != nil {
@@ -100,6 +62,14 @@ func newDoctorProject(t *testing.T) *doctorProject {
 		t.Fatalf("install: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	return p
+}
+
+// TestDoctor runs the built binary (one build for every case).
+func TestDoctor(t *testing.T) {
+	bin := hookBinary(t)
+	t.Run("healthy project", func(t *testing.T) { testDoctorHealthyProject(t, bin) })
+	t.Run("names each problem", func(t *testing.T) { testDoctorNamesEachProblem(t, bin) })
+	t.Run("text and fix", func(t *testing.T) { testDoctorTextFix(t, bin) })
 }
 
 func sha256Hex(s string) string {
@@ -165,8 +135,8 @@ func (r doctorJSON) problems() []string {
 	return out
 }
 
-func TestDoctorHealthyProject(t *testing.T) {
-	p := newDoctorProject(t)
+func testDoctorHealthyProject(t *testing.T, bin string) {
+	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
 	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 11 checks passed") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
@@ -195,7 +165,7 @@ func TestDoctorHealthyProject(t *testing.T) {
 
 // Each broken thing is named by its check (and nothing else is reported);
 // --fix repairs what is safe, and the run after it is clean.
-func TestDoctorNamesEachProblem(t *testing.T) {
+func testDoctorNamesEachProblem(t *testing.T, bin string) {
 	type tc struct {
 		name  string
 		brk   func(t *testing.T, p *doctorProject) (cleanup func())
@@ -363,7 +333,7 @@ func TestDoctorNamesEachProblem(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p := newDoctorProject(t)
+			p := newDoctorProject(t, bin)
 			cleanup := c.brk(t, p)
 			expand := func(s string) string {
 				return strings.NewReplacer("%STATE%", p.state, "%NEXUS%", p.nexus).Replace(s)
@@ -423,8 +393,8 @@ func TestDoctorNamesEachProblem(t *testing.T) {
 }
 
 // The text output says what is wrong, how to fix it, and what --fix did.
-func TestDoctorTextFix(t *testing.T) {
-	p := newDoctorProject(t)
+func testDoctorTextFix(t *testing.T, bin string) {
+	p := newDoctorProject(t, bin)
 	writeTestFile(t, filepath.Join(p.state, "plan.json"), "garbage")
 	r := p.run(t, "doctor")
 	for _, want := range []string{
