@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -48,6 +49,7 @@ type Engine struct {
 	branch  func() string
 	toolsMu sync.RWMutex
 	tools   map[string]*tools.Tool
+	gate    *gate.Gate // for calls with a known caller; rebuilt after Register
 	env     *tools.Env
 }
 
@@ -126,6 +128,7 @@ func (e *Engine) Register(t *tools.Tool) {
 	e.toolsMu.Lock()
 	defer e.toolsMu.Unlock()
 	e.tools[t.Name] = t
+	e.gate = nil
 }
 
 // Env returns the environment tools run in.
@@ -137,11 +140,28 @@ func (e *Engine) Env() *tools.Env { return e.env }
 // message the caller shows as {"error": message}. Other errors are failures
 // of nexus or of the files it reads. The result is JSON-shaped (objects,
 // arrays, float64 numbers...), exactly what an MCP client receives. A
-// failing call changes no state file.
+// failing call changes no state file. When ctx names the caller
+// (tools.WithCaller), the capability gate decides first.
+//
+// A tool with Call (a plugin tool) answers with its structured content, or
+// {"text": ...} without one; its error results are *tools.Error.
 func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (res map[string]any, err error) {
 	t, ok := e.Tool(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	if t.Call != nil {
+		r, err := e.CallToolResult(ctx, name, args)
+		if err != nil {
+			return nil, err
+		}
+		if r.IsError {
+			return nil, &tools.Error{Message: r.Text}
+		}
+		if r.Structured != nil {
+			return r.Structured, nil
+		}
+		return map[string]any{"text": r.Text}, nil
 	}
 	defer func() {
 		// A tool bug must not take down the MCP server or the runner.
@@ -153,11 +173,81 @@ func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any)
 	if err != nil {
 		return nil, err
 	}
+	if err := e.authorize(ctx, t, args); err != nil {
+		return nil, err
+	}
 	out, err := t.Run(ctx, e.env, args)
 	if err != nil {
 		return nil, err
 	}
 	return jsonShape(out)
+}
+
+// CallToolResult runs a tool that answers with a tools.Result (Call): the
+// arguments are validated against its schema and the gate applies exactly
+// as in CallTool; the result is the tool's own. Errors are as CallTool's.
+func (e *Engine) CallToolResult(ctx context.Context, name string, args map[string]any) (res *tools.Result, err error) {
+	t, ok := e.Tool(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	if t.Call == nil {
+		return nil, fmt.Errorf("tool %s answers with a JSON object; use CallTool", name)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
+		}
+	}()
+	args, err = checkArgs(t, args)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.authorize(ctx, t, args); err != nil {
+		return nil, err
+	}
+	return t.Call(ctx, args)
+}
+
+// authorize applies the capability gate when ctx names the caller: the
+// agent's capabilities against the tool's classes, the configured extra
+// denials, and the unplanned-edit rule, as a hook would before the host
+// runs the call. A denial is a *tools.Error carrying the gate's reason.
+func (e *Engine) authorize(ctx context.Context, t *tools.Tool, args map[string]any) error {
+	role, known := tools.CallerFrom(ctx)
+	if !known {
+		return nil
+	}
+	g, err := e.callerGate()
+	if err != nil {
+		return fmt.Errorf("capability gate: %w", err)
+	}
+	cl := g.Classify(t.Name, args, nil, e.Layout.Project)
+	v := g.Check(gate.Call{Role: role, Classification: cl}, state.Exists(e.Layout.TasksPath()), e.Layout.Nexus)
+	if v.Decision == gate.Deny {
+		return &tools.Error{Message: v.Reason}
+	}
+	return nil
+}
+
+// callerGate builds the gate over the registered tools' classes (once per
+// set of tools).
+func (e *Engine) callerGate() (*gate.Gate, error) {
+	e.toolsMu.Lock()
+	defer e.toolsMu.Unlock()
+	if e.gate != nil {
+		return e.gate, nil
+	}
+	classes := map[string][]string{}
+	for name, t := range e.tools {
+		classes[name] = t.Classes
+	}
+	g, _, err := gate.New(gate.Options{Core: e.Core, Host: gate.HostNeutral, Config: e.Config, ToolClasses: classes})
+	if err != nil {
+		return nil, err
+	}
+	e.gate = g
+	return g, nil
 }
 
 // jsonShape round-trips a result through JSON so every caller sees the

@@ -30,6 +30,9 @@ const DefaultPrefix = "nx_"
 type Engine interface {
 	Tools() []*tools.Tool
 	CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error)
+	// CallToolResult runs a tool with its own result (tools.Tool.Call:
+	// plugin tools), after the same validation and gate as CallTool.
+	CallToolResult(ctx context.Context, name string, args map[string]any) (*tools.Result, error)
 }
 
 // Options configure the server.
@@ -41,6 +44,10 @@ type Options struct {
 	// Log receives internal failures (nil = discard). Never stdout: on stdio
 	// stdout carries the protocol.
 	Log *log.Logger
+	// Caller, when set, says which agent makes a tool call (role "" is
+	// Lead); a known caller's calls go through the capability gate. nil or
+	// known false: the caller is unknown and only the hooks gate.
+	Caller func(ctx context.Context, req mcp.CallToolRequest) (role string, known bool)
 }
 
 // validName applies the tool-name rule of the MCP specification,
@@ -83,13 +90,28 @@ func New(e Engine, o Options) (*server.MCPServer, error) {
 		server.WithInstructions(instructions),
 	)
 	var list []server.ServerTool
-	for _, t := range e.Tools() {
-		name := o.Prefix + t.Name
-		if !validName(name) {
-			o.Log.Printf("mcp: tool %q not served: its name does not follow the MCP naming rule", name)
-			continue
+	served := map[string]bool{}
+	// nexus's own tools first: a plugin tool never takes one's name.
+	for _, own := range []bool{true, false} {
+		for _, t := range e.Tools() {
+			if t.Unprefixed == own {
+				continue
+			}
+			name := o.Prefix + t.Name
+			if t.Unprefixed {
+				name = t.Name
+			}
+			switch {
+			case !validName(name):
+				o.Log.Printf("mcp: tool %q not served: its name does not follow the MCP naming rule", name)
+				continue
+			case served[name]:
+				o.Log.Printf("mcp: tool %q not served: another tool already has that name", name)
+				continue
+			}
+			served[name] = true
+			list = append(list, server.ServerTool{Tool: describe(name, t), Handler: handler(e, t, name, o)})
 		}
-		list = append(list, server.ServerTool{Tool: describe(name, t), Handler: handler(e, t.Name, name, o.Log)})
 	}
 	s.AddTools(list...)
 	return s, nil
@@ -124,7 +146,19 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return buf.Bytes()
 }
 
-func handler(e Engine, abstract, name string, logger *log.Logger) server.ToolHandlerFunc {
+func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandlerFunc {
+	abstract, logger := t.Name, o.Log
+	failed := func(err error) *mcp.CallToolResult {
+		var te *tools.Error
+		if errors.As(err, &te) {
+			return errorResult(te.Message)
+		}
+		// Not the caller's mistake: a corrupt state file, a disk error, a
+		// plugin that crashed or timed out, a bug. The model still gets a
+		// readable error.
+		logger.Printf("mcp: %s failed: %v", name, err)
+		return errorResult(fmt.Sprintf("%s failed: %v", name, err))
+	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
 		switch a := req.Params.Arguments.(type) {
@@ -134,16 +168,25 @@ func handler(e Engine, abstract, name string, logger *log.Logger) server.ToolHan
 		default:
 			return errorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
 		}
+		if o.Caller != nil {
+			if role, known := o.Caller(ctx, req); known {
+				ctx = tools.WithCaller(ctx, role)
+			}
+		}
+		if t.Call != nil {
+			r, err := e.CallToolResult(ctx, abstract, args)
+			if err != nil {
+				return failed(err), nil
+			}
+			out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(r.Text)}, IsError: r.IsError}
+			if r.Structured != nil {
+				out.StructuredContent = r.Structured
+			}
+			return out, nil
+		}
 		res, err := e.CallTool(ctx, abstract, args)
 		if err != nil {
-			var te *tools.Error
-			if errors.As(err, &te) {
-				return errorResult(te.Message), nil
-			}
-			// Not the caller's mistake: a corrupt state file, a disk
-			// error, a bug. The model still gets a readable error.
-			logger.Printf("mcp: %s failed: %v", name, err)
-			return errorResult(fmt.Sprintf("%s failed: %v", name, err)), nil
+			return failed(err), nil
 		}
 		text, err := encode(res)
 		if err != nil {

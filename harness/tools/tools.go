@@ -55,6 +55,37 @@ type Tool struct {
 	// (plan_update's unknown action must say "Unknown action").
 	ParamErrors map[string]string
 	Run         func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)
+	// Call, set instead of Run, answers with a Result of its own: plugin
+	// tools, whose text the client must see exactly as the plugin wrote it.
+	Call func(ctx context.Context, args map[string]any) (*Result, error)
+	// Unprefixed tools are served over MCP under Name as it is, without
+	// the nexus prefix (plugin tools: check_decision,
+	// shellguard_assess_command).
+	Unprefixed bool
+}
+
+// Result is a tool answer as the MCP client sees it: the text, optional
+// structured content (a JSON object), and whether it reports a failure.
+type Result struct {
+	Text       string
+	Structured map[string]any
+	IsError    bool
+}
+
+type callerKey struct{}
+
+// WithCaller says that the tool calls made with ctx come from an agent of
+// the given role ("" is Lead): the engine then applies the capability gate
+// to them, as the hooks do before the host runs a tool.
+func WithCaller(ctx context.Context, role string) context.Context {
+	return context.WithValue(ctx, callerKey{}, role)
+}
+
+// CallerFrom returns the caller's role set by WithCaller; ok is false when
+// the caller is unknown.
+func CallerFrom(ctx context.Context) (role string, ok bool) {
+	role, ok = ctx.Value(callerKey{}).(string)
+	return role, ok
 }
 
 // Error is a domain failure: the caller sees {"error": Message} and, over
