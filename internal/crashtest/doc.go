@@ -1,0 +1,7 @@
+// Package crashtest holds the tests that nexus's state survives what real
+// sessions do to it: nexus processes SIGKILLed at random points while they
+// write (crash consistency), and two harnesses sharing one .nexus/ at the
+// same time (co-running). The package has no code of its own; the tests
+// drive the built nexus binary and, for the in-process write paths, the
+// test binary re-executed as a worker. See docs/crash-consistency.md.
+package crashtest
