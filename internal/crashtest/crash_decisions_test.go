@@ -243,4 +243,3 @@ func TestCrashDecisions(t *testing.T) {
 	t.Logf("typical propose process %s; %d kills in %d rounds over %d stores; %d proposals, %d acknowledged, %d supersessions sent",
 		typical, killed, rounds, stores, 2*rounds, acked, supersessions)
 }
-

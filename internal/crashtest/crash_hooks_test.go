@@ -25,9 +25,9 @@ type hookLedger struct {
 	// readsLogged: memory reads go through PostToolUse and so also leave
 	// a tool-log line (false when a worker calls memory.Observe directly).
 	readsLogged bool
-	agents  map[string]*agentRecord
-	reads   map[string][2]int // memory file → {acknowledged, attempted}
-	readLog map[string][2]int // "agent file" → {acknowledged, attempted} Read lines
+	agents      map[string]*agentRecord
+	reads       map[string][2]int // memory file → {acknowledged, attempted}
+	readLog     map[string][2]int // "agent file" → {acknowledged, attempted} Read lines
 }
 
 type agentRecord struct {

@@ -1,0 +1,4 @@
+package crashtest
+
+// runJail is filled in by the co-running test.
+func runJail() {}
