@@ -1,0 +1,386 @@
+package doctor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/schema"
+)
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func touch(t *testing.T, when time.Time, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if err := os.Chtimes(p, when, when); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func layout(t *testing.T) state.Layout {
+	t.Helper()
+	l, err := state.NewLayout(t.TempDir(), "nexus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// summary renders findings as "status: message" lines.
+func summary(fs []Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s: %s\n", f.Status, f.Message)
+	}
+	return b.String()
+}
+
+func expect(t *testing.T, fs []Finding, status Status, text string) {
+	t.Helper()
+	for _, f := range fs {
+		if f.Status == status && strings.Contains(f.Message, text) {
+			return
+		}
+	}
+	t.Errorf("no %s finding containing %q in:\n%s", status, text, summary(fs))
+}
+
+func TestFindHolder(t *testing.T) {
+	const locks = `1: POSIX  ADVISORY  WRITE 900 fe:00:77 0 EOF
+2: FLOCK  ADVISORY  WRITE 1234 00:2a:77 0 EOF
+2: -> FLOCK  ADVISORY  WRITE 5555 fe:00:77 0 EOF
+3: FLOCK  ADVISORY  WRITE 4321 fe:00:77 0 EOF
+4: FLOCK  ADVISORY  READ  -1 fe:00:88 0 EOF
+garbage line
+`
+	cases := []struct {
+		name         string
+		ino          uint64
+		major, minor uint64
+		pid          int
+		found        bool
+	}{
+		{"device match wins over an earlier inode-only match", 77, 0xfe, 0, 4321, true},
+		{"inode alone when no device matches (overlayfs)", 77, 8, 1, 1234, true},
+		{"posix locks and waiters are not holders", 99, 0xfe, 0, 0, false},
+		{"no pid", 88, 0xfe, 0, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pid, found := findHolder(strings.NewReader(locks), c.ino, c.major, c.minor)
+			if pid != c.pid || found != c.found {
+				t.Errorf("got %d %v, want %d %v", pid, found, c.pid, c.found)
+			}
+		})
+	}
+}
+
+func TestIsTemp(t *testing.T) {
+	for name, want := range map[string]bool{
+		".plan.json.tmp-123456":      true,
+		".x.md.tmp-1":                true,
+		"plan.json.tmp-123":          false, // atomicfile's names start with a dot
+		".plan.json.tmp-":            false,
+		".plan.json.tmp-12a":         false,
+		".tmp-123":                   false,
+		".memory-access.jsonl.spare": false,
+		"plan.json.lock":             false,
+	} {
+		if got := isTemp(name); got != want {
+			t.Errorf("isTemp(%q) = %v", name, got)
+		}
+	}
+}
+
+func TestSession(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	old := now.Add(-72 * time.Hour)
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, l state.Layout)
+		status Status
+		text   string
+	}{
+		{"no cycle", func(*testing.T, state.Layout) {}, StatusOK, "no open cycle"},
+		{"fresh cycle", func(t *testing.T, l state.Layout) {
+			write(t, l.PlanPath(), `{"id":3,"topic":"x","issues":[],"created_at":"2026-05-01T00:00:00Z"}`)
+			touch(t, now.Add(-time.Hour), l.PlanPath())
+		}, StatusOK, `plan.json (#3 "x", 0 issues) is open; last activity 1h ago`},
+		{"stale cycle", func(t *testing.T, l state.Layout) {
+			write(t, l.TasksPath(), `{"goal":"g","decisions":[],"tasks":[]}`)
+			touch(t, old, l.TasksPath())
+		}, StatusWarn, "tasks.json (0 tasks, 0 not completed) is open, but no session has touched .nexus/state for 3d"},
+		{"an old cycle in a live session is not stale", func(t *testing.T, l state.Layout) {
+			write(t, l.TasksPath(), `{"goal":"g","decisions":[],"tasks":[]}`)
+			write(t, l.ToolLogPath(), "{}\n")
+			touch(t, old, l.TasksPath())
+			touch(t, now.Add(-time.Minute), l.ToolLogPath())
+		}, StatusOK, "last activity 1m ago"},
+		{"a co-running harness keeps the shared cycle alive", func(t *testing.T, l state.Layout) {
+			write(t, l.PlanPath(), `{"id":1,"topic":"x","issues":[],"created_at":"2026-05-01T00:00:00Z"}`)
+			other := filepath.Join(l.StateDir(), "claude-nexus")
+			if err := os.MkdirAll(other, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			touch(t, old, l.PlanPath())
+			touch(t, now.Add(-2*time.Minute), other)
+		}, StatusOK, "other harnesses active recently: claude-nexus"},
+		{"tracker left by a session that ended", func(t *testing.T, l state.Layout) {
+			write(t, l.TrackerPath(), `[{"harness_id":"nexus","started_at":"2026-04-01T00:00:00Z","status":"running"},{"harness_id":"nexus","started_at":"2026-04-01T00:00:00Z","status":"completed"}]`)
+			touch(t, old, l.TrackerPath())
+		}, StatusWarn, "ended without SessionEnd (unchanged for 3d; 1 agent(s) still marked running)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := layout(t)
+			c.setup(t, l)
+			fs := Session{Layout: l, Now: func() time.Time { return now }, ToolRef: func(s string) string { return "nx_" + s }}.Run(context.Background())
+			expect(t, fs, c.status, c.text)
+			for _, f := range fs {
+				if f.Fixable {
+					t.Errorf("the session check never fixes anything: %+v", f)
+				}
+				if f.Status == StatusWarn && strings.Contains(f.Message, "is open") && !strings.Contains(f.Fix, "nx_task_close") {
+					t.Errorf("a stale cycle's fix names task_close: %q", f.Fix)
+				}
+			}
+		})
+	}
+}
+
+func TestLocksHeldAndTemporaryFiles(t *testing.T) {
+	l := layout(t)
+	lockPath := filepath.Join(l.StateDir(), "plan.json.lock")
+	held, err := filelock.AcquirePath(context.Background(), lockPath, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(l.StateDir(), "tasks.json.lock"), "") // on disk, free
+	oldTemp := filepath.Join(l.HarnessDir(), ".agent-tracker.json.tmp-99")
+	freshTemp := filepath.Join(l.ArtifactsDir(), "sub", ".report.md.tmp-7")
+	write(t, oldTemp, "[")
+	write(t, freshTemp, "x")
+	touch(t, time.Now().Add(-time.Hour), oldTemp)
+	// Inside another harness's namespace nothing is looked at.
+	write(t, filepath.Join(l.StateDir(), "other-harness", ".x.tmp-1"), "")
+	touch(t, time.Now().Add(-time.Hour), filepath.Join(l.StateDir(), "other-harness", ".x.tmp-1"))
+
+	c := Locks{Layout: l, Grace: 20 * time.Millisecond}
+	fs := c.Run(context.Background())
+	holder := "by "
+	if runtime.GOOS == "linux" {
+		holder = fmt.Sprintf("by pid %d", os.Getpid())
+	}
+	expect(t, fs, StatusWarn, lockPath+" has been held for over 20ms "+holder)
+	expect(t, fs, StatusWarn, "1 temporary file left by writers that were killed: "+oldTemp)
+	if strings.Contains(summary(fs), "tasks.json.lock") {
+		t.Errorf("a free lock file was reported:\n%s", summary(fs))
+	}
+
+	held.Release()
+	rep := Run(context.Background(), []Check{c}, true)
+	if len(rep.Fixed) != 1 || !strings.Contains(rep.Fixed[0].Did, "removed 1 leftover temporary file: .agent-tracker.json.tmp-99") || !rep.Healthy || rep.Warnings != 0 {
+		t.Errorf("fix: %+v", rep)
+	}
+	if state.Exists(oldTemp) || !state.Exists(freshTemp) {
+		t.Errorf("old temp exists %v, fresh temp exists %v", state.Exists(oldTemp), state.Exists(freshTemp))
+	}
+}
+
+func TestGitignore(t *testing.T) {
+	cases := []struct {
+		name    string
+		content *string
+		status  Status
+		text    string
+		after   string // content after --fix ("" = unchanged)
+	}{
+		{"minimal", ptr("state/\n"), StatusOK, "ignores state/", ""},
+		{"upstream whitelist form", ptr("*\n!.gitignore\n!memory/\n!memory/**\n!history.json\n"), StatusOK, "ignores state/", ""},
+		{"missing", nil, StatusWarn, ".gitignore is missing", "state/\n"},
+		{"state not ignored", ptr("node_modules"), StatusError, "does not ignore state/", "node_modules\nstate/\n"},
+		{"tracked folders ignored", ptr("state/\nmemory/\nhistory.json\n"), StatusWarn, "ignores memory/, history.json, which nexus-core keeps in git", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := layout(t)
+			if err := os.MkdirAll(l.Nexus, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if c.content != nil {
+				write(t, l.GitignorePath(), *c.content)
+			}
+			g := Gitignore{Layout: l}
+			expect(t, g.Run(context.Background()), c.status, c.text)
+			Run(context.Background(), []Check{g}, true)
+			b, _ := os.ReadFile(l.GitignorePath())
+			want := c.after
+			if want == "" && c.content != nil {
+				want = *c.content
+			}
+			if string(b) != want {
+				t.Errorf("after --fix: %q, want %q", b, want)
+			}
+		})
+	}
+	t.Run("no .nexus yet", func(t *testing.T) {
+		expect(t, Gitignore{Layout: layout(t)}.Run(context.Background()), StatusOK, "no ")
+	})
+}
+
+func ptr(s string) *string { return &s }
+
+func TestConfig(t *testing.T) {
+	proj := t.TempDir()
+	user := filepath.Join(t.TempDir(), "config.yaml")
+	env := func(k string) (string, bool) {
+		if k == "NEXUS_LOG_LEVEL" {
+			return "debug", true
+		}
+		return "", false
+	}
+	write(t, user, "mcp:\n  tool_prefx: x_\n")
+	write(t, filepath.Join(proj, config.ProjectFile), "harness:\n  id: other\ngate:\n  polcy: fail-closed\n")
+	opts := config.Options{ProjectDir: proj, UserFile: user, LookupEnv: env}
+
+	fs := Config{Options: opts}.Run(context.Background())
+	expect(t, fs, StatusError, "the user configuration "+user+" does not load")
+	expect(t, fs, StatusError, `mcp.tool_prefx: unknown configuration key (did you mean "mcp.tool_prefix"?)`)
+	expect(t, fs, StatusError, `gate.polcy: unknown configuration key (did you mean "gate.policy"?)`)
+	if len(fs) != 2 {
+		t.Errorf("want one finding per broken file:\n%s", summary(fs))
+	}
+
+	// The other checks go on with what loads: here only the environment.
+	cfg, err := LoadConfig(opts)
+	if err == nil || cfg.String("log.level") != "debug" || cfg.String("harness.id") != "nexus" {
+		t.Errorf("LoadConfig: %v, log.level %q, harness.id %q", err, cfg.String("log.level"), cfg.String("harness.id"))
+	}
+	write(t, user, "mcp:\n  tool_prefix: x_\n")
+	cfg, err = LoadConfig(opts)
+	if err == nil || cfg.String("mcp.tool_prefix") != "x_" {
+		t.Errorf("LoadConfig keeps the user file when only the project file is broken: %v %q", err, cfg.String("mcp.tool_prefix"))
+	}
+	write(t, filepath.Join(proj, config.ProjectFile), "harness:\n  id: other\n")
+	expect(t, Config{Options: opts}.Run(context.Background()), StatusOK, "loaded "+user+", "+filepath.Join(proj, config.ProjectFile))
+}
+
+func TestStateFilesHistory(t *testing.T) {
+	l := layout(t)
+	store := state.New(l, schema.NewCoreSet(testenv.CoreDir(t)))
+	write(t, l.HistoryPath(), `{"cycles":[
+		{"schema_version":"1.0","owner":{"a":1}},
+		{"schema_version":"0.5","completed_at":"2026-01-01T00:00:00Z","branch":"main","plan":null,"tasks":[],"later_field":1},
+		{"schema_version":"0.5","completed_at":"yesterday","branch":"main","plan":null,"tasks":[]},
+		7
+	]}`)
+	fs := StateFiles{Store: store}.Run(context.Background())
+	expect(t, fs, StatusWarn, "/cycles/2/completed_at")
+	expect(t, fs, StatusWarn, "cycle 3 is not an object")
+	if s := summary(fs); strings.Contains(s, "/cycles/0") || strings.Contains(s, "/cycles/1") || strings.Contains(s, "error") {
+		t.Errorf("legacy cycles and added members must pass:\n%s", s)
+	}
+	for _, f := range fs {
+		if f.Fixable {
+			t.Errorf("history is append-only; no fix: %+v", f)
+		}
+	}
+	// Without a distribution only JSON syntax is checked.
+	write(t, l.HistoryPath(), `{"cycles":[{"schema_version":"0.5","completed_at":"yesterday"}]}`)
+	fs = StateFiles{Store: state.New(l, nil)}.Run(context.Background())
+	expect(t, fs, StatusOK, "valid JSON (schemas not checked: no distribution)")
+}
+
+func TestNamespacesLegacyTracker(t *testing.T) {
+	l := layout(t)
+	write(t, l.LegacyTrackerPath(), "[]")
+	write(t, filepath.Join(l.StateDir(), "opencode-nexus", "plan.json"), "{broken")
+	if err := os.MkdirAll(l.ArtifactsDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := Namespaces{Layout: l}
+	fs := c.Run(context.Background())
+	expect(t, fs, StatusWarn, "other harnesses share "+l.StateDir()+": opencode-nexus (changed")
+	expect(t, fs, StatusWarn, "pre-0.7 tracker")
+	rep := Run(context.Background(), []Check{c}, true)
+	if len(rep.Fixed) != 1 || state.Exists(l.LegacyTrackerPath()) || rep.Warnings != 1 {
+		t.Errorf("fix: %+v", rep)
+	}
+}
+
+func TestClaudeInstall(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "nexus")
+	write(t, exe, "#!/bin/sh\n")
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "nexus")
+	write(t, other, "#!/bin/sh\n")
+	if err := os.Chmod(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install := func(t *testing.T, scope, proj, home, command string) {
+		t.Helper()
+		if _, err := claude.Install(claude.InstallOptions{Scope: scope, Project: proj, Home: home, Command: command}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, proj, home string)
+		status Status
+		text   string
+		fixes  bool
+	}{
+		{"not installed", func(*testing.T, string, string) {}, StatusWarn, "nexus is not registered with Claude Code", false},
+		{"installed", func(t *testing.T, proj, home string) { install(t, claude.ScopeProject, proj, "", exe) }, StatusOK, "hooks for 8 events and the MCP server run this nexus", false},
+		{"another existing build", func(t *testing.T, proj, home string) { install(t, claude.ScopeUser, "", home, other) }, StatusWarn, "run " + other + ", not this nexus", true},
+		{"MCP server of another tool", func(t *testing.T, proj, home string) {
+			install(t, claude.ScopeProject, proj, "", exe)
+			write(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers":{"nexus":{"command":"node","args":["x.js"]}}}`)
+		}, StatusError, `the MCP server "nexus" in ` + filepath.Join("%PROJ%", ".mcp.json") + " runs node x.js, not nexus", false},
+		{"both scopes", func(t *testing.T, proj, home string) {
+			install(t, claude.ScopeProject, proj, "", exe)
+			install(t, claude.ScopeUser, "", home, exe)
+		}, StatusWarn, "registered in both the project and the user scope", false},
+		{"settings file is not JSON", func(t *testing.T, proj, home string) {
+			write(t, filepath.Join(home, ".claude", "settings.json"), "{")
+		}, StatusError, "Claude Code cannot read it either", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			proj, home := t.TempDir(), t.TempDir()
+			c.setup(t, proj, home)
+			check := ClaudeInstall{Project: proj, Home: home, Executable: exe}
+			fs := check.Run(context.Background())
+			expect(t, fs, c.status, strings.ReplaceAll(c.text, "%PROJ%", proj))
+			rep := Run(context.Background(), []Check{check}, true)
+			if c.fixes && (len(rep.Fixed) == 0 || rep.Errors+rep.Warnings != 0) {
+				t.Errorf("--fix: %+v", rep)
+			}
+			if !c.fixes && len(rep.Fixed) != 0 {
+				t.Errorf("--fix must leave this alone: %+v", rep.Fixed)
+			}
+		})
+	}
+}
