@@ -51,6 +51,12 @@ type Options struct {
 	// ToolClasses are the classes the tool registry declares per abstract
 	// nexus tool name (harness/tools Tool.Classes); they join nexus.yaml's.
 	ToolClasses map[string][]string
+	// PluginTool, when set, gives the capability classes of a plugin tool
+	// by the name nexus serves it under (check_decision,
+	// shellguard_assess_command), which the host may show with its own
+	// prefix (mcp__<server>__). It is asked only for tools neither nexus
+	// nor the host map knows.
+	PluginTool func(name string) (classes []string, ok bool)
 }
 
 // Gate decides tool calls for one host and project configuration.
@@ -58,6 +64,7 @@ type Gate struct {
 	core      *vocabulary.Core
 	host      *Map
 	nexus     map[string][]string // abstract nexus tool → classes
+	plugin    func(string) ([]string, bool)
 	prefix    string
 	unplanned string
 
@@ -87,6 +94,7 @@ func New(o Options) (*Gate, []string, error) {
 		core:      o.Core,
 		host:      hm,
 		nexus:     map[string][]string{},
+		plugin:    o.PluginTool,
 		prefix:    cfg.String("mcp.tool_prefix"),
 		unplanned: cfg.String("gate.unplanned_edit"),
 	}
@@ -154,7 +162,8 @@ func (g *Gate) Capabilities(role string) []string {
 type Classification struct {
 	Tool string
 	// Nexus is the abstract nexus-core name when the tool is one of
-	// nexus's own (task_add for mcp__nexus__nx_task_add).
+	// nexus's own (task_add for mcp__nexus__nx_task_add), or the name a
+	// plugin tool is served under (check_decision).
 	Nexus   string
 	Classes []string
 	// Files are the files the call names (absolute, cleaned): written
@@ -182,6 +191,9 @@ func (g *Gate) Classify(tool string, input map[string]any, declared []string, di
 	} else if e, ok := g.host.Tools[tool]; ok {
 		entry = e
 		c.Classes = union(e.Classes)
+	} else if name, classes, ok := g.pluginTool(tool); ok {
+		c.Nexus = name
+		c.Classes = union(classes)
 	}
 	c.Classes = union(c.Classes, declared)
 	if entry != nil {
@@ -264,6 +276,22 @@ func (g *Gate) NexusName(tool string) (string, bool) {
 		return name, true
 	}
 	return "", false
+}
+
+// pluginTool looks a tool up among the plugins' tools, by the name nexus
+// serves it under (after the host's mcp__<server>__ prefix).
+func (g *Gate) pluginTool(tool string) (string, []string, bool) {
+	if g.plugin == nil {
+		return "", nil, false
+	}
+	name := tool
+	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
+		if i := strings.Index(rest, "__"); i >= 0 {
+			name = rest[i+2:]
+		}
+	}
+	classes, ok := g.plugin(name)
+	return name, classes, ok
 }
 
 // Call is one tool call to decide.

@@ -44,6 +44,12 @@ type Options struct {
 	ToolClasses map[string][]string
 	// Memory is the memory lifecycle; nil = memory features off.
 	Memory MemoryHandler
+	// Plugins forwards each event to the plugins subscribed to it; nil =
+	// no plugins.
+	Plugins Plugins
+	// PluginTool gives the capability classes of a plugin tool by the name
+	// it is served under, for the gate (nil = plugin tools are unknown).
+	PluginTool func(name string) (classes []string, ok bool)
 	Now    func() time.Time // nil = the store's clock
 }
 
@@ -89,7 +95,7 @@ func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses})
+	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses, PluginTool: e.o.PluginTool})
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +114,22 @@ func (e *Engine) Detector() *tags.Detector {
 	return e.detector
 }
 
-// Handle runs one event. A returned error means the event could not be
-// handled; the caller decides what the host sees (fail-open or closed).
-func (e *Engine) Handle(ctx context.Context, ev Event) (r Reply, err error) {
+// Handle runs one event, then hands it to the plugins subscribed to it
+// (see Plugins). A returned error means the event could not be handled;
+// the caller decides what the host sees (fail-open or closed).
+func (e *Engine) Handle(ctx context.Context, ev Event) (Reply, error) {
+	r, err := e.handle(ctx, ev)
+	if err != nil || e.o.Plugins == nil {
+		return r, err
+	}
+	if name, _ := CanonicalName(ev.Name); name != Ignore {
+		ev.Name = name
+		r = e.withPlugins(ctx, ev, r)
+	}
+	return r, nil
+}
+
+func (e *Engine) handle(ctx context.Context, ev Event) (r Reply, err error) {
 	name, ok := CanonicalName(ev.Name)
 	if !ok {
 		return Reply{}, ev.Validate()

@@ -379,7 +379,13 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
 			out.SystemMessage = r.Notice
 		}
-	case PostToolUse, PostToolUseFailure, SubagentStop, SessionEnd:
+	case PostToolUse:
+		// Context (from plugins) reaches the model after the tool's result.
+		if r.Context != "" {
+			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+		}
+		out.SystemMessage = r.Notice
+	case PostToolUseFailure, SubagentStop, SessionEnd:
 		// Nothing reaches the model from these; notes go to the user.
 		out.SystemMessage = r.Notice
 	}
