@@ -50,7 +50,7 @@ type Options struct {
 	// PluginTool gives the capability classes of a plugin tool by the name
 	// it is served under, for the gate (nil = plugin tools are unknown).
 	PluginTool func(name string) (classes []string, ok bool)
-	Now    func() time.Time // nil = the store's clock
+	Now        func() time.Time // nil = the store's clock
 }
 
 // Engine handles lifecycle events for one project and harness.
