@@ -158,8 +158,9 @@ func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any)
 		if r.IsError {
 			return nil, &tools.Error{Message: r.Text}
 		}
-		if r.Structured != nil {
-			return r.Structured, nil
+		var obj map[string]any
+		if len(r.Structured) > 0 && json.Unmarshal(r.Structured, &obj) == nil && obj != nil {
+			return obj, nil
 		}
 		return map[string]any{"text": r.Text}, nil
 	}

@@ -38,10 +38,10 @@ func TestPluginToolsOverMCP(t *testing.T) {
 		if args["approach"] == "crash" {
 			return nil, errors.New("plugin decisions crashed during tool check_decision; it will be restarted on the next call")
 		}
-		return &tools.Result{Text: "No related decisions found.\n", Structured: map[string]any{"related_decisions": []any{}}}, nil
+		return &tools.Result{Text: "No related decisions found.\n", Structured: json.RawMessage(`{"related_decisions":[],"score":1.0}`)}, nil
 	}))
 	e.Register(pluginTool("edit_apply", []string{"file_modification"}, func(context.Context, map[string]any) (*tools.Result, error) {
-		return &tools.Result{Text: "applied"}, nil
+		return &tools.Result{Text: "applied", Structured: json.RawMessage(`["not an object"]`)}, nil
 	}))
 	// A plugin tool may not take a nexus tool's MCP name.
 	e.Register(pluginTool("nx_plan_status", nil, func(context.Context, map[string]any) (*tools.Result, error) {
@@ -130,5 +130,13 @@ func TestPluginToolsOverMCP(t *testing.T) {
 	res := callTool(t, c, "check_decision", map[string]any{"approach": "x"})
 	if m, ok := res.StructuredContent.(map[string]any); !ok || m["related_decisions"] == nil {
 		t.Errorf("structured content %#v", res.StructuredContent)
+	}
+	// ... byte for byte (1.0 stays 1.0), and never anything but an object.
+	out := s.HandleMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"check_decision","arguments":{"approach":"x"}}}`))
+	if b, _ := json.Marshal(out); !strings.Contains(string(b), `"structuredContent":{"related_decisions":[],"score":1.0}`) {
+		t.Errorf("response %s", b)
+	}
+	if res := callTool(t, c, "edit_apply", map[string]any{"approach": "x"}); res.StructuredContent != nil {
+		t.Errorf("non-object structured content sent: %#v", res.StructuredContent)
 	}
 }

@@ -179,8 +179,10 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 				return failed(err), nil
 			}
 			out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(r.Text)}, IsError: r.IsError}
-			if r.Structured != nil {
-				out.StructuredContent = r.Structured
+			// Structured content must be a JSON object (MCP); anything
+			// else a plugin sends is dropped.
+			if s := bytes.TrimSpace(r.Structured); len(s) > 0 && s[0] == '{' && json.Valid(s) {
+				out.RawStructuredContent = s
 			}
 			return out, nil
 		}

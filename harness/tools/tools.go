@@ -65,10 +65,11 @@ type Tool struct {
 }
 
 // Result is a tool answer as the MCP client sees it: the text, optional
-// structured content (a JSON object), and whether it reports a failure.
+// structured content (a JSON object, passed on byte for byte), and whether
+// it reports a failure.
 type Result struct {
 	Text       string
-	Structured map[string]any
+	Structured json.RawMessage
 	IsError    bool
 }
 
