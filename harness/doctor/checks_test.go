@@ -2,6 +2,8 @@ package doctor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -380,6 +382,54 @@ func TestClaudeInstall(t *testing.T) {
 			}
 			if !c.fixes && len(rep.Fixed) != 0 {
 				t.Errorf("--fix must leave this alone: %+v", rep.Fixed)
+			}
+		})
+	}
+}
+
+func TestPlugins(t *testing.T) {
+	const script = "#!/bin/sh\n"
+	sum := sha256.Sum256([]byte(script))
+	digest := hex.EncodeToString(sum[:])
+	manifest := func(name, exe, sha string) string {
+		return fmt.Sprintf("name: %s\nversion: \"1.0.0\"\nprotocol_version: 2\nexecutable: %s\nsha256: %q\nevents:\n  session_start:\n    timeout: 1s\n    on_failure: fail-open\n", name, exe, sha)
+	}
+	cases := []struct {
+		name     string
+		setup    func(t *testing.T, plugins string)
+		disabled []string
+		status   Status
+		text     string
+	}{
+		{"none", func(*testing.T, string) {}, nil, StatusOK, "no plugins installed"},
+		{"digest matches", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "run", digest))
+			write(t, filepath.Join(dir, "a", "run"), script)
+		}, nil, StatusOK, "1 plugin, digests match: a"},
+		{"disabled plugins are not checked", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "gone", digest))
+		}, []string{"a"}, StatusOK, "disabled by plugins.disabled: a"},
+		{"wrong digest", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "run", strings.Repeat("0", 64)))
+			write(t, filepath.Join(dir, "a", "run"), script)
+		}, nil, StatusError, "has sha256 " + digest + " but"},
+		{"missing executable", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "gone", digest))
+		}, nil, StatusError, "plugin a ("},
+		{"invalid manifest", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), "name: A!\n")
+		}, nil, StatusError, "invalid plugin manifest"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			proj := t.TempDir()
+			c.setup(t, filepath.Join(proj, ".nexus", "plugins"))
+			fs := Plugins{ProjectDir: proj, Disabled: c.disabled}.Run(context.Background())
+			expect(t, fs, c.status, c.text)
+			for _, f := range fs {
+				if f.Fixable {
+					t.Errorf("plugin problems are never fixed automatically: %+v", f)
+				}
 			}
 		})
 	}

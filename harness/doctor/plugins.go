@@ -48,9 +48,8 @@ func (c Plugins) Run(ctx context.Context) []Finding {
 			out = append(out, fault(fmt.Sprintf("plugin %s (%s): its executable cannot be read: %v", m.Name, m.Path, err),
 				"build or reinstall the plugin so that the executable named in its manifest exists"))
 		case actual != m.SHA256:
-			de := &pluginhost.DigestError{Plugin: m.Name, Executable: exe, Manifest: m.Path, Expected: m.SHA256, Actual: actual}
-			out = append(out, fault(de.Error(),
-				fmt.Sprintf("nexus refuses to start it; if you built or updated it yourself, set `sha256: %s` in %s, otherwise reinstall the plugin from its source", actual, m.Path)))
+			out = append(out, fault(fmt.Sprintf("plugin %s refused: %s has sha256 %s but %s expects %s, so nexus will not start it", m.Name, exe, actual, m.Path, m.SHA256),
+				fmt.Sprintf("if you built or updated the plugin yourself, set `sha256: %s` in %s; otherwise reinstall the plugin from its source", actual, m.Path)))
 		default:
 			usable = append(usable, m)
 			names = append(names, m.Name)
