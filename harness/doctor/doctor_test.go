@@ -56,9 +56,11 @@ func TestRun(t *testing.T) {
 		want   want
 	}{
 		{
-			name:   "all ok",
-			checks: func() []Check { return []Check{fakeCheck{name: "a", status: StatusOK}, fakeCheck{name: "b", status: StatusOK}} },
-			want:   want{healthy: true, verdict: "healthy: all 2 checks passed"},
+			name: "all ok",
+			checks: func() []Check {
+				return []Check{fakeCheck{name: "a", status: StatusOK}, fakeCheck{name: "b", status: StatusOK}}
+			},
+			want: want{healthy: true, verdict: "healthy: all 2 checks passed"},
 		},
 		{
 			name:   "warnings are healthy",
@@ -89,9 +91,11 @@ func TestRun(t *testing.T) {
 			want: want{errors: 1, fixable: 1, fixed: []string{"a! disk full"}, verdict: "not healthy: 1 error"},
 		},
 		{
-			name:   "a panicking check is an error, the others still run",
-			checks: func() []Check { return []Check{fakeCheck{name: "a", panics: true}, fakeCheck{name: "b", status: StatusOK}} },
-			want:   want{errors: 1, verdict: "not healthy: 1 error"},
+			name: "a panicking check is an error, the others still run",
+			checks: func() []Check {
+				return []Check{fakeCheck{name: "a", panics: true}, fakeCheck{name: "b", status: StatusOK}}
+			},
+			want: want{errors: 1, verdict: "not healthy: 1 error"},
 		},
 	}
 	for _, c := range cases {
