@@ -297,6 +297,8 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Executable, "hook", "--host", "claude", "--project", dir, "--core", c.CoreDir, claude.PreToolUse)
 	cmd.Dir, cmd.Env = dir, env
+	// A child that inherited the output pipe must not keep the doctor waiting.
+	cmd.WaitDelay = time.Second
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -343,17 +345,18 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Executable, "mcp", "--project", dir, "--core", c.CoreDir)
 	cmd.Dir, cmd.Env = dir, env
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return []Finding{fault(err.Error(), "")}
+		return []Finding{fault("cannot connect to `nexus mcp`: "+err.Error(), fix)}
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return []Finding{fault(err.Error(), "")}
+		return []Finding{fault("cannot connect to `nexus mcp`: "+err.Error(), fix)}
 	}
-	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return []Finding{fault(fmt.Sprintf("cannot start `nexus mcp`: %v", err), fix)}
