@@ -110,6 +110,8 @@ func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine,
 		Host:        hostName,
 		Tools:       he,
 		ToolClasses: classes,
+		Plugins:     newHookPlugins(a),
+		PluginTool:  hookPluginTool(a),
 	}
 	mem, err := memory.New(memory.Options{Store: he.Store, Policy: he.Core.MemoryPolicy(), Config: he.Config})
 	lc := lifecycle.New(opts)

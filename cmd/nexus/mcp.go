@@ -8,11 +8,15 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/mcpserver"
 	"github.com/nexus-harness/nexus/internal/config"
 )
@@ -33,6 +37,7 @@ type mcpFlags struct {
 	http      string
 	nexusRoot string
 	prefix    string
+	agent     string
 }
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -51,8 +56,14 @@ With --http ADDR it serves streamable HTTP at http://ADDR/mcp. An address withou
 "Authorization: Bearer <token>": the token is generated on first use, stored with mode 0600 at
 mcp.token_file (default <user config dir>/nexus/mcp-token) and printed by "nexus mcp token".
 
-Tools are named <mcp.tool_prefix><tool>, nx_plan_start by default. The .nexus folder is the
-project's unless --nexus-root or NEXUS_RUNTIME_ROOT (runtime.root) names another one.`,
+Tools are named <mcp.tool_prefix><tool>, nx_plan_start by default. Plugin tools keep their own
+names: the bundled decision store's check_decision, propose_decision, ... (decisions.enabled),
+other plugins' as <plugin>_<tool> (see "nexus plugin list"). Plugins start before the first
+answer and stop when the server does. The .nexus folder is the project's unless --nexus-root or
+NEXUS_RUNTIME_ROOT (runtime.root) names another one.
+
+When the caller is known (--agent ROLE, or "nexus/agent_type" in a request's _meta), every
+call goes through the capability gate, as the hooks do.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runMCP(cmd, a, fl)
@@ -62,6 +73,7 @@ project's unless --nexus-root or NEXUS_RUNTIME_ROOT (runtime.root) names another
 	f.StringVar(&fl.http, "http", "", "serve streamable HTTP on ADDR instead of stdio (\"\" = mcp.http_addr)")
 	f.StringVar(&fl.nexusRoot, "nexus-root", "", "the .nexus folder to serve (overrides runtime.root / NEXUS_RUNTIME_ROOT)")
 	f.StringVar(&fl.prefix, "tool-prefix", "", "prefix of the tool names (overrides mcp.tool_prefix)")
+	f.StringVar(&fl.agent, "agent", "", "the agent whose calls this server answers (a role such as architect, or lead): the capability gate applies to them")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "token",
 		Short: "Print the bearer token `nexus mcp --http` requires (generated on first use)",
@@ -105,6 +117,15 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	if err != nil {
 		return err
 	}
+	caller, err := mcpCaller(fl.agent)
+	if err != nil {
+		return err
+	}
+	// Signals end the server gracefully from here on, so the plugins the
+	// providers start are always stopped (on Linux they also die with the
+	// process if it is killed outright).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	e, err := engineFor(a, fl.nexusRoot)
 	if err != nil {
 		return err
@@ -123,12 +144,10 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		prefix = fl.prefix
 	}
 	logger := log.New(os.Stderr, "nexus mcp: ", 0)
-	srv, err := mcpserver.New(e, mcpserver.Options{Prefix: prefix, Version: version, Log: logger})
+	srv, err := mcpserver.New(e, mcpserver.Options{Prefix: prefix, Version: version, Log: logger, Caller: caller})
 	if err != nil {
 		return usagef("%v", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if !useHTTP {
 		return mcpserver.ServeStdio(ctx, srv, os.Stdin, proto)
 	}
@@ -220,4 +239,34 @@ func nexusDir(cfg *config.Config, proj, nexusRoot string) (string, error) {
 		return "", usagef("the .nexus root %s is a file, not a folder", dir)
 	}
 	return dir, nil
+}
+
+// mcpCaller says who makes a tool call: the _meta member
+// "nexus/agent_type" of the request (a role, "lead" or ""), else --agent.
+// A known caller's calls go through the capability gate; without either
+// the caller is unknown and only the hooks gate.
+func mcpCaller(flagAgent string) (func(context.Context, mcp.CallToolRequest) (string, bool), error) {
+	role := func(v string) (string, bool) {
+		if v == "" || strings.EqualFold(v, gate.LeadKey) {
+			return "", true
+		}
+		r := lifecycle.BareRole(v)
+		return r, r != ""
+	}
+	fixed, known := "", false
+	if flagAgent != "" {
+		if fixed, known = role(flagAgent); !known {
+			return nil, usagef("--agent %q is not an agent role (lowercase letters, digits and '-'), nor lead", flagAgent)
+		}
+	}
+	return func(_ context.Context, req mcp.CallToolRequest) (string, bool) {
+		if req.Params.Meta != nil {
+			if v, ok := req.Params.Meta.AdditionalFields["nexus/agent_type"].(string); ok {
+				if r, ok := role(v); ok {
+					return r, true
+				}
+			}
+		}
+		return fixed, known
+	}, nil
 }

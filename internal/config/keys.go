@@ -58,6 +58,7 @@ var Keys = []Key{
 	{"plugins.paths", StringList, []string{}, "extra plugin manifest paths (nexus-plugin.yaml files or folders holding one)"},
 	{"plugins.settings", Map, map[string]any{}, "per-plugin settings (plugin name → mapping of strings)"},
 	{"plugins.disabled", StringList, []string{}, "names of discovered plugins not to load"},
+	{"plugins.hook_server", Bool, true, "hooks hand events to a per-project background nexus that keeps subscribed plugins running (else each hook starts them)"},
 }
 
 // keyIndex maps a key name to its definition.

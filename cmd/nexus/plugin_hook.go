@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/plugins/sdk"
+)
+
+// hookPlugins hands a hook's event to the plugins subscribed to it.
+//
+// The hot path first skims the manifests (name and subscriptions only:
+// pluginhost.Subscribed); with no subscriber it returns at once, having
+// validated nothing, compiled nothing and started nothing. With
+// subscribers it asks the project's hook server, which keeps them warm;
+// when there is none it starts one (detached) for the next hooks and
+// handles this event in-process, as it does when the server does not
+// answer.
+type hookPlugins struct {
+	a *app
+	// spawn starts the hook server (replaced in tests).
+	spawn func(project, dir string) error
+}
+
+func newHookPlugins(a *app) *hookPlugins {
+	return &hookPlugins{a: a, spawn: spawnHookServer}
+}
+
+func spawnHookServer(project, dir string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return pluginhost.SpawnHookServer(exe, hookServerArgs(project), dir)
+}
+
+// Dispatch implements lifecycle.Plugins.
+func (h *hookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycle.PluginReply {
+	o, err := pluginOptions(h.a)
+	if err != nil {
+		return lifecycle.PluginReply{Failures: []string{"plugins: " + err.Error()}}
+	}
+	tool := ""
+	if ev.Name == lifecycle.PreToolUse || ev.Name == lifecycle.PostToolUse {
+		tool = ev.Tool
+	}
+	subs, budget := pluginhost.Subscribed(o, ev.Name, tool)
+	if len(subs) == 0 {
+		return lifecycle.PluginReply{}
+	}
+	sev, err := sdkEvent(ev)
+	if err != nil {
+		return lifecycle.PluginReply{Failures: []string{"plugins: " + err.Error()}}
+	}
+	var notes []string
+	res, err := h.viaServer(ctx, o, sev, budget)
+	if err != nil {
+		if !errors.Is(err, pluginhost.ErrNoHookServer) {
+			notes = append(notes, "plugins: the hook server did not answer ("+err.Error()+"); this event was handled in-process")
+		}
+		res = h.inProcess(ctx, o, ev.Name, tool, sev)
+	}
+	return pluginReply(res, ev.Name, notes)
+}
+
+// viaServer asks the project's hook server, and starts one when none runs.
+func (h *hookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *sdk.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
+	cfg, err := h.a.Config()
+	if err != nil || !cfg.Bool("plugins.hook_server") {
+		return nil, pluginhost.ErrNoHookServer
+	}
+	dir, err := pluginhost.RuntimeDir(o.ProjectDir)
+	if err != nil {
+		return nil, err
+	}
+	res, err := pluginhost.DispatchViaServer(ctx, dir, o, ev, pluginhost.ExeIdentity(), budget)
+	if errors.Is(err, pluginhost.ErrNoHookServer) && h.spawn != nil {
+		if serr := h.spawn(o.ProjectDir, dir); serr != nil {
+			return nil, fmt.Errorf("start the hook server: %w", serr)
+		}
+	}
+	return res, err
+}
+
+// inProcess starts the subscribed plugins in this process, dispatches,
+// and stops them. Only the subscribed manifests are validated.
+func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *sdk.Event) *pluginhost.DispatchResult {
+	o.OnlyEvent, o.OnlyTool = event, tool
+	o.Logger = pluginLogger(io.Discard, hclog.Off) // failures reach nexus.log through the reply
+	m, err := pluginhost.Open(o)
+	if err != nil {
+		return &pluginhost.DispatchResult{Outcomes: []pluginhost.Outcome{{Plugin: "(plugins)", Err: err, Error: err.Error(), Policy: pluginhost.FailOpen}}}
+	}
+	stop := m.ShutdownOnSignal()
+	defer stop()
+	defer m.Close()
+	res := m.Dispatch(ctx, ev)
+	for _, p := range m.Problems() {
+		res.Outcomes = append(res.Outcomes, pluginhost.Outcome{Plugin: "(manifest)", Err: p, Error: p.Error(), Policy: pluginhost.FailOpen})
+	}
+	return res
+}
+
+// pluginReply turns a dispatch result into the lifecycle's terms; every
+// failure becomes a line for nexus.log naming the plugin and the policy.
+func pluginReply(res *pluginhost.DispatchResult, event string, notes []string) lifecycle.PluginReply {
+	r := lifecycle.PluginReply{Denied: res.Denied, DeniedBy: res.DeniedBy, Reason: res.Reason, Contexts: res.Contexts, Failures: notes}
+	for _, o := range res.Outcomes {
+		if o.Error == "" {
+			continue
+		}
+		what := "the event proceeds"
+		switch {
+		case strings.HasPrefix(o.Plugin, "("):
+			r.Failures = append(r.Failures, "plugin not loaded: "+o.Error)
+			continue
+		case o.Policy == pluginhost.FailClosed && event == lifecycle.PreToolUse:
+			what = "the tool call is denied"
+		case event == lifecycle.PreToolUse:
+		default:
+			what = "observed only"
+		}
+		r.Failures = append(r.Failures, fmt.Sprintf("plugin %s failed on %s (%s: %s): %s", o.Plugin, event, o.Policy, what, o.Error))
+	}
+	return r
+}
+
+// sdkEvent is what plugins see of an event: the event's own fields, never
+// more of the project.
+func sdkEvent(ev lifecycle.Event) (*sdk.Event, error) {
+	out := &sdk.Event{Name: ev.Name, SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
+	if ev.ToolInput != nil {
+		b, err := json.Marshal(ev.ToolInput)
+		if err != nil {
+			return nil, fmt.Errorf("encode the tool input for plugins: %w", err)
+		}
+		out.ToolInput = b
+	}
+	payload := map[string]any{}
+	for k, v := range map[string]string{"cwd": ev.Dir, "agent_type": ev.AgentType, "source": ev.Source, "status": ev.Status, "error": ev.Error} {
+		if v != "" {
+			payload[k] = v
+		}
+	}
+	if ev.LastMessage != nil {
+		payload["last_message"] = *ev.LastMessage
+	}
+	if ev.FilesTouched != nil {
+		payload["files_touched"] = ev.FilesTouched
+	}
+	if len(ev.ToolClasses) > 0 {
+		payload["tool_classes"] = ev.ToolClasses
+	}
+	if len(payload) > 0 {
+		b, err := json.Marshal(payload)
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = b
+	}
+	return out, nil
+}
+
+// hookPluginTool gives the gate a plugin tool's classes by its served
+// name, reading only the one manifest it belongs to (or nothing, for the
+// built-in store).
+func hookPluginTool(a *app) func(string) ([]string, bool) {
+	return func(name string) ([]string, bool) {
+		o, err := pluginOptions(a)
+		if err != nil {
+			return nil, false
+		}
+		ref, ok := pluginhost.LookupTool(o, name)
+		return ref.CapabilityClasses, ok
+	}
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/tools"
+)
+
+// mcpPluginStart bounds how long `nexus mcp` waits for its plugins before
+// it serves without the ones not ready.
+const mcpPluginStart = 10 * time.Second
+
+func init() {
+	// `nexus mcp` serves every plugin tool next to the nx_* tools: the
+	// built-in decision store's under their own names (check_decision,
+	// ...), the others as <plugin>_<tool>. All plugins with tools start in
+	// parallel before the first answer, so tools/list is complete; they
+	// stop when the server does.
+	registerMCPTools(func(a *app, e *harness.Engine) (func(), error) {
+		o, err := pluginOptions(a)
+		if err != nil {
+			return nil, err
+		}
+		o.Logger = pluginLogger(os.Stderr, hclog.Warn)
+		m, err := pluginhost.Open(o)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), mcpPluginStart)
+		defer cancel()
+		list, err := m.Tools(ctx)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "nexus mcp: some plugin tools are not served: %v\n", err)
+		}
+		for _, t := range list {
+			if _, taken := e.Tool(t.Name); taken {
+				fmt.Fprintf(os.Stderr, "nexus mcp: plugin tool %s is not served: a nexus tool has that name\n", t.Name)
+				continue
+			}
+			e.Register(pluginTool(m, t))
+		}
+		return func() { m.Close() }, nil
+	})
+}
+
+// pluginTool is a plugin's tool in nexus's registry: validated against the
+// plugin's schema and gated by its manifest's classes like nexus's own,
+// answered by the plugin.
+func pluginTool(m *pluginhost.Manager, t pluginhost.Tool) *tools.Tool {
+	a := t.Spec.Annotations
+	name := t.Name
+	return &tools.Tool{
+		Name:        name,
+		Description: t.Spec.Description,
+		Params:      t.Spec.InputSchema,
+		Annotations: tools.Annotations{Title: a.Title, ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld},
+		Classes:     t.CapabilityClasses,
+		Unprefixed:  true,
+		Call: func(ctx context.Context, args map[string]any) (*tools.Result, error) {
+			if args == nil {
+				args = map[string]any{}
+			}
+			in, err := json.Marshal(args)
+			if err != nil {
+				return nil, fmt.Errorf("encode the arguments: %w", err)
+			}
+			res, err := m.CallTool(ctx, name, in)
+			if err != nil {
+				return nil, err
+			}
+			return &tools.Result{Text: res.Text, Structured: res.Structured, IsError: res.IsError}, nil
+		},
+	}
+}
