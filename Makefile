@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 # The nexus-core distribution the tests and `make run` use.
 CORE      ?= $(abspath ../shared/nexus-core-0.10.0)
 
-.PHONY: all build install run test test-short lint vet fmt bench
+.PHONY: all build install run test test-short lint vet fmt bench fuzz
 
 all: build
 
@@ -23,9 +23,20 @@ run: install
 	$(PREFIX)/bin/nexus validate --core $(CORE)
 	$(PREFIX)/bin/nexus conformance --core $(CORE)
 
+# The parser fuzz targets the hardening issue names, run briefly on every
+# `make test` (2 s each); `make fuzz` runs every target for FUZZTIME.
+FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral \
+	./plugins/decisions/decision ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest
+FUZZTIME ?= 10s
+
 test:
 	$(GO) vet ./...
 	$(GO) test -race -timeout 20m ./...
+	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh $(FUZZ_CI)
+
+# Every fuzz target for FUZZTIME each; crashers land in <pkg>/testdata/fuzz/.
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
 test-short:
 	$(GO) test -short ./...

@@ -117,7 +117,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	case name == "":
 		name = in.HookEventName
 	case in.HookEventName != "" && in.HookEventName != name:
-		return name, lifecycle.Event{}, inputErrorf("the payload is a %s event, but nexus was run for %s", in.HookEventName, name)
+		return name, lifecycle.Event{}, inputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, name)
 	}
 	ev := lifecycle.Event{
 		SessionID: in.SessionID,

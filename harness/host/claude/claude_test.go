@@ -49,7 +49,7 @@ func TestDecode(t *testing.T) {
 		{name: "two values", payload: `{} {}`, err: "more than one JSON value"},
 		{name: "no event", payload: `{"session_id":"s"}`, err: "no hook_event_name"},
 		{name: "unknown event", payload: `{"hook_event_name":"Notification"}`, err: `unknown Claude Code hook event "Notification"`},
-		{name: "mismatched event", payload: `{"hook_event_name":"PreToolUse","tool_name":"Read"}`, event: "PostToolUse", err: "is a PreToolUse event, but nexus was run for PostToolUse"},
+		{name: "mismatched event", payload: `{"hook_event_name":"PreToolUse","tool_name":"Read"}`, event: "PostToolUse", err: `is a "PreToolUse" event, but nexus was run for "PostToolUse"`},
 		{name: "mistyped tool_name", payload: `{"hook_event_name":"PreToolUse","tool_name":7}`, err: "field tool_name must be a string"},
 		{name: "mistyped agent_id", payload: `{"hook_event_name":"SubagentStart","agent_id":true}`, err: "field agent_id must be a string"},
 		{name: "mistyped last message", payload: `{"hook_event_name":"SubagentStop","agent_id":"a","last_assistant_message":5}`, err: "field last_assistant_message must be a string"},
@@ -159,10 +159,12 @@ func FuzzDecode(f *testing.F) {
 		`{"hook_event_name":"PostToolUse","tool_name":"x","tool_response":{"isError":true}}`,
 		`{}`, `[]`, `{"prompt":1}`, ``,
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), "")
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, ev, err := Decode(data, "")
+	f.Add([]byte(`{"hook_event_name":"PreToolUse","tool_name":"Read"}`), "PostToolUse")
+	// The event may also come from the command line (nexus hook EVENT).
+	f.Fuzz(func(t *testing.T, data []byte, event string) {
+		_, ev, err := Decode(data, event)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)

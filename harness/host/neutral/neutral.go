@@ -88,7 +88,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	case name == "":
 		name = in.Event
 	case in.Event != "" && in.Event != name:
-		return name, lifecycle.Event{}, &InputError{fmt.Sprintf("the payload is a %s event, but nexus was run for %s", in.Event, name)}
+		return name, lifecycle.Event{}, &InputError{fmt.Sprintf("the payload is a %q event, but nexus was run for %q", in.Event, name)}
 	}
 	canon, ok := lifecycle.CanonicalName(name)
 	if !ok || canon == lifecycle.Ignore {

@@ -28,7 +28,7 @@ func TestDecode(t *testing.T) {
 		{`{"event":"launch"}`, "", `unknown event "launch"`},
 		{`{"event":"ignore"}`, "", `unknown event "ignore"`},
 		{`{}`, "", `no "event"`},
-		{`{"event":"session_start"}`, "session_end", "is a session_start event"},
+		{`{"event":"session_start"}`, "session_end", `is a "session_start" event`},
 		{`nope`, "", "expected one JSON object"},
 		{`{"event":"session_end"} {}`, "", "more than one JSON value"},
 	} {

@@ -1,0 +1,56 @@
+#!/bin/sh
+# fuzz.sh — run Go fuzz targets one after another, each for a short time.
+#
+#   scripts/fuzz.sh                        # every Fuzz* target in the module
+#   scripts/fuzz.sh ./harness/tags         # every target of a package
+#   scripts/fuzz.sh ./vocabulary:FuzzManifest ./harness/host/claude
+#   FUZZTIME=1m scripts/fuzz.sh            # longer runs (default 10s each)
+#
+# Targets are found by their `func FuzzXxx(f *testing.F)` in *_test.go
+# files, so new ones join without editing this script. A failing input is
+# saved by `go test` under <package>/testdata/fuzz/<FuzzName>/ and the
+# script stops with a non-zero status: fix the code, keep the file (it is
+# the regression test from then on) and commit it. `make fuzz` runs this;
+# `make test` runs the parser targets for FUZZTIME=2s each.
+set -eu
+cd "$(dirname "$0")/.."
+FUZZTIME=${FUZZTIME:-10s}
+GO=${GO:-go}
+
+# targets_of DIR: the fuzz targets declared in one package directory.
+targets_of() {
+	grep -ho '^func Fuzz[A-Za-z0-9_]*(' "$1"/*_test.go 2>/dev/null | sed 's/^func //; s/($//' | sort -u
+}
+
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+if [ "$#" -eq 0 ]; then
+	for dir in $(grep -rl --include='*_test.go' '^func Fuzz' . | grep -v '^./third_party/' | xargs -n1 dirname | sort -u); do
+		for f in $(targets_of "$dir"); do echo "$dir $f"; done
+	done >"$list"
+else
+	for sel in "$@"; do
+		dir=${sel%%:*}
+		if [ "$dir" != "$sel" ]; then
+			echo "$dir ${sel#*:}"
+		else
+			found=$(targets_of "$dir")
+			[ -n "$found" ] || { echo "fuzz.sh: no fuzz targets in $dir" >&2; exit 2; }
+			for f in $found; do echo "$dir $f"; done
+		fi
+	done >"$list"
+fi
+
+n=$(wc -l <"$list")
+echo "fuzzing $n targets for $FUZZTIME each"
+while read -r dir target; do
+	echo "== $dir $target"
+	if ! "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" >"$list.out" 2>&1; then
+		cat "$list.out"
+		echo "fuzz.sh: $target in $dir failed; the input is in $dir/testdata/fuzz/$target/ — fix the code and commit that file" >&2
+		rm -f "$list.out"
+		exit 1
+	fi
+	grep -E '^(ok|PASS)|new interesting' "$list.out" | tail -n 1
+done <"$list"
+rm -f "$list.out"
