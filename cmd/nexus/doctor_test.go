@@ -27,7 +27,7 @@ type doctorProject struct {
 
 const pluginScript = "#!/bin/sh\nexit 0\n"
 
-func newDoctorProject(t *testing.T, bin string) *doctorProject {
+func newDoctorProject(t testing.TB, bin string) *doctorProject {
 	t.Helper()
 	resolve := func(d string) string {
 		r, err := filepath.EvalSymlinks(d)
@@ -51,13 +51,13 @@ func newDoctorProject(t *testing.T, bin string) *doctorProject {
 		".nexus/plugins/demo/bin/demo":           pluginScript,
 		".nexus/plugins/demo/nexus-plugin.yaml":  "name: demo\nversion: \"1.0.0\"\nprotocol_version: 2\nexecutable: bin/demo\nsha256: \"" + sha256Hex(pluginScript) + "\"\nevents:\n  session_start:\n    timeout: 1s\n    on_failure: fail-open\n",
 	} {
-		writeTestFile(t, filepath.Join(p.proj, name), content)
+		writeDoctorFile(t, filepath.Join(p.proj, name), content)
 	}
 	if err := os.Chmod(filepath.Join(p.proj, ".nexus/plugins/demo/bin/demo"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// A lock file left on disk by an earlier writer is normal (and free).
-	writeTestFile(t, filepath.Join(p.state, "plan.json.lock"), "")
+	writeDoctorFile(t, filepath.Join(p.state, "plan.json.lock"), "")
 	if r := p.run(t, "install", "claude"); r.code != 0 {
 		t.Fatalf("install: %d %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -72,12 +72,23 @@ func TestDoctor(t *testing.T) {
 	t.Run("text and fix", func(t *testing.T) { testDoctorTextFix(t, bin) })
 }
 
+// writeDoctorFile is writeTestFile for benchmarks too.
+func writeDoctorFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
 }
 
-func (p *doctorProject) run(t *testing.T, args ...string) hookResult {
+func (p *doctorProject) run(t testing.TB, args ...string) hookResult {
 	t.Helper()
 	cmd := exec.Command(p.bin, args...)
 	cmd.Dir = p.proj
@@ -412,5 +423,16 @@ func testDoctorTextFix(t *testing.T, bin string) {
 	if r.code != 0 || !strings.Contains(r.stdout, "fixed: state: moved "+filepath.Join(p.state, "plan.json")+" aside to plan.json.corrupt-") ||
 		!strings.Contains(r.stdout, "healthy") {
 		t.Errorf("--fix: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// BenchmarkDoctorHealthy times one whole `nexus doctor` process on a
+// healthy project (subprocess probes included).
+func BenchmarkDoctorHealthy(b *testing.B) {
+	p := newDoctorProject(b, hookBinary(b))
+	for b.Loop() {
+		if r := p.run(b, "doctor"); r.code != 0 {
+			b.Fatalf("exit %d: %s", r.code, r.stdout)
+		}
 	}
 }
