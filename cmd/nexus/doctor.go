@@ -114,7 +114,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		doctor.Session{Layout: layout, StaleAfter: fl.staleAfter, ToolRef: func(t string) string { return prefix + t }},
 		doctor.Namespaces{Layout: layout},
 		doctor.Locks{Layout: layout},
-		doctor.Plugins{ProjectDir: proj, UserDir: pluginhost.DefaultUserDir(), Paths: cfg.StringList("plugins.paths"), Disabled: cfg.StringList("plugins.disabled"), Verify: fl.verifyPlugins},
+		doctor.Plugins{Options: doctorPluginOptions(a, cfg, proj), Verify: fl.verifyPlugins},
 		doctor.ClaudeInstall{Project: proj, Home: home, Executable: exe},
 		doctor.HookCanary{Probe: probe},
 		doctor.MCPInitialize{Probe: probe},
@@ -140,4 +140,18 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		return &exitError{Code: 1, Silent: true}
 	}
 	return nil
+}
+
+// doctorPluginOptions are the plugin host's options as every command
+// builds them; when the configuration does not load, those of the layers
+// that do (without the built-in plugins, whose settings come from it).
+func doctorPluginOptions(a *app, cfg *config.Config, proj string) pluginhost.Options {
+	if o, err := pluginOptions(a); err == nil {
+		return o
+	}
+	return pluginhost.Options{
+		ProjectDir: proj,
+		Paths:      cfg.StringList("plugins.paths"),
+		Disabled:   cfg.StringList("plugins.disabled"),
+	}
 }

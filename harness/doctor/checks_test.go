@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -401,14 +402,14 @@ func TestPlugins(t *testing.T) {
 		status   Status
 		text     string
 	}{
-		{"none", func(*testing.T, string) {}, nil, StatusOK, "no plugins installed"},
+		{"none", func(*testing.T, string) {}, nil, StatusOK, "no plugins installed; built in: store"},
 		{"digest matches", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "run", digest))
 			write(t, filepath.Join(dir, "a", "run"), script)
 		}, nil, StatusOK, "1 plugin, digests match: a"},
 		{"disabled plugins are not checked", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "gone", digest))
-		}, []string{"a"}, StatusOK, "disabled by plugins.disabled: a"},
+		}, []string{"a"}, StatusOK, "no plugins installed; built in: store; plugins.disabled: a"},
 		{"wrong digest", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "run", strings.Repeat("0", 64)))
 			write(t, filepath.Join(dir, "a", "run"), script)
@@ -416,6 +417,10 @@ func TestPlugins(t *testing.T) {
 		{"missing executable", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), manifest("a", "gone", digest))
 		}, nil, StatusError, "plugin a ("},
+		{"a project plugin shadowed by a built-in one", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "store", "nexus-plugin.yaml"), manifest("store", "run", digest))
+			write(t, filepath.Join(dir, "store", "run"), script)
+		}, nil, StatusError, `"store"`},
 		{"invalid manifest", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a", "nexus-plugin.yaml"), "name: A!\n")
 		}, nil, StatusError, "invalid plugin manifest"},
@@ -424,7 +429,9 @@ func TestPlugins(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			proj := t.TempDir()
 			c.setup(t, filepath.Join(proj, ".nexus", "plugins"))
-			fs := Plugins{ProjectDir: proj, Disabled: c.disabled}.Run(context.Background())
+			builtin := &pluginhost.Manifest{Name: "store", Version: "1.0.0", ProtocolVersion: 2, Executable: "/bin/true", Source: pluginhost.SourceBuiltin,
+				Tools: []pluginhost.ToolDecl{{Name: "get", CapabilityClasses: []string{}}}}
+			fs := Plugins{Options: pluginhost.Options{ProjectDir: proj, NoUserPlugins: true, Disabled: c.disabled, Builtin: []*pluginhost.Manifest{builtin}}}.Run(context.Background())
 			expect(t, fs, c.status, c.text)
 			for _, f := range fs {
 				if f.Fixable {

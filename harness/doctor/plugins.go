@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -13,15 +12,16 @@ import (
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 )
 
-// Plugins checks the plugin manifests nexus would discover and the digest
-// of each plugin's executable; with Verify it also starts each plugin once
+// Plugins checks the plugins exactly as the plugin host sees them
+// (configured paths, .nexus/plugins/*/, the user's folder, built-ins,
+// plugins.disabled, shadowing): every manifest problem, and the digest of
+// every plugin's executable. With Verify it also starts each plugin once
 // (handshake, mutual TLS, Info) and stops it.
 type Plugins struct {
-	ProjectDir string
-	UserDir    string   // "" = no user plugins
-	Paths      []string // plugins.paths
-	Disabled   []string // plugins.disabled
-	Verify     bool
+	// Options are the plugin host's options of the project (the caller
+	// builds them as every command does); Logger is replaced.
+	Options pluginhost.Options
+	Verify  bool
 	// VerifyTimeout bounds each plugin's verification (default 15s).
 	VerifyTimeout time.Duration
 }
@@ -29,83 +29,83 @@ type Plugins struct {
 func (Plugins) Name() string { return "plugins" }
 
 func (c Plugins) Run(ctx context.Context) []Finding {
-	manifests, problems := pluginhost.Discover(c.ProjectDir, c.UserDir, c.Paths)
+	o := c.Options
+	o.Logger = hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off})
+	if c.VerifyTimeout > 0 {
+		o.StartTimeout = c.VerifyTimeout
+	} else if o.StartTimeout <= 0 {
+		o.StartTimeout = 15 * time.Second
+	}
+	m, err := pluginhost.Open(o)
+	if err != nil {
+		return []Finding{fault("cannot read the plugin declarations: "+err.Error(), "run `nexus plugin list` for details")}
+	}
+	defer m.Close()
 	var out []Finding
-	for _, p := range problems {
+	for _, p := range m.Problems() {
 		out = append(out, fault(p.Error(), "correct the manifest (nexus-plugin.yaml) as the message says, or remove the plugin's folder"))
 	}
-	var usable []*pluginhost.Manifest
-	var names, disabled []string
-	for _, m := range manifests {
-		if slices.Contains(c.Disabled, m.Name) {
-			disabled = append(disabled, m.Name)
-			continue
+	var checked, builtin []string
+	for _, man := range m.Manifests() {
+		if man.Source == pluginhost.SourceBuiltin {
+			builtin = append(builtin, man.Name)
 		}
-		exe := m.ExecutablePath()
-		actual, err := pluginhost.FileSHA256(exe)
+		d, err := m.Inspect(man.Name)
 		switch {
 		case err != nil:
-			out = append(out, fault(fmt.Sprintf("plugin %s (%s): its executable cannot be read: %v", m.Name, m.Path, err),
+			out = append(out, fault(fmt.Sprintf("plugin %s: %v", man.Name, err), "run `nexus plugin inspect "+man.Name+"`"))
+			continue
+		case d.DigestOK:
+		case d.ActualSHA256 == "":
+			out = append(out, fault(fmt.Sprintf("plugin %s (%s): %s", man.Name, man.Path, d.DigestError),
 				"build or reinstall the plugin so that the executable named in its manifest exists"))
-		case actual != m.SHA256:
-			out = append(out, fault(fmt.Sprintf("plugin %s refused: %s has sha256 %s but %s expects %s, so nexus will not start it", m.Name, exe, actual, m.Path, m.SHA256),
-				fmt.Sprintf("if you built or updated the plugin yourself, set `sha256: %s` in %s; otherwise reinstall the plugin from its source", actual, m.Path)))
+			continue
 		default:
-			usable = append(usable, m)
-			names = append(names, m.Name)
+			out = append(out, fault(fmt.Sprintf("plugin %s refused: %s has sha256 %s but %s expects %s, so nexus will not start it",
+				man.Name, man.ExecutablePath(), d.ActualSHA256, man.Path, man.SHA256),
+				fmt.Sprintf("if you built or updated the plugin yourself, set `sha256: %s` in %s; otherwise reinstall the plugin from its source", d.ActualSHA256, man.Path)))
+			continue
 		}
-	}
-	if c.Verify && len(usable) > 0 {
-		out = append(out, c.verify(ctx, usable)...)
+		if man.Source != pluginhost.SourceBuiltin {
+			checked = append(checked, man.Name)
+		}
+		if c.Verify {
+			out = append(out, c.verify(ctx, m, man.Name)...)
+		}
 	}
 	if allOK(out) {
-		var msg string
-		switch {
-		case len(manifests) == 0:
-			msg = "no plugins installed"
-		case len(names) == 0:
-			msg = "no plugins enabled"
-		default:
-			msg = fmt.Sprintf("%s, digests match: %s", plural(len(names), "plugin"), strings.Join(names, ", "))
-			if c.Verify {
-				msg += "; each started and answered its handshake"
-			}
+		msg := "no plugins installed"
+		if len(checked) > 0 {
+			msg = fmt.Sprintf("%s, digests match: %s", plural(len(checked), "plugin"), strings.Join(checked, ", "))
 		}
-		if len(disabled) > 0 {
-			msg += "; disabled by plugins.disabled: " + strings.Join(disabled, ", ")
+		if len(builtin) > 0 {
+			msg += "; built in: " + strings.Join(builtin, ", ")
+		}
+		if c.Verify && len(checked)+len(builtin) > 0 {
+			msg += "; each started and answered its handshake"
+		}
+		if len(o.Disabled) > 0 {
+			msg += "; plugins.disabled: " + strings.Join(o.Disabled, ", ")
 		}
 		out = append([]Finding{ok("%s", msg)}, out...)
 	}
 	return out
 }
 
-func (c Plugins) verify(ctx context.Context, manifests []*pluginhost.Manifest) []Finding {
+func (c Plugins) verify(ctx context.Context, m *pluginhost.Manager, name string) []Finding {
 	timeout := c.VerifyTimeout
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
-	m, err := pluginhost.New(manifests, pluginhost.Options{
-		ProjectDir:    c.ProjectDir,
-		NoUserPlugins: true,
-		StartTimeout:  timeout,
-		Logger:        hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off}),
-	})
-	if err != nil {
-		return []Finding{fault("cannot prepare the plugins for verification: "+err.Error(), "run `nexus plugin verify NAME` for details")}
+	vctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := m.Verify(vctx, name)
+	switch {
+	case err != nil:
+		return []Finding{fault(fmt.Sprintf("plugin %s: %v", name, err), "run `nexus plugin verify "+name+"` for details")}
+	case !r.OK:
+		return []Finding{fault(fmt.Sprintf("plugin %s does not start correctly: %s", name, r.Error),
+			"rebuild the plugin against the current plugins/sdk, or disable it with plugins.disabled")}
 	}
-	defer m.Close()
-	var out []Finding
-	for _, man := range manifests {
-		vctx, cancel := context.WithTimeout(ctx, timeout)
-		r, err := m.Verify(vctx, man.Name)
-		cancel()
-		switch {
-		case err != nil:
-			out = append(out, fault(fmt.Sprintf("plugin %s: %v", man.Name, err), "run `nexus plugin verify "+man.Name+"` for details"))
-		case !r.OK:
-			out = append(out, fault(fmt.Sprintf("plugin %s does not start correctly: %s", man.Name, r.Error),
-				"rebuild the plugin against the current plugins/sdk, or disable it with plugins.disabled"))
-		}
-	}
-	return out
+	return nil
 }
