@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 # The nexus-core distribution the tests and `make run` use.
 CORE      ?= $(abspath ../shared/nexus-core-0.10.0)
 
-.PHONY: all build install run test test-short lint vet fmt bench fuzz
+.PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz
 
 all: build
 
@@ -50,7 +50,13 @@ lint: vet
 vet:
 	$(GO) vet ./...
 
+# One table of the performance figures the issues set: median, target,
+# PASS/MISS and the command behind each (docs/performance.md).
 bench:
+	$(GO) run ./scripts/benchtable -core $(CORE)
+
+# Every Go benchmark of the module, raw.
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # Plugin protocol: regenerate the Go code (plugins/sdk/proto/**.pb.go, committed)
