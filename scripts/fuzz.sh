@@ -47,7 +47,7 @@ while read -r dir target; do
 	echo "== $dir $target"
 	if ! "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$dir" >"$list.out" 2>&1; then
 		cat "$list.out"
-		echo "fuzz.sh: $target in $dir failed; the input is in $dir/testdata/fuzz/$target/ — fix the code and commit that file" >&2
+		echo "fuzz.sh: $target in $dir failed (output above); a failing input found by the fuzzer is saved in $dir/testdata/fuzz/$target/ — fix the code and commit that file" >&2
 		rm -f "$list.out"
 		exit 1
 	fi
