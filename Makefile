@@ -12,11 +12,13 @@ CORE      ?= $(abspath ../shared/nexus-core-0.10.0)
 all: build
 
 # A static binary (no cgo) starts faster: no dynamic loader on every hook call.
+# nexus-plugins, the plugin host (gRPC), is installed next to nexus.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nexus ./cmd/nexus
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nexus-plugins ./cmd/nexus-plugins
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/nexus
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/nexus ./cmd/nexus-plugins
 
 # The main job: validate the distribution and run the conformance suite.
 run: install

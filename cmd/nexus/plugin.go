@@ -6,65 +6,77 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/plugins/decisions"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 func init() { register(newPluginCmd) }
 
-// decisionTools are the decision store's tools, declared here without
-// asking the plugin (which a hook process must not pay for); a test checks
-// them against the plugin's Info.
+// decisionTools are the bundled decision store's tools (the reference's
+// names), declared here without asking the plugin, which nexus does not
+// link (a test checks them against the plugin's Info).
 var decisionTools = []string{
-	decisions.ToolCheckDecision, decisions.ToolProposeDecision, decisions.ToolGetDecision,
-	decisions.ToolListDecisions, decisions.ToolSearchDecisions, decisions.ToolGetContext,
-	decisions.ToolGetRawFile, decisions.ToolDiffSince, decisions.ToolFlagQuestion,
-	decisions.ToolUpdateState, decisions.ToolListProjects,
+	"check_decision", "propose_decision", "get_decision", "list_decisions", "search_decisions",
+	"get_context", "get_raw_file", "diff_since_last_session", "flag_question", "update_state", "list_projects",
 }
 
-// serveArgs run a built-in plugin: the nexus binary itself, re-executed.
-func serveArgs(name string) []string { return []string{"plugin", "serve", name} }
+// The decision store's name and settings keys (plugins/decisions).
+const (
+	decisionsName           = "decisions"
+	decisionsVersion        = "0.1.0"
+	decisionsSetFrontmatter = "frontmatter"
+	decisionsSetHome        = "nauro_home"
+	decisionsSetStore       = "store"
+)
 
-// decisionsManifest declares the bundled decision store: the nexus
-// executable re-run as `nexus plugin serve decisions`, its tools exposed
-// under the reference's own names (check_decision, ...). The executable is
-// this very program, so there is no digest to check. The store lives in
-// NAURO_HOME, outside the workspace, so no capability blocks its tools.
-func decisionsManifest(project string) (*pluginhost.Manifest, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("decision store plugin: locate the nexus executable: %w", err)
-	}
+// serveArgs run a built-in plugin in the plugin host program.
+func serveArgs(name string) []string { return []string{"serve", name} }
+
+// decisionsManifest declares the bundled decision store: the plugin host
+// program (nexus-plugins, installed next to nexus) run as
+// `nexus-plugins serve decisions`, its tools exposed under the reference's
+// own names (check_decision, ...). nexus ships that program itself, so
+// there is no digest to check. The store lives in NAURO_HOME, outside the
+// workspace, so no capability blocks its tools.
+func decisionsManifest(project, hostProgram string) *pluginhost.Manifest {
 	tools := make([]pluginhost.ToolDecl, len(decisionTools))
 	for i, n := range decisionTools {
 		tools[i] = pluginhost.ToolDecl{Name: n, CapabilityClasses: []string{}}
 	}
 	return &pluginhost.Manifest{
-		Name:            decisions.Name,
-		Version:         decisions.Version,
+		Name:            decisionsName,
+		Version:         decisionsVersion,
 		Description:     "Nauro-compatible decision store, bundled with nexus",
-		ProtocolVersion: sdk.ProtocolVersion,
-		Executable:      exe,
-		Args:            serveArgs(decisions.Name),
+		ProtocolVersion: contract.ProtocolVersion,
+		Executable:      hostProgram,
+		Args:            serveArgs(decisionsName),
 		Dir:             project,
 		ProjectDir:      true,
 		Env:             []string{"NAURO_HOME"},
 		Tools:           tools,
 		BareToolNames:   true,
 		Source:          pluginhost.SourceBuiltin,
-	}, nil
+	}
+}
+
+// hostProgram is the plugin host executable; when it is not installed the
+// path it should have is returned with the error, so that the declarations
+// (and their tools' names) stay the same.
+func hostProgram() (string, error) {
+	p, err := pluginhost.DefaultHostProgram()
+	if err != nil {
+		exe, _ := os.Executable()
+		return filepath.Join(filepath.Dir(exe), pluginhost.HostProgramName), err
+	}
+	return p, nil
 }
 
 // pluginOptions are the plugin manager options of the current project,
@@ -87,12 +99,12 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 		Disabled:    cfg.StringList("plugins.disabled"),
 		DigestCache: pluginhost.DefaultDigestCache(),
 	}
+	prog, err := hostProgram()
+	if err == nil {
+		o.HostProgram = prog
+	} // else the Backend reports the missing program when a plugin must run
 	if cfg.Bool("decisions.enabled") {
-		man, err := decisionsManifest(proj)
-		if err != nil {
-			return o, err
-		}
-		o.Builtin = append(o.Builtin, man)
+		o.Builtin = append(o.Builtin, decisionsManifest(proj, prog))
 	}
 	return o, nil
 }
@@ -112,27 +124,21 @@ func pluginSettings(cfg *config.Config) map[string]map[string]string {
 		}
 		out[name] = s
 	}
-	d := out[decisions.Name]
+	d := out[decisionsName]
 	if d == nil {
 		d = map[string]string{}
 	}
 	for key, setting := range map[string]string{
-		"decisions.frontmatter": decisions.SettingFrontmatter,
-		"decisions.nauro_home":  decisions.SettingHome,
-		"decisions.store":       decisions.SettingStore,
+		"decisions.frontmatter": decisionsSetFrontmatter,
+		"decisions.nauro_home":  decisionsSetHome,
+		"decisions.store":       decisionsSetStore,
 	} {
 		if v := cfg.String(key); v != "" && (cfg.IsSet(key) || d[setting] == "") {
 			d[setting] = v
 		}
 	}
-	out[decisions.Name] = d
+	out[decisionsName] = d
 	return out
-}
-
-// pluginLogger is the host-side plugin log of a command: warnings and
-// errors on stderr (never stdout).
-func pluginLogger(w io.Writer, level hclog.Level) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "plugins", Level: level, Output: w})
 }
 
 func newPluginCmd(a *app) *cobra.Command {
@@ -146,7 +152,7 @@ paths listed in plugins.paths; the decision store (check_decision, ...) is built
 
 See docs/plugins.md.`,
 	}
-	cmd.AddCommand(newPluginListCmd(a), newPluginInspectCmd(a), newPluginVerifyCmd(a), newPluginServeCmd(), newHookServerCmd(a))
+	cmd.AddCommand(newPluginListCmd(a), newPluginInspectCmd(a), newPluginVerifyCmd(a))
 	return cmd
 }
 
@@ -155,7 +161,8 @@ func openPlugins(a *app, stderr io.Writer) (*pluginhost.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.Logger = pluginLogger(stderr, hclog.Off) // problems are printed by the command
+	o.Logger = pluginhost.NopLogger{} // problems are printed by the command
+	o.HostStderr = stderr
 	return pluginhost.Open(o)
 }
 
@@ -186,7 +193,7 @@ func newPluginListCmd(a *app) *cobra.Command {
 			cfg, _ := a.Config()
 			disabled := cfg.StringList("plugins.disabled")
 			if !cfg.Bool("decisions.enabled") {
-				disabled = append(disabled, decisions.Name+" (decisions.enabled is off)")
+				disabled = append(disabled, decisionsName+" (decisions.enabled is off)")
 			}
 			if disabled == nil {
 				disabled = []string{}
@@ -205,6 +212,9 @@ func newPluginListCmd(a *app) *cobra.Command {
 				where := p.Manifest
 				if p.Source == pluginhost.SourceBuiltin {
 					where = p.Executable + " " + strings.Join(serveArgs(p.Name), " ")
+					if _, err := hostProgram(); err != nil {
+						where += " (not installed: " + err.Error() + ")"
+					}
 				}
 				fmt.Fprintf(w, "%s %s (%s) %s\n", p.Name, p.Version, p.Source, where)
 				if len(p.Tools) > 0 {
@@ -287,7 +297,7 @@ func printDetail(w io.Writer, d *pluginhost.PluginDetail) {
 	fmt.Fprintf(w, "  executable   %s\n", exe)
 	switch {
 	case man.SHA256 == "" && d.Source == pluginhost.SourceBuiltin:
-		fmt.Fprintf(w, "  sha256       not checked: the nexus executable itself\n")
+		fmt.Fprintf(w, "  sha256       not checked: nexus's own plugin host\n")
 	case d.DigestOK:
 		fmt.Fprintf(w, "  sha256       %s (matches)\n", man.SHA256)
 	default:
@@ -418,7 +428,7 @@ func printVerify(w io.Writer, m *pluginhost.Manager, r *pluginhost.VerifyReport)
 	}
 	switch {
 	case r.ExpectedSHA256 == "" && d != nil && d.Source == pluginhost.SourceBuiltin:
-		fmt.Fprintf(w, "  sha256       not checked: the nexus executable itself\n")
+		fmt.Fprintf(w, "  sha256       not checked: nexus's own plugin host\n")
 	case r.ActualSHA256 == r.ExpectedSHA256:
 		fmt.Fprintf(w, "  sha256       %s (matches)\n", r.ActualSHA256)
 	case r.ActualSHA256 != "":
@@ -465,68 +475,28 @@ func firstSentence(s string) string {
 }
 
 func eventOrder(e string) int {
-	for i, n := range sdk.EventNames() {
+	for i, n := range contract.EventNames() {
 		if n == e {
 			return i
 		}
 	}
-	return len(sdk.EventNames())
+	return len(contract.EventNames())
 }
 
-// newPluginServeCmd runs a built-in plugin: nexus re-executes itself as
-// `nexus plugin serve decisions`. Run by hand it explains that it is a
-// plugin and exits 1 (go-plugin's handshake cookie is missing).
-func newPluginServeCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:    "serve NAME",
-		Short:  "Run a built-in plugin (nexus starts it itself)",
-		Hidden: true,
-		Args:   cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			switch args[0] {
-			case decisions.Name:
-				sdk.Serve(decisions.New())
-				return nil
-			}
-			return usagef("no built-in plugin named %q (built in: %s)", args[0], decisions.Name)
-		},
-	}
-}
-
-// hookServerArgs start the hook server of a project.
+// hookServerArgs start the hook server of a project (in the plugin host
+// program).
 func hookServerArgs(project string) []string {
-	return []string{"plugin", "hook-server", "--project", project}
+	return []string{"hook-server", "--project", project}
 }
 
-// newHookServerCmd runs the per-project hook server (see
-// pluginhost.HookServer). The first hook process that needs a plugin
-// starts it, detached; it exits after --idle without a request.
-func newHookServerCmd(a *app) *cobra.Command {
-	var idle time.Duration
-	c := &cobra.Command{
-		Use:    "hook-server",
-		Short:  "Keep the project's event plugins running for hook processes (started on demand)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			o, err := pluginOptions(a)
-			if err != nil {
-				return err
-			}
-			dir, err := pluginhost.RuntimeDir(o.ProjectDir)
-			if err != nil {
-				return err
-			}
-			o.Logger = pluginLogger(cmd.ErrOrStderr(), hclog.Info)
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-			defer stop()
-			s := &pluginhost.HookServer{Dir: dir, Base: o, Idle: idle, Exe: pluginhost.ExeIdentity()}
-			if err := s.Run(ctx); err != nil && !errors.Is(err, pluginhost.ErrHookServerRunning) {
-				return err
-			}
-			return nil
-		},
-	}
-	c.Flags().DurationVar(&idle, "idle", pluginhost.DefaultHookServerIdle, "exit after this long without a request")
-	return c
+// stderrLogger writes the plugin log's warnings and errors to w.
+type stderrLogger struct{ w io.Writer }
+
+func (stderrLogger) Debug(string, ...interface{}) {}
+func (stderrLogger) Info(string, ...interface{})  {}
+func (l stderrLogger) Warn(msg string, args ...interface{}) {
+	fmt.Fprintln(l.w, "nexus: plugins:", msg, fmt.Sprint(args...))
+}
+func (l stderrLogger) Error(msg string, args ...interface{}) {
+	fmt.Fprintln(l.w, "nexus: plugins:", msg, fmt.Sprint(args...))
 }

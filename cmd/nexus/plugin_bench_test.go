@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
 )
 
 // Plugin figures. Go benchmarks (medians reported as metrics):
@@ -49,11 +48,15 @@ func (d durations) report(b *testing.B, unit string, scale time.Duration) {
 // decision store (NAURO_HOME under home).
 func benchStore(b *testing.B) (bin, proj string, env []string) {
 	b.Helper()
-	bin = filepath.Join(b.TempDir(), "nexus")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	dir := b.TempDir()
+	bin = filepath.Join(dir, "nexus")
+	for pkg, out := range map[string]string{".": bin, "../nexus-plugins": filepath.Join(dir, pluginhost.HostProgramName)} {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+		cmd.Dir = pkg
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
 	}
 	home, nauro := b.TempDir(), b.TempDir()
 	proj = b.TempDir()
@@ -72,26 +75,22 @@ func benchStore(b *testing.B) (bin, proj string, env []string) {
 	return bin, proj, env
 }
 
-// BenchmarkDecisionsPluginStart: the bundled store started cold (the nexus
-// binary re-executed as `nexus plugin serve decisions`: launch, handshake
-// with mutual TLS, Info, Configure) until its first check_decision is
-// answered. A built-in plugin has no digest to check, so no digest cache
-// is involved.
+// BenchmarkDecisionsPluginStart: the bundled store started cold
+// (`nexus-plugins serve decisions`: launch, handshake with mutual TLS,
+// Info, Configure) until its first check_decision is answered, by the
+// plugin runtime (package launch, as in the plugin host). A built-in
+// plugin has no digest to check, so no digest cache is involved.
 func BenchmarkDecisionsPluginStart(b *testing.B) {
 	bin, proj, env := benchStore(b)
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		b.Setenv(k, v)
 	}
-	man, err := decisionsManifest(proj)
-	if err != nil {
-		b.Fatal(err)
-	}
-	man.Executable = bin
+	man := decisionsManifest(proj, filepath.Join(filepath.Dir(bin), pluginhost.HostProgramName))
 	args := json.RawMessage(`{"proposed_approach":"store orders in PostgreSQL"}`)
 	var s durations
 	for b.Loop() {
-		m, err := pluginhost.New([]*pluginhost.Manifest{man}, pluginhost.Options{ProjectDir: proj, NoUserPlugins: true, Logger: hclog.NewNullLogger()})
+		m, err := launch.New([]*pluginhost.Manifest{man}, pluginhost.Options{ProjectDir: proj, NoUserPlugins: true, Logger: pluginhost.NopLogger{}})
 		if err != nil {
 			b.Fatal(err)
 		}

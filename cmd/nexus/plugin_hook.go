@@ -5,16 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 // hookPlugins hands a hook's event to the plugins subscribed to it.
@@ -29,19 +25,15 @@ import (
 type hookPlugins struct {
 	a *app
 	// spawn starts the hook server (replaced in tests).
-	spawn func(project, dir string) error
+	spawn func(hostProgram, project, dir string) error
 }
 
 func newHookPlugins(a *app) *hookPlugins {
 	return &hookPlugins{a: a, spawn: spawnHookServer}
 }
 
-func spawnHookServer(project, dir string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	return pluginhost.SpawnHookServer(exe, hookServerArgs(project), dir)
+func spawnHookServer(hostProgram, project, dir string) error {
+	return pluginhost.SpawnHookServer(hostProgram, hookServerArgs(project), dir)
 }
 
 // Dispatch implements lifecycle.Plugins.
@@ -74,29 +66,31 @@ func (h *hookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 }
 
 // viaServer asks the project's hook server, and starts one when none runs.
-func (h *hookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *sdk.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
+func (h *hookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *contract.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
 	cfg, err := h.a.Config()
-	if err != nil || !cfg.Bool("plugins.hook_server") {
-		return nil, pluginhost.ErrNoHookServer
+	if err != nil || !cfg.Bool("plugins.hook_server") || o.HostProgram == "" {
+		return nil, pluginhost.ErrNoHookServer // in-process (which reports a missing plugin host)
 	}
 	dir, err := pluginhost.RuntimeDir(o.ProjectDir)
 	if err != nil {
 		return nil, err
 	}
-	res, err := pluginhost.DispatchViaServer(ctx, dir, o, ev, pluginhost.ExeIdentity(), budget)
+	// The server is the plugin host program; one of another build steps down.
+	res, err := pluginhost.DispatchViaServer(ctx, dir, o, ev, pluginhost.ProgramIdentity(o.HostProgram), budget)
 	if errors.Is(err, pluginhost.ErrNoHookServer) && h.spawn != nil {
-		if serr := h.spawn(o.ProjectDir, dir); serr != nil {
+		if serr := h.spawn(o.HostProgram, o.ProjectDir, dir); serr != nil {
 			return nil, fmt.Errorf("start the hook server: %w", serr)
 		}
 	}
 	return res, err
 }
 
-// inProcess starts the subscribed plugins in this process, dispatches,
-// and stops them. Only the subscribed manifests are validated.
-func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *sdk.Event) *pluginhost.DispatchResult {
+// inProcess starts the subscribed plugins for this hook alone (through a
+// plugin host of its own), dispatches, and stops them. Only the subscribed
+// manifests are validated.
+func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *contract.Event) *pluginhost.DispatchResult {
 	o.OnlyEvent, o.OnlyTool = event, tool
-	o.Logger = pluginLogger(io.Discard, hclog.Off) // failures reach nexus.log through the reply
+	o.Logger = pluginhost.NopLogger{} // failures reach nexus.log through the reply
 	m, err := pluginhost.Open(o)
 	if err != nil {
 		return &pluginhost.DispatchResult{Outcomes: []pluginhost.Outcome{{Plugin: "(plugins)", Err: err, Error: err.Error(), Policy: pluginhost.FailOpen}}}
@@ -137,8 +131,8 @@ func pluginReply(res *pluginhost.DispatchResult, event string, notes []string) l
 
 // sdkEvent is what plugins see of an event: the event's own fields, never
 // more of the project.
-func sdkEvent(ev lifecycle.Event) (*sdk.Event, error) {
-	out := &sdk.Event{Name: ev.Name, SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
+func sdkEvent(ev lifecycle.Event) (*contract.Event, error) {
+	out := &contract.Event{Name: ev.Name, SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
 	if ev.ToolInput != nil {
 		b, err := json.Marshal(ev.ToolInput)
 		if err != nil {

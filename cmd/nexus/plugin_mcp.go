@@ -7,8 +7,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/tools"
@@ -29,7 +27,8 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		o.Logger = pluginLogger(os.Stderr, hclog.Warn)
+		o.Logger = stderrLogger{os.Stderr}
+		o.HostStderr = os.Stderr // the plugin host's log; never stdout
 		m, err := pluginhost.Open(o)
 		if err != nil {
 			return nil, err

@@ -23,6 +23,15 @@ import (
 	"github.com/nexus-harness/nexus/plugins/decisions"
 )
 
+// The decision store's names as nexus declares them (it does not link the
+// plugin) must be the plugin's.
+func TestDecisionNamesMatchThePlugin(t *testing.T) {
+	if decisionsName != decisions.Name || decisionsVersion != decisions.Version ||
+		decisionsSetFrontmatter != decisions.SettingFrontmatter || decisionsSetHome != decisions.SettingHome || decisionsSetStore != decisions.SettingStore {
+		t.Fatal("the decision store's name, version or settings keys changed; update cmd/nexus/plugin.go")
+	}
+}
+
 // The store's tools are declared without asking the plugin; they must be
 // exactly the ones it offers.
 func TestDecisionToolsDeclared(t *testing.T) {
@@ -74,8 +83,8 @@ func TestPluginSettingsFromConfig(t *testing.T) {
 
 // pluginFixture holds the binaries the plugin tests drive.
 type pluginFixture struct {
-	nexus, testplugin, shellguard string
-	home, runtime, nauro          string
+	nexus, host, testplugin, shellguard string
+	home, runtime, nauro                string
 }
 
 func goBuild(t *testing.T, dir, out string, static bool) {
@@ -97,13 +106,15 @@ func newPluginFixture(t *testing.T) *pluginFixture {
 	bin := t.TempDir()
 	f := &pluginFixture{
 		nexus:      filepath.Join(bin, "nexus"),
+		host:       filepath.Join(bin, pluginhost.HostProgramName),
 		testplugin: filepath.Join(bin, "testplugin"),
 		shellguard: filepath.Join(bin, "shellguard"),
 		home:       t.TempDir(),
 		nauro:      t.TempDir(),
 	}
 	goBuild(t, ".", f.nexus, true)
-	goBuild(t, "../../harness/pluginhost/testdata/testplugin", f.testplugin, false)
+	goBuild(t, "../nexus-plugins", f.host, true) // installed next to nexus, as make install does
+	goBuild(t, "../../harness/pluginhost/launch/testdata/testplugin", f.testplugin, false)
 	goBuild(t, "../../examples/plugins/shellguard", f.shellguard, false)
 	// The hook server's socket folder: short, private, removed at the end.
 	rt, err := os.MkdirTemp("", "nxrt-")
@@ -324,17 +335,18 @@ func (s *mcpSession) closeStdin() {
 	}
 }
 
-// childPIDs lists the live children of pid whose command line contains
-// want.
+// childPIDs lists the live descendants of pid whose command line contains
+// want (plugins run under nexus's plugin host, a child of nexus).
 func childPIDs(t *testing.T, pid int, want string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Skip("no /proc")
 	}
-	var out []int
+	parent := map[int]int{}
+	cmdlines := map[int]string{}
 	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
+		p, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
@@ -348,14 +360,25 @@ func childPIDs(t *testing.T, pid int, want string) []int {
 			continue
 		}
 		fields := strings.Fields(s[i+1:])
-		if len(fields) < 2 || fields[0] == "Z" || fields[1] != strconv.Itoa(pid) {
+		if len(fields) < 2 || fields[0] == "Z" {
 			continue
 		}
+		parent[p], _ = strconv.Atoi(fields[1])
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if strings.Contains(strings.ReplaceAll(string(cmdline), "\x00", " "), want) {
-			out = append(out, child)
+		cmdlines[p] = strings.ReplaceAll(string(cmdline), "\x00", " ")
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				if strings.Contains(cmdlines[p], want) {
+					out = append(out, p)
+				}
+				break
+			}
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
@@ -476,7 +499,7 @@ func TestPluginsOverMCP(t *testing.T) {
 	})
 
 	t.Run("plugin killed mid-call", func(t *testing.T) {
-		pids := childPIDs(t, s.cmd.Process.Pid, "plugin serve decisions")
+		pids := childPIDs(t, s.cmd.Process.Pid, "serve decisions")
 		if len(pids) != 1 {
 			t.Fatalf("decision plugin processes: %v", pids)
 		}
@@ -498,7 +521,7 @@ func TestPluginsOverMCP(t *testing.T) {
 		if isErr || !strings.Contains(text, "Use PostgreSQL for orders") {
 			t.Fatalf("next call: %v %q", isErr, text)
 		}
-		now := childPIDs(t, s.cmd.Process.Pid, "plugin serve decisions")
+		now := childPIDs(t, s.cmd.Process.Pid, "serve decisions")
 		if len(now) != 1 || now[0] == old {
 			t.Fatalf("after the restart: %v (old %d)", now, old)
 		}
@@ -506,8 +529,8 @@ func TestPluginsOverMCP(t *testing.T) {
 
 	t.Run("end of input stops every plugin", func(t *testing.T) {
 		plugins := childPIDs(t, s.cmd.Process.Pid, "")
-		if len(plugins) < 3 {
-			t.Fatalf("plugin processes %v, want the store, shellguard and tp", plugins)
+		if len(plugins) < 4 {
+			t.Fatalf("processes %v, want the plugin host, the store, shellguard and tp", plugins)
 		}
 		s.closeStdin()
 		waitGone(t, plugins...)
@@ -531,8 +554,8 @@ func TestPluginsMCPShutdownAndGate(t *testing.T) {
 			s := startMCP(t, f.nexus, proj, env)
 			s.toolNames()
 			plugins := childPIDs(t, s.cmd.Process.Pid, "")
-			if len(plugins) != 2 {
-				t.Fatalf("plugin processes %v, want the store and tp", plugins)
+			if len(plugins) != 3 {
+				t.Fatalf("processes %v, want the plugin host, the store and tp", plugins)
 			}
 			if err := s.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
@@ -832,7 +855,16 @@ func TestPluginCommands(t *testing.T) {
 		t.Fatalf("verify all: %d\n%s", code, out)
 	}
 	// Run by hand, the built-in plugin explains itself.
-	if _, errOut, code := runNexus(t, f.nexus, proj, env, "", "plugin", "serve", "decisions"); code != 1 || !strings.Contains(errOut, "This binary is a plugin") {
-		t.Fatalf("plugin serve by hand: %d %q", code, errOut)
+	if _, errOut, code := runNexus(t, f.host, proj, env, "", "serve", "decisions"); code != 1 || !strings.Contains(errOut, "This binary is a plugin") {
+		t.Fatalf("nexus-plugins serve decisions by hand: %d %q", code, errOut)
+	}
+	// Without the plugin host, nexus says what is missing.
+	alone := filepath.Join(t.TempDir(), "nexus")
+	data, _ = os.ReadFile(f.nexus)
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runNexus(t, alone, proj, env, "", "plugin", "verify", "shellguard"); code == 0 || !strings.Contains(errOut, "the plugin host nexus-plugins is not installed") {
+		t.Fatalf("verify without the plugin host: %d %q", code, errOut)
 	}
 }

@@ -3,11 +3,8 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 )
@@ -30,7 +27,7 @@ func (Plugins) Name() string { return "plugins" }
 
 func (c Plugins) Run(ctx context.Context) []Finding {
 	o := c.Options
-	o.Logger = hclog.New(&hclog.LoggerOptions{Output: io.Discard, Level: hclog.Off})
+	o.Logger = pluginhost.NopLogger{}
 	if c.VerifyTimeout > 0 {
 		o.StartTimeout = c.VerifyTimeout
 	} else if o.StartTimeout <= 0 {

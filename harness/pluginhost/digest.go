@@ -42,15 +42,15 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// checkDigest is the go-plugin SecureConfig check, done by nexus so that a
+// CheckDigest is the go-plugin SecureConfig check, done by nexus so that a
 // refusal can name both digests. It runs before every start; cache (nil:
 // always hash) skips re-hashing an unchanged file.
-func checkDigest(m *Manifest, cache *digestCache) (string, error) {
+func CheckDigest(m *Manifest, cache *Digests) (string, error) {
 	exe := m.ExecutablePath()
 	if m.SHA256 == "" && m.Source == SourceBuiltin {
 		return "", nil // a program nexus ships and starts itself
 	}
-	actual, err := cache.digest(exe)
+	actual, err := cache.Digest(exe)
 	if err != nil {
 		return "", fmt.Errorf("plugin %s: executable: %w", m.Name, err)
 	}

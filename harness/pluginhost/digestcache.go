@@ -45,11 +45,11 @@ func DefaultDigestCache() string {
 // maxDigestEntries bounds the cache file.
 const maxDigestEntries = 256
 
-// digestCache remembers executables' digests by file identity: in memory
+// Digests remembers executables' digests by file identity: in memory
 // for one Manager, and, when path is set, in a file shared by every nexus
 // process of the user, so that a hook process does not re-hash an unchanged
 // plugin binary (tens of milliseconds for a Go binary).
-type digestCache struct {
+type Digests struct {
 	path string
 
 	mu     sync.Mutex
@@ -57,13 +57,15 @@ type digestCache struct {
 	mem    map[string]digestEntry // by absolute executable path
 }
 
-func newDigestCache(path string) *digestCache {
-	return &digestCache{path: path, mem: map[string]digestEntry{}}
+// NewDigests returns a digest memo backed by the shared file at path ("":
+// this process only).
+func NewDigests(path string) *Digests {
+	return &Digests{path: path, mem: map[string]digestEntry{}}
 }
 
-// digest returns the executable's SHA-256, from the cache when its identity
+// Digest returns the executable's SHA-256, from the cache when its identity
 // is unchanged.
-func (c *digestCache) digest(exe string) (string, error) {
+func (c *Digests) Digest(exe string) (string, error) {
 	if c == nil {
 		return FileSHA256(exe)
 	}
@@ -93,7 +95,7 @@ func (c *digestCache) digest(exe string) (string, error) {
 	return sum, nil
 }
 
-func (c *digestCache) loadLocked() {
+func (c *Digests) loadLocked() {
 	if c.loaded || c.path == "" {
 		c.loaded = true
 		return
@@ -118,7 +120,7 @@ func readDigestFile(path string) map[string]digestEntry {
 
 // store merges one entry into the shared file. Failures are ignored: the
 // cache only saves time.
-func (c *digestCache) store(exe string, e digestEntry) {
+func (c *Digests) store(exe string, e digestEntry) {
 	if c.path == "" {
 		return
 	}

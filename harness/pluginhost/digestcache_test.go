@@ -24,7 +24,7 @@ func TestDigestCache(t *testing.T) {
 	write("version one")
 	real1 := mustDigest(t, exe)
 
-	if got, err := newDigestCache(cacheFile).digest(exe); err != nil || got != real1 {
+	if got, err := NewDigests(cacheFile).Digest(exe); err != nil || got != real1 {
 		t.Fatalf("first digest = %s, %v", got, err)
 	}
 	// Poison the shared file: a new process trusts it while the file is
@@ -44,7 +44,7 @@ func TestDigestCache(t *testing.T) {
 	if err := os.WriteFile(cacheFile, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := newDigestCache(cacheFile).digest(exe); got != "cached" {
+	if got, _ := NewDigests(cacheFile).Digest(exe); got != "cached" {
 		t.Fatalf("unchanged file: digest %s, want the cached value", got)
 	}
 	// ...and any change to the file, even one that keeps size and mtime,
@@ -54,7 +54,7 @@ func TestDigestCache(t *testing.T) {
 	if err := os.Chtimes(exe, st.ModTime(), st.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := newDigestCache(cacheFile).digest(exe); got != mustDigest(t, exe) {
+	if got, _ := NewDigests(cacheFile).Digest(exe); got != mustDigest(t, exe) {
 		t.Fatalf("rewritten file: digest %s is stale", got)
 	}
 	// Replacing the file by rename (a new inode).
@@ -68,19 +68,19 @@ func TestDigestCache(t *testing.T) {
 	if err := os.Rename(tmp, exe); err != nil {
 		t.Fatal(err)
 	}
-	c := newDigestCache(cacheFile)
-	if got, _ := c.digest(exe); got != mustDigest(t, exe) {
+	c := NewDigests(cacheFile)
+	if got, _ := c.Digest(exe); got != mustDigest(t, exe) {
 		t.Fatalf("replaced file: digest %s is stale", got)
 	}
 	// A nil cache always hashes.
-	if got, _ := (*digestCache)(nil).digest(exe); got != mustDigest(t, exe) {
+	if got, _ := (*Digests)(nil).Digest(exe); got != mustDigest(t, exe) {
 		t.Fatal("nil cache")
 	}
 	// A damaged cache file is ignored.
 	if err := os.WriteFile(cacheFile, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := newDigestCache(cacheFile).digest(exe); err != nil || got != mustDigest(t, exe) {
+	if got, err := NewDigests(cacheFile).Digest(exe); err != nil || got != mustDigest(t, exe) {
 		t.Fatalf("damaged cache: %s, %v", got, err)
 	}
 }

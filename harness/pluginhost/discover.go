@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 // Problem is a manifest that could not be used: invalid, unreadable, or
@@ -322,7 +322,7 @@ func Subscribed(o Options, event, toolName string) (names []string, budget time.
 }
 
 func isToolEvent(event string) bool {
-	return event == sdk.EventPreToolUse || event == sdk.EventPostToolUse
+	return event == contract.EventPreToolUse || event == contract.EventPostToolUse
 }
 
 // LookupTool finds a declared tool by the name it is exposed under,
@@ -366,4 +366,15 @@ func LookupTool(o Options, exposed string) (ToolRef, bool) {
 		return ToolRef{}, false // the first plugin of a name shadows the others
 	}
 	return ToolRef{}, false
+}
+
+// ManifestFiles lists the manifest files discovery would read, in
+// precedence order, reading none of them (the hook server watches them).
+func ManifestFiles(o Options) []string {
+	files, _ := candidates(o.ProjectDir, o.userDir(), o.Paths)
+	out := make([]string, len(files))
+	for i, c := range files {
+		out[i] = c.file
+	}
+	return out
 }

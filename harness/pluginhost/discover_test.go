@@ -1,8 +1,6 @@
 package pluginhost
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,38 +88,6 @@ func TestNewRejectsDuplicateNames(t *testing.T) {
 	b := &Manifest{Name: "x", Path: "/b", Source: SourceUser}
 	if _, err := New([]*Manifest{a, b}, Options{}); err == nil || !strings.Contains(err.Error(), `two plugins are named "x"`) {
 		t.Fatalf("duplicate names: %v", err)
-	}
-}
-
-func TestBuiltinManifest(t *testing.T) {
-	exe := testPluginBinary(t)
-	bad := &Manifest{Name: "Bad_Name", ProtocolVersion: 2, Executable: exe}
-	if _, err := New([]*Manifest{bad}, Options{}); err == nil || !strings.Contains(err.Error(), "Bad_Name") {
-		t.Fatalf("invalid built-in manifest: %v", err)
-	}
-	// A built-in plugin may skip the digest and pass arguments.
-	man := &Manifest{Name: "builtin", ProtocolVersion: 2, Executable: exe, Args: []string{"serve-plugin"},
-		Tools: []ToolDecl{{Name: "pid", CapabilityClasses: []string{}}}}
-	m, err := New([]*Manifest{man}, Options{Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	pid := callPID(t, m, "builtin_pid")
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err == nil && !strings.Contains(string(cmdline), "serve-plugin") {
-		t.Errorf("plugin command line %q lacks its arguments", cmdline)
-	}
-	// A manifest from a file can never skip the digest.
-	man2 := *man
-	man2.Name, man2.Source, man2.Path = "fromfile", SourceProject, "/x/nexus-plugin.yaml"
-	m2, err := New([]*Manifest{&man2}, Options{Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m2.Close()
-	if _, err := m2.CallTool(context.Background(), "fromfile_pid", nil); err == nil {
-		t.Fatal("a file manifest without a digest was started")
 	}
 }
 

@@ -2,11 +2,10 @@ package pluginhost
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 // Subscriber is one plugin's subscription to an event, as declared.
@@ -24,12 +23,12 @@ type Subscriber struct {
 func (m *Manager) Subscribers(event, toolName string) []Subscriber {
 	var out []Subscriber
 	for _, n := range m.names {
-		man := m.procs[n].man
+		man := m.byName[n]
 		s, ok := man.Events[event]
 		if !ok {
 			continue
 		}
-		if (event == sdk.EventPreToolUse || event == sdk.EventPostToolUse) && !s.Matches(toolName) {
+		if (event == contract.EventPreToolUse || event == contract.EventPostToolUse) && !s.Matches(toolName) {
 			continue
 		}
 		out = append(out, Subscriber{Plugin: n, Priority: man.Priority, Timeout: time.Duration(s.Timeout), OnFailure: s.OnFailure})
@@ -76,59 +75,41 @@ type DispatchResult struct {
 // pre_tool_use the first denial, or a fail-closed failure, decides and the
 // remaining subscribers are not called. Other events are observed only:
 // denials are ignored and every subscriber runs. Failures are logged with
-// the policy applied. Plugins that are not subscribed are never started.
-func (m *Manager) Dispatch(ctx context.Context, ev *sdk.Event) *DispatchResult {
+// the policy applied. Plugins that are not subscribed are never started;
+// with no subscriber at all, nothing is.
+func (m *Manager) Dispatch(ctx context.Context, ev *contract.Event) *DispatchResult {
 	res := &DispatchResult{}
 	if ev == nil {
 		return res
 	}
 	subs := m.Subscribers(ev.Name, ev.ToolName)
-	// Start every subscriber now, in parallel, so a second plugin's
-	// launch overlaps the first one's call. Calls still run in order.
-	if len(subs) > 1 {
-		for _, s := range subs {
-			m.procs[s.Plugin].kick()
-		}
+	if len(subs) == 0 {
+		return res
 	}
-	decides := ev.Name == sdk.EventPreToolUse
+	b, err := m.getBackend()
+	if err != nil {
+		return failedDispatch(ev.Name, subs, err)
+	}
+	return b.Dispatch(ctx, ev, subs)
+}
+
+// failedDispatch is the result when no subscriber could be asked at all:
+// each one's policy applies to the failure.
+func failedDispatch(event string, subs []Subscriber, err error) *DispatchResult {
+	res := &DispatchResult{}
 	for _, s := range subs {
-		p := m.procs[s.Plugin]
-		t0 := time.Now()
-		var reply *sdk.EventReply
-		err := p.do(ctx, s.Timeout, "event "+ev.Name, func(ctx context.Context, inst *instance) error {
-			var err error
-			reply, err = inst.rpc.HandleEvent(ctx, ev)
-			return err
-		})
-		o := Outcome{Plugin: s.Plugin, Duration: time.Since(t0)}
-		if err != nil {
-			o.Err, o.Error, o.Policy = err, err.Error(), s.OnFailure
-			res.Outcomes = append(res.Outcomes, o)
-			if decides && s.OnFailure == FailClosed {
-				m.log.Warn("plugin hook failed; denying the tool call (fail-closed)", "plugin", s.Plugin, "event", ev.Name, "tool", ev.ToolName, "error", err)
-				res.Denied, res.DeniedBy = true, s.Plugin
-				res.Reason = fmt.Sprintf("plugin %s could not check this call and its policy is fail-closed: %v", s.Plugin, err)
-				return res
-			}
-			m.log.Warn("plugin hook failed; continuing", "plugin", s.Plugin, "event", ev.Name, "policy", s.OnFailure, "error", err)
-			continue
-		}
-		if reply != nil {
-			o.Context = reply.Context
-			if reply.Context != "" {
-				res.Contexts = append(res.Contexts, reply.Context)
-			}
-			if reply.Deny && decides {
-				o.Denied, o.Reason = true, reply.Reason
-				if o.Reason == "" {
-					o.Reason = "denied by plugin " + s.Plugin
-				}
-				res.Outcomes = append(res.Outcomes, o)
-				res.Denied, res.DeniedBy, res.Reason = true, s.Plugin, o.Reason
-				return res
-			}
-		}
+		o := Outcome{Plugin: s.Plugin, Err: err, Error: err.Error(), Policy: s.OnFailure}
 		res.Outcomes = append(res.Outcomes, o)
+		if event == contract.EventPreToolUse && s.OnFailure == FailClosed {
+			res.Denied, res.DeniedBy = true, s.Plugin
+			res.Reason = FailClosedReason(s.Plugin, err)
+			return res
+		}
 	}
 	return res
+}
+
+// FailClosedReason is the denial a fail-closed subscriber's failure gives.
+func FailClosedReason(plugin string, err error) string {
+	return "plugin " + plugin + " could not check this call and its policy is fail-closed: " + err.Error()
 }

@@ -1,12 +1,18 @@
-// Package pluginhost runs nexus's out-of-process plugins: it discovers their
-// manifests, launches them with hashicorp/go-plugin (gRPC only, mutual TLS,
-// checksum-verified, empty stdin, parent-death signal), exposes their tools,
-// forwards the lifecycle events they subscribed to in a fixed order, and
-// restarts a crashed plugin on its next call.
+// Package pluginhost is nexus's view of its out-of-process plugins: it
+// discovers and validates their manifests, exposes their declared tools,
+// orders the subscribers of each lifecycle event, and has a Backend run the
+// plugin processes (hashicorp/go-plugin over gRPC, mutual TLS,
+// checksum-verified, empty stdin, parent-death signal, restart after a
+// crash).
 //
-// Nothing is launched until it is needed: Open reads small YAML files only,
-// Dispatch starts only the plugins subscribed to the event, CallTool only
-// the plugin that owns the tool.
+// This package itself never links gRPC, so that a hook process stays
+// cheap: the Backend of the nexus binary is a separate program (the plugin
+// host, nexus-plugins; see HostProgram) that runs package launch and talks
+// to nexus over a pipe. The plugin host, and tests, use launch directly.
+//
+// Nothing is launched until it is needed: Open reads small YAML files
+// only, Dispatch starts only the plugins subscribed to the event, CallTool
+// only the plugin that owns the tool.
 package pluginhost
 
 import (
@@ -20,9 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 // Options configure a Manager. The zero value works.
@@ -51,16 +55,17 @@ type Options struct {
 	OnlyTool  string
 	// Settings holds each plugin's own settings, by plugin name.
 	Settings map[string]map[string]string
-	// Logger receives nexus's plugin log and every plugin's stderr. The
-	// default writes warnings and errors to stderr; nothing is ever written
-	// to stdout.
-	Logger hclog.Logger
-	// DisableMTLS turns off mutual TLS between host and plugin (it is
-	// on by default). Only for measurements and debugging.
+	// Logger receives the plugin log (an hclog.Logger fits). The default
+	// writes warnings and errors to stderr; nothing is ever written to
+	// stdout. In the plugin host process, every plugin's stderr goes there
+	// too.
+	Logger Logger
+	// DisableMTLS turns off mutual TLS between host and plugin (it is on
+	// by default). Only for measurements and debugging.
 	DisableMTLS bool
-	// goPluginAutoMTLS uses go-plugin's AutoMTLS instead of certificates
+	// GoPluginAutoMTLS uses go-plugin's AutoMTLS instead of certificates
 	// issued by nexus; only for comparing the two in benchmarks.
-	goPluginAutoMTLS bool
+	GoPluginAutoMTLS bool `json:"-"`
 	// StartTimeout bounds a plugin's launch, handshake, Info and Configure
 	// (default 10s).
 	StartTimeout time.Duration
@@ -72,13 +77,30 @@ type Options struct {
 	// size, modification and change time), so that short-lived processes
 	// (hooks) do not re-hash an unchanged binary at every start. Keep it in
 	// the user's own cache folder, never in a project. Empty: digests are
-	// remembered by this Manager only.
+	// remembered by one process only.
 	DigestCache string
+	// Backend runs the plugin processes. nil: a plugin host process
+	// (HostProgram, else nexus-plugins next to this program) started on
+	// first need and stopped by Close.
+	Backend BackendFactory
+	// HostProgram is the plugin host executable ("" = DefaultHostProgram()).
+	HostProgram string
+	// HostStderr receives the plugin host's log (nil = discarded).
+	HostStderr io.Writer
 }
 
+// Logger is the part of an hclog.Logger the plugin host uses.
+type Logger interface {
+	Debug(msg string, args ...interface{})
+	Info(msg string, args ...interface{})
+	Warn(msg string, args ...interface{})
+	Error(msg string, args ...interface{})
+}
+
+// Defaults of Options.
 const (
-	defaultStartTimeout = 10 * time.Second
-	defaultToolTimeout  = 60 * time.Second
+	DefaultStartTimeout = 10 * time.Second
+	DefaultToolTimeout  = 60 * time.Second
 )
 
 // ErrClosed is returned by calls made after Close.
@@ -87,29 +109,26 @@ var ErrClosed = errors.New("plugin manager is closed")
 // ErrUnknownPlugin is returned for a plugin or tool name no manifest declares.
 var ErrUnknownPlugin = errors.New("no such plugin")
 
-// Manager holds a set of plugins. It is safe for concurrent use.
+// Manager holds a set of declared plugins and, once one is needed, the
+// Backend running them. It is safe for concurrent use.
 type Manager struct {
 	opts     Options
-	log      hclog.Logger
-	procs    map[string]*proc
+	log      Logger
+	byName   map[string]*Manifest
 	names    []string // sorted
 	tools    map[string]ToolRef
 	problems []Problem
-	digests  *digestCache
 
-	ctx    context.Context // cancelled by Close: ends starts in flight
-	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	closed bool
-	bg     sync.WaitGroup // starts and kills in flight
+	mu      sync.Mutex
+	backend Backend
+	closed  bool
 }
 
 // ToolRef is a declared tool, known without starting its plugin.
 type ToolRef struct {
 	Plugin            string        `json:"plugin"`
 	Tool              string        `json:"tool"`
-	Name              string        `json:"name"` // <plugin>_<tool>, as exposed over MCP
+	Name              string        `json:"name"` // as exposed over MCP: <plugin>_<tool>, or the bare name
 	CapabilityClasses []string      `json:"capability_classes"`
 	Timeout           time.Duration `json:"timeout"`
 }
@@ -117,16 +136,16 @@ type ToolRef struct {
 // Tool is a declared tool together with the plugin's description of it.
 type Tool struct {
 	ToolRef
-	Spec sdk.ToolSpec `json:"spec"`
+	Spec contract.ToolSpec `json:"spec"`
 }
 
 // QualifiedName is how a plugin's tool is exposed: <plugin>_<tool>.
 func QualifiedName(plugin, tool string) string { return plugin + "_" + tool }
 
 // Open discovers manifests (configuration paths, the project, the user's
-// folder) and returns a Manager over them. It launches nothing. Manifests
-// that cannot be used are logged and reported by Problems; they never stop
-// the others.
+// folder) and returns a Manager over them and the built-in ones. It
+// launches nothing. Manifests that cannot be used are logged and reported
+// by Problems; they never stop the others.
 func Open(opts Options) (*Manager, error) {
 	discovered, problems := discoverWith(query{
 		projectDir: opts.ProjectDir, userDir: opts.userDir(), paths: opts.Paths,
@@ -156,26 +175,27 @@ func Open(opts Options) (*Manager, error) {
 // New returns a Manager over manifests already loaded, or built in code
 // (Source empty or SourceBuiltin: such a manifest is checked here and needs
 // Name, ProtocolVersion, Executable and, when Executable is relative, Dir;
-// see Manifest.Args and Manifest.SHA256). A duplicate name is an error.
+// see Manifest.Args, Manifest.SHA256 and Manifest.BareToolNames). A
+// duplicate name is an error.
 func New(manifests []*Manifest, opts Options) (*Manager, error) {
 	if opts.StartTimeout <= 0 {
-		opts.StartTimeout = defaultStartTimeout
+		opts.StartTimeout = DefaultStartTimeout
 	}
 	if opts.ToolTimeout <= 0 {
-		opts.ToolTimeout = defaultToolTimeout
+		opts.ToolTimeout = DefaultToolTimeout
 	}
 	log := opts.Logger
 	if log == nil {
-		log = hclog.New(&hclog.LoggerOptions{Name: "plugins", Level: hclog.Warn, Output: os.Stderr})
+		log = stderrLogger{}
+		opts.Logger = log
 	}
-	m := &Manager{opts: opts, log: log, procs: map[string]*proc{}, tools: map[string]ToolRef{}, digests: newDigestCache(opts.DigestCache)}
-	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m := &Manager{opts: opts, log: log, byName: map[string]*Manifest{}, tools: map[string]ToolRef{}}
 	for _, man := range manifests {
 		if man == nil {
 			continue
 		}
-		if _, dup := m.procs[man.Name]; dup {
-			return nil, fmt.Errorf("two plugins are named %q (%s and %s)", man.Name, m.procs[man.Name].man.Path, man.Path)
+		if prev, dup := m.byName[man.Name]; dup {
+			return nil, fmt.Errorf("two plugins are named %q (%s and %s)", man.Name, prev.Path, man.Path)
 		}
 		if man.Source == "" {
 			man.Source = SourceBuiltin
@@ -185,7 +205,7 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 				return nil, err
 			}
 		}
-		m.procs[man.Name] = &proc{m: m, man: man, log: log.Named(man.Name)}
+		m.byName[man.Name] = man
 		m.names = append(m.names, man.Name)
 		for _, t := range man.Tools {
 			ref := toolRef(man, t, opts.ToolTimeout)
@@ -211,7 +231,7 @@ func toolRef(man *Manifest, t ToolDecl, timeout time.Duration) ToolRef {
 		timeout = time.Duration(t.Timeout)
 	}
 	if timeout <= 0 {
-		timeout = defaultToolTimeout
+		timeout = DefaultToolTimeout
 	}
 	classes := t.CapabilityClasses
 	if classes == nil {
@@ -220,6 +240,12 @@ func toolRef(man *Manifest, t ToolDecl, timeout time.Duration) ToolRef {
 	return ToolRef{Plugin: man.Name, Tool: t.Name, Name: man.exposedName(t.Name), CapabilityClasses: classes, Timeout: timeout}
 }
 
+// Options returns the options the Manager was made with (defaults filled).
+func (m *Manager) Options() Options { return m.opts }
+
+// Log returns the Manager's logger.
+func (m *Manager) Log() Logger { return m.log }
+
 // Problems lists the manifests Open could not use.
 func (m *Manager) Problems() []Problem { return m.problems }
 
@@ -227,15 +253,21 @@ func (m *Manager) Problems() []Problem { return m.problems }
 func (m *Manager) Manifests() []*Manifest {
 	out := make([]*Manifest, 0, len(m.names))
 	for _, n := range m.names {
-		out = append(out, m.procs[n].man)
+		out = append(out, m.byName[n])
 	}
 	return out
 }
 
+// Manifest returns one plugin's manifest.
+func (m *Manager) Manifest(name string) (*Manifest, bool) {
+	man, ok := m.byName[name]
+	return man, ok
+}
+
 // Resolve finds a tool by its exposed name, without starting anything. The
 // capability gate uses it before a call.
-func (m *Manager) Resolve(qualified string) (ToolRef, bool) {
-	t, ok := m.tools[qualified]
+func (m *Manager) Resolve(exposed string) (ToolRef, bool) {
+	t, ok := m.tools[exposed]
 	return t, ok
 }
 
@@ -244,7 +276,7 @@ func (m *Manager) Resolve(qualified string) (ToolRef, bool) {
 func (m *Manager) DeclaredTools() []ToolRef {
 	var out []ToolRef
 	for _, n := range m.names {
-		man := m.procs[n].man
+		man := m.byName[n]
 		for _, t := range man.Tools {
 			if ref, ok := m.tools[man.exposedName(t.Name)]; ok && ref.Plugin == n {
 				out = append(out, ref)
@@ -254,70 +286,80 @@ func (m *Manager) DeclaredTools() []ToolRef {
 	return out
 }
 
+// getBackend returns the backend, starting it on first use.
+func (m *Manager) getBackend() (Backend, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if m.backend == nil {
+		factory := m.opts.Backend
+		if factory == nil {
+			factory = hostProcess
+		}
+		b, err := factory(m)
+		if err != nil {
+			return nil, err
+		}
+		m.backend = b
+	}
+	return m.backend, nil
+}
+
+// Backend returns the Backend once one has started (nil before).
+func (m *Manager) Backend() Backend {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.backend
+}
+
 // Tools starts every plugin that declares tools (in parallel) and returns
 // the tools both declared in a manifest and described by the plugin, in
 // plugin then manifest order. A plugin that fails to start is left out and
 // its error joined into the returned error; the other tools are returned.
 func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
-	var withTools []*proc
-	for _, n := range m.names {
-		if p := m.procs[n]; len(p.man.Tools) > 0 {
-			withTools = append(withTools, p)
-		}
+	if len(m.tools) == 0 {
+		return nil, nil
 	}
-	insts := make([]*instance, len(withTools))
-	errs := make([]error, len(withTools))
-	var wg sync.WaitGroup
-	for i, p := range withTools {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			insts[i], errs[i] = p.get(ctx)
-		}()
-	}
-	wg.Wait()
-	var out []Tool
-	for i, p := range withTools {
-		if errs[i] != nil {
-			continue
-		}
-		for _, t := range p.man.Tools {
-			spec, ok := insts[i].tools[t.Name]
-			ref, exposed := m.tools[p.man.exposedName(t.Name)]
-			if !ok || !exposed || ref.Plugin != p.man.Name {
-				continue
-			}
-			out = append(out, Tool{ToolRef: ref, Spec: spec})
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// CallTool calls a tool by its exposed name (<plugin>_<tool>), starting or
-// restarting its plugin as needed. The call is bounded by the tool's
-// timeout and by ctx. Arguments must already be validated.
-func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawMessage) (*sdk.ToolResult, error) {
-	ref, ok := m.tools[qualified]
-	if !ok {
-		return nil, fmt.Errorf("tool %q: %w declares it", qualified, ErrUnknownPlugin)
-	}
-	p := m.procs[ref.Plugin]
-	if len(args) == 0 {
-		args = json.RawMessage(`{}`)
-	}
-	var res *sdk.ToolResult
-	err := p.do(ctx, ref.Timeout, "tool "+ref.Tool, func(ctx context.Context, inst *instance) error {
-		if _, ok := inst.tools[ref.Tool]; !ok {
-			return fmt.Errorf("plugin %s does not offer the tool %q its manifest declares", ref.Plugin, ref.Tool)
-		}
-		var err error
-		res, err = inst.rpc.CallTool(ctx, ref.Tool, args)
-		return err
-	})
+	b, err := m.getBackend()
 	if err != nil {
 		return nil, err
 	}
-	return res, nil
+	return b.Tools(ctx)
+}
+
+// CallTool calls a tool by its exposed name, starting or restarting its
+// plugin as needed. The call is bounded by the tool's timeout and by ctx.
+// Arguments must already be validated.
+func (m *Manager) CallTool(ctx context.Context, exposed string, args json.RawMessage) (*contract.ToolResult, error) {
+	ref, ok := m.tools[exposed]
+	if !ok {
+		return nil, fmt.Errorf("tool %q: %w declares it", exposed, ErrUnknownPlugin)
+	}
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	b, err := m.getBackend()
+	if err != nil {
+		return nil, err
+	}
+	return b.CallTool(ctx, ref, args)
+}
+
+// Verify starts a separate process of the plugin (the managed one, if any,
+// is left alone), checks it end to end and stops it. A plugin that cannot
+// be verified gives a report with OK false and Error set; the error return
+// is only for an unknown name, a closed manager or a missing plugin host.
+func (m *Manager) Verify(ctx context.Context, name string) (*VerifyReport, error) {
+	if _, ok := m.byName[name]; !ok {
+		return nil, fmt.Errorf("plugin %q: %w is declared with that name", name, ErrUnknownPlugin)
+	}
+	b, err := m.getBackend()
+	if err != nil {
+		return nil, err
+	}
+	return b.Verify(ctx, name)
 }
 
 // Close stops every plugin and waits for them to exit. Calls made after
@@ -325,39 +367,41 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
+	b := m.backend
 	m.mu.Unlock()
-	m.cancel()
-	for _, n := range m.names {
-		m.procs[n].close()
+	if b != nil {
+		return b.Close()
 	}
-	m.bg.Wait()
 	return nil
 }
 
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
+// stderr is where the default Logger writes.
+var stderr io.Writer = os.Stderr
+
+// stderrLogger is the default Logger: warnings and errors on stderr.
+type stderrLogger struct{}
+
+func (stderrLogger) Debug(string, ...interface{}) {}
+func (stderrLogger) Info(string, ...interface{})  {}
+func (stderrLogger) Warn(msg string, args ...interface{}) {
+	logTo(stderr, "WARN", msg, args)
+}
+func (stderrLogger) Error(msg string, args ...interface{}) {
+	logTo(stderr, "ERROR", msg, args)
 }
 
-// goBackground runs f as tracked background work unless the manager is
-// closed (then it reports false and does nothing).
-func (m *Manager) goBackground(f func()) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return false
+func logTo(w io.Writer, level, msg string, args []interface{}) {
+	line := "[" + level + "] plugins: " + msg
+	for i := 0; i+1 < len(args); i += 2 {
+		line += fmt.Sprintf(" %v=%v", args[i], args[i+1])
 	}
-	m.bg.Add(1)
-	go func() {
-		defer m.bg.Done()
-		f()
-	}()
-	return true
+	fmt.Fprintln(w, line)
 }
 
-// stderrWriter forwards what a plugin prints to its (redirected) stdout and
-// stderr after the handshake into the log, never onto the host's stdout.
-func stderrWriter(log hclog.Logger) io.Writer {
-	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
-}
+// NopLogger discards the plugin log.
+type NopLogger struct{}
+
+func (NopLogger) Debug(string, ...interface{}) {}
+func (NopLogger) Info(string, ...interface{})  {}
+func (NopLogger) Warn(string, ...interface{})  {}
+func (NopLogger) Error(string, ...interface{}) {}

@@ -9,14 +9,14 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -136,28 +136,40 @@ func (m *Manifest) exposedName(tool string) string {
 // the tool's own name for a built-in plugin with BareToolNames.
 func (m *Manifest) ExposedName(tool string) string { return m.exposedName(tool) }
 
-var pluginNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+// Compiled on first use: a hook process that never checks a name must not
+// pay for them.
+var (
+	pluginNameRE = lazyregexp.New(`^[a-z][a-z0-9-]{0,31}$`)
+	toolNameRE   = lazyregexp.New(`^[a-z][a-z0-9_]{0,47}$`)
+)
+
+// ValidToolName reports whether a tool name is one nexus accepts
+// (^[a-z][a-z0-9_]{0,47}$); ToolNamePattern is that expression.
+func ValidToolName(name string) bool { return toolNameRE.Re().MatchString(name) }
+
+// ToolNamePattern is the expression tool names must match.
+const ToolNamePattern = `^[a-z][a-z0-9_]{0,47}$`
 
 // checkBuiltin validates a manifest built in code, which did not go through
 // the schema.
 func (m *Manifest) checkBuiltin() error {
 	var probs []string
-	if !pluginNameRE.MatchString(m.Name) {
-		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE))
+	if !pluginNameRE.Re().MatchString(m.Name) {
+		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE.Re()))
 	}
-	if m.ProtocolVersion != sdk.ProtocolVersion {
-		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, sdk.ProtocolVersion))
+	if m.ProtocolVersion != contract.ProtocolVersion {
+		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, contract.ProtocolVersion))
 	}
 	if m.Executable == "" || (!filepath.IsAbs(m.Executable) && m.Dir == "") {
 		probs = append(probs, "executable must be an absolute path, or relative with Dir set")
 	}
 	for _, t := range m.Tools {
-		if !toolNameRE.MatchString(t.Name) {
-			probs = append(probs, fmt.Sprintf("tool name %q does not match %s", t.Name, toolNameRE))
+		if !ValidToolName(t.Name) {
+			probs = append(probs, fmt.Sprintf("tool name %q does not match %s", t.Name, ToolNamePattern))
 		}
 	}
 	for e, s := range m.Events {
-		if !sdk.IsEvent(e) {
+		if !contract.IsEvent(e) {
 			probs = append(probs, fmt.Sprintf("unknown event %q", e))
 		}
 		if s.Timeout <= 0 || (s.OnFailure != FailOpen && s.OnFailure != FailClosed) {
@@ -200,7 +212,7 @@ func (m *Manifest) ExecutablePath() string {
 // EventNames lists the subscribed events in lifecycle order.
 func (m *Manifest) EventNames() []string {
 	var out []string
-	for _, e := range sdk.EventNames() {
+	for _, e := range contract.EventNames() {
 		if _, ok := m.Events[e]; ok {
 			out = append(out, e)
 		}
@@ -337,7 +349,7 @@ func (m *Manifest) check() []problem {
 		if time.Duration(s.Timeout) > maxTimeout {
 			out = append(out, problem{"/events/" + e + "/timeout", fmt.Sprintf("%s is longer than the maximum %s", time.Duration(s.Timeout), maxTimeout)})
 		}
-		if len(s.Tools) > 0 && e != sdk.EventPreToolUse && e != sdk.EventPostToolUse {
+		if len(s.Tools) > 0 && e != contract.EventPreToolUse && e != contract.EventPostToolUse {
 			out = append(out, problem{"/events/" + e + "/tools", "only pre_tool_use and post_tool_use carry a tool name; remove tools here"})
 		}
 		for i, p := range s.Tools {

@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func TestMutualTLSIsEnforced(t *testing.T) {
 	for _, name := range []string{"sdkplugin", "rawplugin"} {
 		t.Run(name, func(t *testing.T) {
 			callPID(t, m, name+"_pid")
-			p := m.procs[name]
+			p := Of(m).procs[name]
 			p.mu.Lock()
 			inst := p.inst
 			p.mu.Unlock()
@@ -111,6 +111,6 @@ func TestIssueTLS(t *testing.T) {
 // TestSDKPluginUnderGoPluginAutoMTLS: a host doing go-plugin's AutoMTLS
 // (no nexus-issued certificate) still gets an answer from an SDK plugin.
 func TestSDKPluginUnderGoPluginAutoMTLS(t *testing.T) {
-	m := openManager(t, Options{goPluginAutoMTLS: true}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)}))
+	m := openManager(t, Options{GoPluginAutoMTLS: true}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)}))
 	callPID(t, m, "tp_pid")
 }

@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -26,8 +26,6 @@ const maxReplyBytes = 16 << 20
 
 // maxSchemaBytes bounds one tool's input schema.
 const maxSchemaBytes = 256 << 10
-
-var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`)
 
 // Restart backoff: the first restart after a crash is immediate, later
 // consecutive failures wait 250ms, 500ms, ... up to 30s. A successful call
@@ -51,7 +49,7 @@ func backoff(failures int) time.Duration {
 // proc is one declared plugin and its current process, if any.
 type proc struct {
 	m   *Manager
-	man *Manifest
+	man *pluginhost.Manifest
 	log hclog.Logger
 
 	mu        sync.Mutex
@@ -92,7 +90,7 @@ func (p *proc) get(ctx context.Context) (*instance, error) {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, ErrClosed
+			return nil, pluginhost.ErrClosed
 		}
 		if inst := p.inst; inst != nil {
 			if !inst.exited() {
@@ -111,7 +109,7 @@ func (p *proc) get(ctx context.Context) (*instance, error) {
 			ch := make(chan struct{})
 			if !p.m.goBackground(func() { p.start(ch) }) {
 				p.mu.Unlock()
-				return nil, ErrClosed
+				return nil, pluginhost.ErrClosed
 			}
 			p.starting = ch
 		}
@@ -125,7 +123,7 @@ func (p *proc) get(ctx context.Context) (*instance, error) {
 			p.mu.Unlock()
 			if inst == nil {
 				if err == nil {
-					err = ErrClosed
+					err = pluginhost.ErrClosed
 				}
 				return nil, err
 			}
@@ -246,14 +244,14 @@ func (p *proc) close() {
 func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	t0 := time.Now()
 	opts := p.m.opts
-	digest, err := checkDigest(p.man, p.m.digests)
+	digest, err := pluginhost.CheckDigest(p.man, p.m.digests)
 	if err != nil {
 		return nil, err
 	}
 	log := p.log
 	var tlsConfig *tls.Config
 	var tlsEnv []string
-	if !opts.DisableMTLS && !opts.goPluginAutoMTLS {
+	if !opts.DisableMTLS && !opts.GoPluginAutoMTLS {
 		id, err := issueTLS()
 		if err != nil {
 			return nil, fmt.Errorf("plugin %s: %w", p.man.Name, err)
@@ -284,7 +282,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		SkipHostEnv:     true,
 		Managed:         true,
 		TLSConfig:       tlsConfig,
-		AutoMTLS:        !opts.DisableMTLS && opts.goPluginAutoMTLS,
+		AutoMTLS:        !opts.DisableMTLS && opts.GoPluginAutoMTLS,
 		StartTimeout:    opts.StartTimeout,
 		Logger:          log,
 		SyncStdout:      stderrWriter(log),
@@ -348,7 +346,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 // reconcile checks a plugin's Info (untrusted) against its manifest: only
 // declared tools with a sane description are kept; every difference is
 // noted.
-func reconcile(man *Manifest, info *sdk.Info) (map[string]sdk.ToolSpec, []string) {
+func reconcile(man *pluginhost.Manifest, info *sdk.Info) (map[string]sdk.ToolSpec, []string) {
 	var notes []string
 	if info.Name != man.Name {
 		notes = append(notes, fmt.Sprintf("the plugin calls itself %q but its manifest names it %q", info.Name, man.Name))
@@ -360,8 +358,8 @@ func reconcile(man *Manifest, info *sdk.Info) (map[string]sdk.ToolSpec, []string
 	tools := map[string]sdk.ToolSpec{}
 	for _, t := range info.Tools {
 		switch {
-		case !toolNameRE.MatchString(t.Name):
-			notes = append(notes, fmt.Sprintf("tool name %q is invalid (want %s); ignored", t.Name, toolNameRE))
+		case !pluginhost.ValidToolName(t.Name):
+			notes = append(notes, fmt.Sprintf("tool name %q is invalid (want %s); ignored", t.Name, pluginhost.ToolNamePattern))
 			continue
 		case !declared[t.Name]:
 			notes = append(notes, fmt.Sprintf("tool %q is offered but not declared in the manifest; ignored", t.Name))

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pluginhost
+package launch
 
 import (
 	"net"
@@ -22,4 +22,12 @@ func peerIsOwner(c *net.UnixConn) bool {
 		ok = err == nil && int(cred.Uid) == os.Getuid()
 	})
 	return ok
+}
+
+// inode is a file's inode number (0 when unknown).
+func inode(st os.FileInfo) uint64 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return s.Ino
+	}
+	return 0
 }

@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"crypto/ecdsa"

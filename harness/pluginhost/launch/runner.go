@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 )
 
 // procRunner starts a plugin process for go-plugin. nexus uses its own
@@ -41,7 +43,7 @@ var baseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ"}
 // pluginEnv builds the child's environment: the allowed host variables,
 // then go-plugin's own (handshake cookie, protocol versions, socket folder)
 // and the TLS identity nexus issued.
-func pluginEnv(m *Manifest, goPluginEnv []string) []string {
+func pluginEnv(m *pluginhost.Manifest, goPluginEnv []string) []string {
 	var env []string
 	seen := map[string]bool{}
 	for _, list := range [][]string{baseEnv, m.Env} {
@@ -58,7 +60,7 @@ func pluginEnv(m *Manifest, goPluginEnv []string) []string {
 	return append(env, goPluginEnv...)
 }
 
-func newProcRunner(log hclog.Logger, m *Manifest, goPluginEnv []string) (*procRunner, error) {
+func newProcRunner(log hclog.Logger, m *pluginhost.Manifest, goPluginEnv []string) (*procRunner, error) {
 	exe := m.ExecutablePath()
 	cmd := exec.Command(exe, m.Args...)
 	cmd.Dir = m.Dir

@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
-func callPID(t *testing.T, m *Manager, qualified string) int {
+func callPID(t *testing.T, m *pluginhost.Manager, qualified string) int {
 	t.Helper()
 	res, err := m.CallTool(context.Background(), qualified, nil)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
-const exampleDir = "../../examples/plugins/shellguard"
+const exampleDir = "../../../examples/plugins/shellguard"
 
 // installExample builds the example plugin (its own Go module, importing
 // only the public SDK) and installs it, with its shipped manifest, into a

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pluginhost
+package launch
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -86,7 +87,7 @@ func TestHookServerDispatchAndPermissions(t *testing.T) {
 	stop := runHookServer(t, s)
 
 	// Owner-only: the folder admits nobody else, the socket neither.
-	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, socketName): 0o600} {
+	for path, want := range map[string]os.FileMode{dir: 0o700, filepath.Join(dir, pluginhost.SocketName): 0o600} {
 		st, err := os.Stat(path)
 		if err != nil {
 			t.Fatal(err)
@@ -137,7 +138,7 @@ func TestHookServerDispatchAndPermissions(t *testing.T) {
 	if alive(pid) {
 		t.Errorf("plugin %d survived the server", pid)
 	}
-	if _, err := os.Stat(filepath.Join(dir, socketName)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, pluginhost.SocketName)); !os.IsNotExist(err) {
 		t.Errorf("socket left behind: %v", err)
 	}
 	if _, err := DispatchViaServer(ctx, dir, opts, bashEvent("ls"), "nexus-test-1", time.Second); !errors.Is(err, ErrNoHookServer) {
@@ -161,14 +162,6 @@ func TestHookServerRefusesOpenFolders(t *testing.T) {
 	if _, err := DispatchViaServer(context.Background(), dir, opts, bashEvent("ls"), "x", time.Second); err == nil || errors.Is(err, ErrNoHookServer) {
 		t.Fatalf("client with a 0755 folder: %v", err)
 	}
-	// A symlinked folder is refused too.
-	link := dir + "-link"
-	if err := os.Symlink(dir, link); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkPrivateDir(link); err == nil {
-		t.Fatal("a symlinked folder was accepted")
-	}
 	// Absent: no server.
 	if _, err := DispatchViaServer(context.Background(), filepath.Join(dir, "none"), opts, bashEvent("ls"), "x", time.Second); !errors.Is(err, ErrNoHookServer) {
 		t.Fatalf("missing folder: %v", err)
@@ -178,12 +171,12 @@ func TestHookServerRefusesOpenFolders(t *testing.T) {
 func TestHookServerUnresponsive(t *testing.T) {
 	_, opts := guardProject(t)
 	dir := privateDir(t)
-	if err := ensurePrivateDir(dir); err != nil {
+	if err := pluginhost.EnsurePrivateDir(dir); err != nil {
 		t.Fatal(err)
 	}
 	// Something listens but never answers (a stopped server, a wedged
 	// one): the hook gives up at the acknowledgement deadline.
-	ln, err := net.Listen("unix", filepath.Join(dir, socketName))
+	ln, err := net.Listen("unix", filepath.Join(dir, pluginhost.SocketName))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package pluginhost
+package launch
 
 import (
 	"os/exec"

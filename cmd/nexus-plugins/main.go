@@ -1,0 +1,111 @@
+// Command nexus-plugins is nexus's plugin host: the program that speaks
+// gRPC to plugins (hashicorp/go-plugin), so that nexus itself, which runs
+// on every hook of a coding-agent host, does not pay the ~3 ms of start-up
+// that linking gRPC costs every process. nexus starts it; it is not meant
+// to be run by hand.
+//
+//	nexus-plugins host                              plugins for one nexus process, over stdin/stdout
+//	nexus-plugins serve decisions                   the bundled decision store, as a plugin
+//	nexus-plugins hook-server --project DIR [--idle D]  the per-project hook server
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
+	"github.com/nexus-harness/nexus/plugins/decisions"
+	"github.com/nexus-harness/nexus/plugins/sdk"
+)
+
+const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
+
+  nexus-plugins host                                 serve a nexus process over stdin/stdout
+  nexus-plugins serve decisions                      run the bundled decision store plugin
+  nexus-plugins hook-server --project DIR [--idle D] keep a project's event plugins running for hooks
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		if len(args) == 2 && args[1] == decisions.Name {
+			sdk.Serve(decisions.New())
+			return 0
+		}
+		fmt.Fprintf(stderr, "nexus-plugins: no built-in plugin %q (built in: %s)\n", fmt.Sprint(args[1:]), decisions.Name)
+		return 2
+	case "host":
+		return host(stdin, stdout, stderr)
+	case "hook-server":
+		return hookServer(args[1:], stderr)
+	}
+	fmt.Fprint(stderr, usage)
+	return 2
+}
+
+func logger(w io.Writer, level hclog.Level) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "plugins", Level: level, Output: w})
+}
+
+// host serves one nexus process: requests on stdin, answers on stdout
+// (nothing else is ever written there), the log on stderr. It stops its
+// plugins at the end of stdin, or on SIGINT, SIGTERM or SIGHUP.
+func host(stdin io.ReadCloser, stdout, stderr io.Writer) int {
+	proto := stdout
+	os.Stdout = os.Stderr // a stray print must not corrupt the protocol
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-sigs
+		stdin.Close() // ends ServeHost, which stops the plugins
+	}()
+	err := launch.ServeHost(context.Background(), stdin, proto, pluginhost.Options{Logger: logger(stderr, hclog.Warn)})
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		fmt.Fprintln(stderr, "nexus-plugins host:", err)
+		return 1
+	}
+	return 0
+}
+
+func hookServer(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("hook-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	project := fs.String("project", "", "the project root")
+	idle := fs.Duration("idle", pluginhost.DefaultHookServerIdle, "exit after this long without a request")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *project == "" {
+		fmt.Fprintln(stderr, "nexus-plugins hook-server: --project is required")
+		return 2
+	}
+	dir, err := pluginhost.RuntimeDir(*project)
+	if err != nil {
+		fmt.Fprintln(stderr, "nexus-plugins hook-server:", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	s := &launch.HookServer{Dir: dir, Idle: *idle, Exe: pluginhost.ExeIdentity(),
+		Base: pluginhost.Options{Logger: logger(stderr, hclog.Info), DigestCache: pluginhost.DefaultDigestCache()}}
+	if err := s.Run(ctx); err != nil && !errors.Is(err, launch.ErrHookServerRunning) {
+		fmt.Fprintln(stderr, "nexus-plugins hook-server:", err)
+		return 1
+	}
+	return 0
+}
