@@ -27,15 +27,19 @@ const HostProgramName = "nexus-plugins"
 // DefaultHostProgram finds the plugin host: next to the running program,
 // else on PATH.
 func DefaultHostProgram() (string, error) {
+	// Symlinks are resolved: the hook server compares this path with its
+	// own os.Executable.
 	exe, err := os.Executable()
 	if err == nil {
 		p := filepath.Join(filepath.Dir(exe), HostProgramName)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
+			return filepath.EvalSymlinks(p)
 		}
 	}
 	if p, err := exec.LookPath(HostProgramName); err == nil {
-		return filepath.Abs(p)
+		if p, err = filepath.Abs(p); err == nil {
+			return filepath.EvalSymlinks(p)
+		}
 	}
 	where := "this program"
 	if exe != "" {
