@@ -87,6 +87,9 @@ func TestParseHookTable(t *testing.T) {
 			t.Errorf("%q = %v, want %v", r.Event, r.Median, want[r.Event])
 		}
 	}
+	if r := rows[0]; r.P90 != 4.2 || r.Min != 2.5 || r.CPU != 2.9 {
+		t.Errorf("p90, min, cpu of %+v", r)
+	}
 }
 
 func TestRowVerdict(t *testing.T) {
@@ -101,6 +104,7 @@ func TestRowVerdict(t *testing.T) {
 		{row{target: 5000, unit: "obs/s", atLeast: true, value: 8342.4}, "PASS", "8,342 obs/s"},
 		{row{target: 5000, unit: "obs/s", atLeast: true, value: 4999}, "MISS", "4,999 obs/s"},
 		{row{target: 15, unit: "ms", na: "n/a (not measured yet)"}, "—", "n/a (not measured yet)"},
+		{row{target: 3000, unit: "ms", value: 1153.74}, "PASS", "1.154 s"},
 	} {
 		if got := c.r.resultText(); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.r, got, c.want)

@@ -76,8 +76,8 @@ func median(vs []float64) float64 {
 
 // hookRow is one event of scripts/bench-hooks.sh's table.
 type hookRow struct {
-	Event  string
-	Median float64 // ms
+	Event                 string
+	Median, P90, Min, CPU float64 // ms
 }
 
 var hookLine = regexp.MustCompile(`^\s*(.*?\S)\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+\S+\s*$`)
@@ -92,8 +92,11 @@ func parseHookTable(r io.Reader) []hookRow {
 		if m == nil {
 			continue
 		}
-		v, _ := strconv.ParseFloat(m[2], 64)
-		out = append(out, hookRow{Event: m[1], Median: v})
+		var v [4]float64
+		for i := range v {
+			v[i], _ = strconv.ParseFloat(m[2+i], 64)
+		}
+		out = append(out, hookRow{Event: m[1], Median: v[0], P90: v[1], Min: v[2], CPU: v[3]})
 	}
 	return out
 }

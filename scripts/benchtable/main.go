@@ -267,7 +267,7 @@ func measureHooks(e *env) []*row {
 		for _, h := range table {
 			if strings.HasPrefix(h.Event, prefixes[i]) {
 				r.value = h.Median
-				r.detail = h.Event
+				r.detail = fmt.Sprintf("%s: median %.2f ms, p90 %.2f ms, min %.2f ms, CPU %.2f ms", h.Event, h.Median, h.P90, h.Min, h.CPU)
 			}
 		}
 		if r.detail == "" {
@@ -489,6 +489,8 @@ func (r *row) valueText() string {
 		return fmt.Sprintf("%s obs/s", thousands(r.value))
 	case r.value < 1:
 		return fmt.Sprintf("%.3f ms", r.value)
+	case r.target >= 1000:
+		return fmt.Sprintf("%.3f s", r.value/1000)
 	}
 	return fmt.Sprintf("%.2f ms", r.value)
 }
