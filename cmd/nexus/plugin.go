@@ -489,14 +489,20 @@ func hookServerArgs(project string) []string {
 	return []string{"hook-server", "--project", project}
 }
 
-// stderrLogger writes the plugin log's warnings and errors to w.
+// stderrLogger writes the plugin log's warnings and errors to w, one line
+// each: "nexus: plugins: MSG key=value ...".
 type stderrLogger struct{ w io.Writer }
 
-func (stderrLogger) Debug(string, ...interface{}) {}
-func (stderrLogger) Info(string, ...interface{})  {}
-func (l stderrLogger) Warn(msg string, args ...interface{}) {
-	fmt.Fprintln(l.w, "nexus: plugins:", msg, fmt.Sprint(args...))
-}
-func (l stderrLogger) Error(msg string, args ...interface{}) {
-	fmt.Fprintln(l.w, "nexus: plugins:", msg, fmt.Sprint(args...))
+func (stderrLogger) Debug(string, ...interface{})            {}
+func (stderrLogger) Info(string, ...interface{})             {}
+func (l stderrLogger) Warn(msg string, args ...interface{})  { l.line(msg, args) }
+func (l stderrLogger) Error(msg string, args ...interface{}) { l.line(msg, args) }
+
+func (l stderrLogger) line(msg string, args []interface{}) {
+	var b strings.Builder
+	b.WriteString("nexus: plugins: " + msg)
+	for i := 0; i+1 < len(args); i += 2 {
+		fmt.Fprintf(&b, " %v=%v", args[i], args[i+1])
+	}
+	fmt.Fprintln(l.w, b.String())
 }
