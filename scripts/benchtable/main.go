@@ -456,20 +456,20 @@ func gcProject(proj string) error {
 func measurePlugins(e *env) []*row {
 	start := &row{figure: "plugin start to first answered call", target: 20, unit: "ms"}
 	call := &row{figure: "`tools/call` through a plugin (warm)", target: 1, unit: "ms"}
-	lines, cmdline, err := e.goBench("./harness/pluginhost/", "^BenchmarkStartToFirstCall$/^mtls$/^digest-cache$", "-benchtime", "40x")
+	lines, cmdline, err := e.goBench("./harness/pluginhost/launch/", "^BenchmarkStartToFirstCall$/^mtls$/^digest-cache$", "-benchtime", "40x")
 	start.command, start.err = "`"+cmdline+"`", err
 	if err == nil {
 		if v, _, ok := metricMedian(lines, "BenchmarkStartToFirstCall/mtls/digest-cache", "ms-median"); ok {
-			start.value, start.detail = v, "harness/pluginhost with the test plugin, median of 40 starts"
+			start.value, start.detail = v, "harness/pluginhost/launch with the test plugin, median of 40 starts"
 		} else {
 			start.err = errors.New("no ms-median for StartToFirstCall/mtls/digest-cache")
 		}
 	}
-	lines, cmdline, err = e.goBench("./harness/pluginhost/", "^BenchmarkCallTool$/^mtls$", "-benchtime", "2000x")
+	lines, cmdline, err = e.goBench("./harness/pluginhost/launch/", "^BenchmarkCallTool$/^mtls$", "-benchtime", "2000x")
 	call.command, call.err = "`"+cmdline+"`", err
 	if err == nil {
 		if v, _, ok := metricMedian(lines, "BenchmarkCallTool/mtls", "µs-median"); ok {
-			call.value, call.detail = v/1000, "harness/pluginhost gRPC round trip, median of 2000 calls"
+			call.value, call.detail = v/1000, "harness/pluginhost/launch gRPC round trip, median of 2000 calls"
 		} else {
 			call.err = errors.New("no µs-median for CallTool/mtls")
 		}
