@@ -53,6 +53,45 @@ ok  	github.com/nexus-harness/nexus/harness/mcpserver	3.1s
 	}
 }
 
+// A benchmark whose child process writes to stderr splits its result line:
+// the name, the child's output, then the figures.
+func TestParseBenchSplitLine(t *testing.T) {
+	out := "BenchmarkStdioToolCall/context-2         \tnexus mcp: some plugin tools are not served\n" +
+		"     100\t    175243 ns/op\t         0.1760 ms-median\t         0.3280 ms-p99\n" +
+		"nexus mcp: another line\n" +
+		"BenchmarkStdioToolCall/task_update-2     \tnexus mcp: some plugin tools are not served\n" +
+		"nexus mcp: and another\n" +
+		"     100\t   1633254 ns/op\t         1.599 ms-median\t         2.179 ms-p99\n"
+	lines, err := parseBench(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _, ok := metricMedian(lines, "BenchmarkStdioToolCall/context", "ms-median"); !ok || v != 0.176 {
+		t.Errorf("context: %v %v (%+v)", v, ok, lines)
+	}
+	if v, _, ok := metricMedian(lines, "BenchmarkStdioToolCall/task_update", "ms-median"); !ok || v != 1.599 {
+		t.Errorf("task_update: %v %v (%+v)", v, ok, lines)
+	}
+}
+
+func TestParsePluginTable(t *testing.T) {
+	out := `    plugin_bench_test.go:290: 
+        plugin latency, wall time per process (load average: 1.0 1.0 1.0 1/100 1)
+        case                                                        runs    median       p90       min  budget
+        nexus mcp: start to tools/list, 5 plugins + store             34   61.20ms   70.00ms   55.10ms   150ms
+        PreToolUse Bash, 1 subscriber, hook server (deny)            100    6.10ms    7.00ms    5.00ms    15ms
+        (reference) PreToolUse Bash, no plugins (plain hook)         100    4.90ms    5.50ms    4.00ms       -
+`
+	rows := parsePluginTable(strings.NewReader(out))
+	if len(rows) != 3 || rows[0].Event != "nexus mcp: start to tools/list, 5 plugins + store" || rows[0].Median != 61.2 ||
+		rows[1].P90 != 7 || rows[2].Min != 4 {
+		t.Errorf("rows %+v", rows)
+	}
+	if len(parseHookTable(strings.NewReader(out))) != 0 {
+		t.Error("the hook table parser read the plugin table")
+	}
+}
+
 func TestMedian(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64

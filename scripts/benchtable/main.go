@@ -50,7 +50,6 @@ type env struct {
 	root, core, work, bin string
 	runs, confRuns        int
 	nexusEnv              []string // a clean environment for nexus processes
-	listed                map[string]bool
 }
 
 // measurer produces one or more rows.
@@ -62,14 +61,12 @@ type measurer struct {
 var measurers = []measurer{
 	{"cli", measureCLI},
 	{"hooks", measureHooks},
-	{"hook-plugin", measureHookPlugin},
 	{"conformance", measureConformance},
 	{"mcp", measureMCP},
 	{"decisions", measureDecisions},
 	{"observe", measureObserve},
 	{"gc", measureGC},
 	{"plugins", measurePlugins},
-	{"mcp-plugins", measureMCPPlugins},
 }
 
 func main() {
@@ -179,21 +176,6 @@ func (e *env) goBench(pkg, pattern string, args ...string) ([]benchLine, string,
 	return lines, cmdline, err
 }
 
-// hasBenchmark reports whether pkg declares the benchmark (for figures
-// whose benchmark other work has yet to add).
-func (e *env) hasBenchmark(pkg, name string) bool {
-	if e.listed == nil {
-		e.listed = map[string]bool{}
-	}
-	key := pkg + " " + name
-	if v, ok := e.listed[key]; ok {
-		return v
-	}
-	out, err := e.goCmd("test", "-list", "^"+name+"$", pkg)
-	e.listed[key] = err == nil && regexp.MustCompile(`(?m)^`+name+`$`).Match(out)
-	return e.listed[key]
-}
-
 func quoteArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
@@ -277,40 +259,6 @@ func measureHooks(e *env) []*row {
 		}
 	}
 	return rows
-}
-
-func measureHookPlugin(e *env) []*row {
-	r := &row{figure: "hook `PreToolUse`, one subscribed plugin", target: 15, unit: "ms"}
-	pluginBench(e, r, "BenchmarkHookPreToolUseOnePlugin")
-	return []*row{r}
-}
-
-func measureMCPPlugins(e *env) []*row {
-	r := &row{figure: "`nexus mcp` with 5 plugins: `tools/list`", target: 150, unit: "ms"}
-	pluginBench(e, r, "BenchmarkMCPFivePluginsToolsList")
-	return []*row{r}
-}
-
-// pluginBench fills a row from a cmd/nexus benchmark through the nexus
-// binary reporting ms-median, when that benchmark exists.
-func pluginBench(e *env, r *row, name string) {
-	if !e.hasBenchmark("./cmd/nexus", name) {
-		r.na = "n/a (not measured yet)"
-		r.command = fmt.Sprintf("needs %s in cmd/nexus", name)
-		return
-	}
-	lines, cmdline, err := e.goBench("./cmd/nexus", "^"+name+"$", "-benchtime", "20x", "-count", "3")
-	r.command = "`" + cmdline + "`"
-	if err != nil {
-		r.err = err
-		return
-	}
-	v, n, ok := metricMedian(lines, name, "ms-median")
-	if !ok {
-		r.err = fmt.Errorf("%s reported no ms-median", name)
-		return
-	}
-	r.value, r.detail = v, fmt.Sprintf("median of %d runs", n)
 }
 
 func measureConformance(e *env) []*row {
@@ -450,31 +398,73 @@ func gcProject(proj string) error {
 	return nil
 }
 
-// measurePlugins reads the plugin host's own benchmarks: a cold plugin
-// answering its first call, and a call to a running plugin, with mTLS and
-// the digest cache as `nexus` runs plugins.
+// measurePlugins runs scripts/bench-plugins.sh: TestPluginLatency times
+// whole processes of the built binary (`nexus mcp` to its tools/list answer
+// with five plugins; a PreToolUse hook with one subscribed plugin through
+// the warm hook server), then the Go benchmarks of the bundled decision
+// store: its start to the first answered call, and a tools/call round trip
+// through `nexus mcp` to it.
 func measurePlugins(e *env) []*row {
+	hook := &row{figure: "hook `PreToolUse`, one subscribed plugin", target: 15, unit: "ms"}
+	mcp := &row{figure: "`nexus mcp` with 5 plugins: start to `tools/list`", target: 150, unit: "ms"}
 	start := &row{figure: "plugin start to first answered call", target: 20, unit: "ms"}
-	call := &row{figure: "`tools/call` through a plugin (warm)", target: 1, unit: "ms"}
-	lines, cmdline, err := e.goBench("./harness/pluginhost/launch/", "^BenchmarkStartToFirstCall$/^mtls$/^digest-cache$", "-benchtime", "40x")
-	start.command, start.err = "`"+cmdline+"`", err
-	if err == nil {
-		if v, _, ok := metricMedian(lines, "BenchmarkStartToFirstCall/mtls/digest-cache", "ms-median"); ok {
-			start.value, start.detail = v, "harness/pluginhost/launch with the test plugin, median of 40 starts"
-		} else {
-			start.err = errors.New("no ms-median for StartToFirstCall/mtls/digest-cache")
+	call := &row{figure: "MCP `tools/call` through a plugin (warm)", target: 1, unit: "ms"}
+	rows := []*row{hook, mcp, start, call}
+	runs := max(e.runs/2, 10)
+	cmdline := fmt.Sprintf("RUNS=%d scripts/bench-plugins.sh", runs)
+	for _, r := range rows {
+		r.command = "`" + cmdline + "`"
+	}
+	if _, err := os.Stat(filepath.Join(e.root, "scripts", "bench-plugins.sh")); err != nil {
+		for _, r := range rows {
+			r.na, r.command = "n/a (not measured yet)", "needs scripts/bench-plugins.sh"
+		}
+		return rows
+	}
+	cmd := exec.Command("sh", "scripts/bench-plugins.sh")
+	cmd.Dir = e.root
+	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", runs), "BENCHTIME=200x")
+	out, runErr := cmd.CombinedOutput()
+	table := parsePluginTable(bytes.NewReader(out))
+	for r, prefix := range map[*row]string{hook: "PreToolUse Bash, 1 subscriber, hook server (deny)", mcp: "nexus mcp: start to tools/list"} {
+		for _, h := range table {
+			if strings.HasPrefix(h.Event, prefix) {
+				r.value = h.Median
+				r.detail = fmt.Sprintf("%s: median %.2f ms, p90 %.2f ms, min %.2f ms", h.Event, h.Median, h.P90, h.Min)
+			}
+		}
+		if r.detail == "" {
+			r.err = fmt.Errorf("%s printed no %q row (%v):\n%s", cmdline, prefix, runErr, tail(out, 15))
 		}
 	}
-	lines, cmdline, err = e.goBench("./harness/pluginhost/launch/", "^BenchmarkCallTool$/^mtls$", "-benchtime", "2000x")
-	call.command, call.err = "`"+cmdline+"`", err
-	if err == nil {
-		if v, _, ok := metricMedian(lines, "BenchmarkCallTool/mtls", "µs-median"); ok {
-			call.value, call.detail = v/1000, "harness/pluginhost/launch gRPC round trip, median of 2000 calls"
-		} else {
-			call.err = errors.New("no µs-median for CallTool/mtls")
+	for _, h := range table {
+		if strings.Contains(h.Event, "in-process") || strings.Contains(h.Event, "no plugins") || strings.Contains(h.Event, "(allow)") {
+			hook.detail += fmt.Sprintf("; %s: median %.2f ms", h.Event, h.Median)
 		}
 	}
-	return []*row{start, call}
+	// The script stops before its Go benchmarks when a latency budget is
+	// missed; they are then run here.
+	lines, err := parseBench(bytes.NewReader(out))
+	if _, _, ok := metricMedian(lines, "BenchmarkDecisionsPluginStart", "ms-median"); !ok || err != nil {
+		var cl string
+		lines, cl, err = e.goBench("./cmd/nexus", "^(BenchmarkDecisionsPluginStart|BenchmarkMCPPluginToolCall)$", "-benchtime", "200x")
+		start.command, call.command = "`"+cl+"`", "`"+cl+"`"
+		if err != nil {
+			start.err, call.err = err, err
+			return rows
+		}
+	}
+	if v, _, ok := metricMedian(lines, "BenchmarkDecisionsPluginStart", "ms-median"); ok {
+		start.value, start.detail = v, "the bundled decision store (nexus-plugins serve decisions), median of 200 starts to its first check_decision answer"
+	} else {
+		start.err = errors.New("no ms-median from BenchmarkDecisionsPluginStart")
+	}
+	if v, _, ok := metricMedian(lines, "BenchmarkMCPPluginToolCall", "µs-median"); ok {
+		call.value, call.detail = v/1000, "check_decision through the built `nexus mcp` to the decision store, median of 200 calls"
+	} else {
+		call.err = errors.New("no µs-median from BenchmarkMCPPluginToolCall")
+	}
+	return rows
 }
 
 // --- output -------------------------------------------------------------
