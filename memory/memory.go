@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/config"
@@ -31,9 +32,13 @@ const LeadAgent = "lead"
 type Options struct {
 	// Store is the project's state store (required).
 	Store *state.Store
-	// Policy is the distribution's memory policy (required): categories,
-	// prefixes, naming pattern.
+	// Policy is the distribution's memory policy (this or PolicyFunc is
+	// required): categories, prefixes, naming pattern.
 	Policy *vocabulary.MemoryPolicy
+	// PolicyFunc supplies the policy on first need instead: a hook that only
+	// observes reads never needs it, and getting it costs decoding the
+	// distribution's manifest.
+	PolicyFunc func() *vocabulary.MemoryPolicy
 	// Config supplies memory.* and mcp.tool_prefix; nil = built-in defaults.
 	Config *config.Config
 	// Now is the clock; nil = the store's clock, else time.Now.
@@ -49,8 +54,11 @@ type Options struct {
 // Manager runs the memory lifecycle of one project.
 type Manager struct {
 	store      *state.Store
+	policyOnce sync.Once
+	policyFn   func() *vocabulary.MemoryPolicy
 	categories []vocabulary.MemoryCategory
 	naming     *regexp.Regexp
+	policyErr  error
 	gc         GCPolicy
 	threshold  float64
 	toolPrefix string
@@ -96,20 +104,17 @@ func New(o Options) (*Manager, error) {
 	if o.Store == nil {
 		return nil, errors.New("memory: no state store")
 	}
-	if o.Policy == nil || len(o.Policy.Categories) == 0 {
-		return nil, errors.New("memory: the nexus-core memory policy has no categories")
+	policyFn := o.PolicyFunc
+	if o.Policy != nil {
+		p := o.Policy
+		policyFn = func() *vocabulary.MemoryPolicy { return p }
+	}
+	if policyFn == nil {
+		return nil, errors.New("memory: no memory policy")
 	}
 	cfg := o.Config
 	if cfg == nil {
 		cfg = config.Defaults()
-	}
-	pattern := o.Policy.Naming.Pattern
-	if pattern == "" {
-		pattern = `^[a-z0-9][a-z0-9-]*\.md$`
-	}
-	naming, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("memory policy naming.pattern %q: %w", pattern, err)
 	}
 	now := o.Now
 	if now == nil {
@@ -124,8 +129,7 @@ func New(o Options) (*Manager, error) {
 	}
 	m := &Manager{
 		store:      o.Store,
-		categories: o.Policy.Categories,
-		naming:     naming,
+		policyFn:   policyFn,
 		gc:         PolicyFromConfig(cfg),
 		threshold:  cfg.Float("memory.merge.threshold"),
 		toolPrefix: cfg.String("mcp.tool_prefix"),
@@ -133,7 +137,34 @@ func New(o Options) (*Manager, error) {
 		git:        git,
 		onAutoGC:   o.OnAutoGC,
 	}
+	if o.Policy != nil {
+		if err := m.policy(); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
+}
+
+// policy resolves the categories and naming rule (once).
+func (m *Manager) policy() error {
+	m.policyOnce.Do(func() {
+		p := m.policyFn()
+		if p == nil || len(p.Categories) == 0 {
+			m.policyErr = errors.New("memory: the nexus-core memory policy has no categories")
+			return
+		}
+		pattern := p.Naming.Pattern
+		if pattern == "" {
+			pattern = `^[a-z0-9][a-z0-9-]*\.md$`
+		}
+		naming, err := regexp.Compile(pattern)
+		if err != nil {
+			m.policyErr = fmt.Errorf("memory policy naming.pattern %q: %w", pattern, err)
+			return
+		}
+		m.categories, m.naming = p.Categories, naming
+	})
+	return m.policyErr
 }
 
 // Dir is the memory directory.
@@ -217,6 +248,7 @@ func inside(dir, p string) (string, bool) {
 
 // category returns the policy category with the given id.
 func (m *Manager) category(id string) (vocabulary.MemoryCategory, bool) {
+	m.policy()
 	for _, c := range m.categories {
 		if c.ID == id {
 			return c, true
@@ -226,6 +258,7 @@ func (m *Manager) category(id string) (vocabulary.MemoryCategory, bool) {
 }
 
 func (m *Manager) categoryIDs() []string {
+	m.policy()
 	ids := make([]string, len(m.categories))
 	for i, c := range m.categories {
 		ids[i] = c.ID
@@ -235,6 +268,7 @@ func (m *Manager) categoryIDs() []string {
 
 // categoryOf returns the category a file name's prefix puts it in.
 func (m *Manager) categoryOf(name string) (vocabulary.MemoryCategory, bool) {
+	m.policy()
 	for _, c := range m.categories {
 		if c.Prefix != "" && strings.HasPrefix(name, c.Prefix) {
 			return c, true

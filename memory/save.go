@@ -61,6 +61,9 @@ func (m *Manager) FileName(category, topic string) (string, error) {
 		return "", inputErrorf("topic %q has %d word(s); a memory topic is 2–4 descriptive words (e.g. \"sqlite lock timeouts\")", topic, len(ws))
 	}
 	name := c.Prefix + strings.Join(ws, "-") + ".md"
+	if err := m.policy(); err != nil {
+		return "", err
+	}
 	if !m.naming.MatchString(name) {
 		return "", inputErrorf("file name %q does not match the memory naming pattern %s", name, m.naming)
 	}

@@ -83,7 +83,7 @@ func fuzzFile(f *testing.F, rel string, parts ...string) {
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if c, err := LoadManifest(dir); err == nil && c.Manifest == nil {
+		if c, err := LoadManifest(dir); err == nil && c.Manifest() == nil {
 			t.Fatal("LoadManifest returned no manifest and no error")
 		}
 		checkReport(t, Validate(dir, schemas))

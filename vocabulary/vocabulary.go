@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // SupportedRange names the nexus-core versions nexus implements.
@@ -43,25 +44,41 @@ func (e *VersionError) Error() string {
 
 // Core is a loaded distribution, as seen through its manifest.
 type Core struct {
-	Dir      string
-	Manifest *Manifest
+	Dir string
+
+	path string
+	raw  []byte
+	once sync.Once
+	m    *Manifest
+	err  error
 
 	agents map[string]*Agent
 	skills map[string]*Skill
 	caps   map[string]*Capability
 }
 
-// LoadManifest reads dir/manifest.json, applies the version gate and indexes
+// LoadManifest reads dir/manifest.json, applies the version gate and decodes
 // it. It does not read or validate the YAML sources.
 func LoadManifest(dir string) (*Core, error) {
-	m, err := readManifest(dir)
+	c, err := OpenManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	return newCore(dir, m), nil
+	if err := c.decode(); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
-func readManifest(dir string) (*Manifest, error) {
+// OpenManifest reads dir/manifest.json and applies the version gate, but
+// decodes the catalog only when it is first asked a question. A hook
+// process that never looks at agents, skills or tags (PostToolUse, most of
+// the time) then does not pay for decoding 20 KB of JSON into typed values,
+// about a millisecond in a fresh process. If the deferred decoding fails,
+// the first accessor panics with the error (the hook runner recovers and
+// applies its failure policy); callers that cannot tolerate that use
+// LoadManifest.
+func OpenManifest(dir string) (*Core, error) {
 	path := filepath.Join(dir, "manifest.json")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -70,15 +87,44 @@ func readManifest(dir string) (*Manifest, error) {
 		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	// The version gate needs two top-level strings; decoding into a small
+	// struct also checks the whole document is JSON.
+	var head struct {
+		NexusCoreVersion      string `json:"nexus_core_version"`
+		SchemaContractVersion string `json:"schema_contract_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
-	if err := CheckVersion(dir, &m); err != nil {
+	if err := CheckVersion(dir, &Manifest{NexusCoreVersion: head.NexusCoreVersion, SchemaContractVersion: head.SchemaContractVersion}); err != nil {
 		return nil, err
 	}
-	return &m, nil
+	return &Core{Dir: dir, path: path, raw: data}, nil
 }
+
+func (c *Core) decode() error {
+	c.once.Do(func() {
+		var m Manifest
+		if err := json.Unmarshal(c.raw, &m); err != nil {
+			c.err = fmt.Errorf("parse %s: %w", c.path, err)
+			return
+		}
+		c.raw = nil
+		c.index(&m)
+	})
+	return c.err
+}
+
+// load decodes on first use; see OpenManifest.
+func (c *Core) load() *Manifest {
+	if err := c.decode(); err != nil {
+		panic(err)
+	}
+	return c.m
+}
+
+// Manifest returns the decoded manifest.json.
+func (c *Core) Manifest() *Manifest { return c.load() }
 
 // CheckVersion applies the version gate to a parsed manifest.
 func CheckVersion(dir string, m *Manifest) error {
@@ -136,9 +182,9 @@ func readPackageVersion(dir string) string {
 	return p.Version
 }
 
-func newCore(dir string, m *Manifest) *Core {
-	c := &Core{Dir: dir, Manifest: m,
-		agents: map[string]*Agent{}, skills: map[string]*Skill{}, caps: map[string]*Capability{}}
+func (c *Core) index(m *Manifest) {
+	c.m = m
+	c.agents, c.skills, c.caps = map[string]*Agent{}, map[string]*Skill{}, map[string]*Capability{}
 	for i := range m.Agents {
 		c.agents[m.Agents[i].ID] = &m.Agents[i]
 	}
@@ -148,35 +194,37 @@ func newCore(dir string, m *Manifest) *Core {
 	for i := range m.Vocabulary.Capabilities {
 		c.caps[m.Vocabulary.Capabilities[i].ID] = &m.Vocabulary.Capabilities[i]
 	}
-	return c
 }
 
 // Version is the distribution's nexus_core_version.
-func (c *Core) Version() string { return c.Manifest.NexusCoreVersion }
+func (c *Core) Version() string { return c.load().NexusCoreVersion }
 
 // Agent returns the agent role with the given id.
 func (c *Core) Agent(id string) (*Agent, bool) {
+	c.load()
 	a, ok := c.agents[id]
 	return a, ok
 }
 
 // Skill returns the skill with the given id.
 func (c *Core) Skill(id string) (*Skill, bool) {
+	c.load()
 	s, ok := c.skills[id]
 	return s, ok
 }
 
 // Capability returns the capability with the given id.
 func (c *Core) Capability(id string) (*Capability, bool) {
+	c.load()
 	cp, ok := c.caps[id]
 	return cp, ok
 }
 
 // Tags returns the tag entries in file order.
-func (c *Core) Tags() []Tag { return c.Manifest.Vocabulary.Tags }
+func (c *Core) Tags() []Tag { return c.load().Vocabulary.Tags }
 
 // MemoryPolicy returns the memory policy.
-func (c *Core) MemoryPolicy() *MemoryPolicy { return &c.Manifest.Vocabulary.MemoryPolicy }
+func (c *Core) MemoryPolicy() *MemoryPolicy { return &c.load().Vocabulary.MemoryPolicy }
 
 // SkillBodyPath returns the path of a skill's body.md.
 func (c *Core) SkillBodyPath(id string) string {
@@ -190,7 +238,7 @@ func (c *Core) AgentBodyPath(id string) string {
 
 // ReadSkillBody returns a skill's body.md text.
 func (c *Core) ReadSkillBody(id string) (string, error) {
-	if _, ok := c.skills[id]; !ok {
+	if _, ok := c.Skill(id); !ok {
 		return "", fmt.Errorf("skill %q is not in %s/manifest.json", id, c.Dir)
 	}
 	b, err := os.ReadFile(c.SkillBodyPath(id))

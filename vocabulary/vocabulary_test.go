@@ -116,3 +116,40 @@ func TestLocate(t *testing.T) {
 		t.Fatalf("node_modules walk: %q %v", got, err)
 	}
 }
+
+func TestOpenManifestDefersDecoding(t *testing.T) {
+	src := testenv.CoreDir(t)
+	dir := t.TempDir()
+	for _, f := range []string{"manifest.json", "VERSION"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+	}
+	c, err := OpenManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.m != nil {
+		t.Fatal("OpenManifest decoded the catalog eagerly")
+	}
+	if a, ok := c.Agent("engineer"); !ok || a.ResumeTier != "bounded" {
+		t.Fatalf("engineer = %+v", a)
+	}
+	// A catalog that is JSON but not the right shape fails at first use.
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"nexus_core_version":"0.10.0","schema_contract_version":"2.0","agents":{"x":1}}`), 0o644)
+	c, err = OpenManifest(dir)
+	if err != nil {
+		t.Fatalf("the header is fine, so OpenManifest succeeds: %v", err)
+	}
+	if _, err := LoadManifest(dir); err == nil {
+		t.Fatal("LoadManifest must report the bad catalog")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("first use of a bad catalog must panic with the decoding error")
+		}
+	}()
+	c.Tags()
+}

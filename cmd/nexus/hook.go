@@ -95,6 +95,7 @@ func hookProject(a *app, hostName string, ev lifecycle.Event) {
 // handler writes a state file that has one.
 func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine, error) {
 	hookProject(a, hostName, ev)
+	a.lazyCore = true
 	he, err := engineFor(a, "")
 	if err != nil {
 		return nil, err
@@ -113,7 +114,7 @@ func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine,
 		Plugins:     newHookPlugins(a),
 		PluginTool:  hookPluginTool(a),
 	}
-	mem, err := memory.New(memory.Options{Store: he.Store, Policy: he.Core.MemoryPolicy(), Config: he.Config})
+	mem, err := memory.New(memory.Options{Store: he.Store, PolicyFunc: he.Core.MemoryPolicy, Config: he.Config})
 	lc := lifecycle.New(opts)
 	if err != nil {
 		lc.Log().Log(context.Background(), "warn", ev.Name, ev.AgentID, "memory features are off: "+err.Error())

@@ -29,8 +29,11 @@ type app struct {
 	root *cobra.Command
 
 	projectFlag string
-	coreFlag    string
-	jsonOut     bool
+	// lazyCore defers decoding the distribution's manifest to first use
+	// (hook processes; see vocabulary.OpenManifest).
+	lazyCore bool
+	coreFlag string
+	jsonOut  bool
 
 	cfgOnce sync.Once
 	cfg     *config.Config
@@ -163,6 +166,9 @@ func (a *app) Core() (*vocabulary.Core, error) {
 	dir, err := a.CoreDir()
 	if err != nil {
 		return nil, err
+	}
+	if a.lazyCore {
+		return vocabulary.OpenManifest(dir)
 	}
 	return vocabulary.LoadManifest(dir)
 }

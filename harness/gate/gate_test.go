@@ -52,7 +52,7 @@ func TestEveryBlockedClassMapsToATool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	caps := core.Manifest.Vocabulary.Capabilities
+	caps := core.Manifest().Vocabulary.Capabilities
 	if len(caps) == 0 {
 		t.Fatal("the distribution declares no capabilities")
 	}

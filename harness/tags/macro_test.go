@@ -67,7 +67,7 @@ func TestActivateShippedSkills(t *testing.T) {
 	d := New(core.Tags())
 	for _, host := range []string{"claude", "neutral"} {
 		p := ProfileFor(host, d, "nx_")
-		for _, s := range core.Manifest.Skills {
+		for _, s := range core.Manifest().Skills {
 			st, err := ActivateSkill(core, s.ID, "", p)
 			if err != nil {
 				t.Fatal(err)

@@ -130,7 +130,7 @@ func ActivateSkill(core *vocabulary.Core, skillID, mode string, p *Profile) (Ski
 		return SkillText{}, err
 	}
 	known := map[string]bool{}
-	for _, inv := range core.Manifest.Vocabulary.Invocations {
+	for _, inv := range core.Manifest().Vocabulary.Invocations {
 		known[inv.ID] = true
 	}
 	st := SkillText{Skill: skillID, Mode: mode}
