@@ -169,7 +169,7 @@ func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
 		}
 		v := readVersionFile(dir)
 		msg := missingManifest(dir).Error()
-		if v != "" && supportedVersion.MatchString(v) {
+		if v != "" && supportedVersion.Re().MatchString(v) {
 			msg = fmt.Sprintf("manifest.json is missing although VERSION says %s: the distribution is incomplete; reinstall it (npm install @moreih29/nexus-core@%s)", v, v)
 		}
 		return v, []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version", Message: msg}}, true
@@ -192,7 +192,7 @@ func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
 	}
 	if m.NexusCoreVersion == "" {
 		v := readVersionFile(dir)
-		if v != "" && !supportedVersion.MatchString(v) {
+		if v != "" && !supportedVersion.Re().MatchString(v) {
 			return v, []Finding{{Severity: SeverityError, File: "VERSION", Path: "$", Gate: "version",
 				Message: (&VersionError{Dir: dir, Found: v, Problem: "the VERSION file names a version outside the supported range"}).Error()}}, true
 		}

@@ -14,15 +14,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/nexus-harness/nexus/internal/lazyregexp"
 )
 
 // SupportedRange names the nexus-core versions nexus implements.
 const SupportedRange = ">=0.10.0 <0.13.0"
 
-var supportedVersion = regexp.MustCompile(`^0\.1[0-2]\.[0-9]+(-[a-z0-9.-]+)?$`)
+var supportedVersion = lazyregexp.New(`^0\.1[0-2]\.[0-9]+(-[a-z0-9.-]+)?$`)
 
 // SchemaContractVersion is the manifest schema contract nexus understands.
 const SchemaContractVersion = "2.0"
@@ -128,7 +129,7 @@ func (c *Core) Manifest() *Manifest { return c.load() }
 
 // CheckVersion applies the version gate to a parsed manifest.
 func CheckVersion(dir string, m *Manifest) error {
-	if !supportedVersion.MatchString(m.NexusCoreVersion) {
+	if !supportedVersion.Re().MatchString(m.NexusCoreVersion) {
 		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: "nexus_core_version is outside the supported range"}
 	}
 	if m.SchemaContractVersion != SchemaContractVersion {

@@ -14,12 +14,11 @@ import (
 
 	"github.com/nexus-harness/nexus/conformance"
 	"github.com/nexus-harness/nexus/conformance/nexustarget"
+	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/schema"
 )
 
 func init() { register(newConformanceCmd) }
-
-var harnessIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 type conformanceFlags struct {
 	fixtures   []string
@@ -86,7 +85,7 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 			return usagef("--tool-prefix only applies with --target")
 		}
 	}
-	if !harnessIDPattern.MatchString(fl.harnessID) {
+	if !state.ValidHarnessID(fl.harnessID) {
 		return usagef("--harness-id %q must match ^[a-z][a-z0-9-]*$ (nexus-core's harness_id pattern)", fl.harnessID)
 	}
 	var filter *regexp.Regexp

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/yamljson"
 )
 
@@ -445,22 +446,10 @@ func (c *Config) validate() error {
 			return &Error{Where: c.sources[key].String(), Key: key, Msg: fmt.Sprintf("%q is not one of %s", v, strings.Join(allowed, ", "))}
 		}
 	}
-	if id := c.String("harness.id"); !validHarnessID(id) {
+	if id := c.String("harness.id"); !state.ValidHarnessID(id) {
 		return &Error{Where: c.sources["harness.id"].String(), Key: "harness.id", Msg: fmt.Sprintf("%q must match ^[a-z][a-z0-9-]*$", id)}
 	}
 	return nil
-}
-
-func validHarnessID(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for _, r := range s {
-		if !(r == '-' || (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')) {
-			return false
-		}
-	}
-	return true
 }
 
 // String returns a string value.

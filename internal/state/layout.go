@@ -7,16 +7,26 @@ package state
 import (
 	"fmt"
 	"path/filepath"
-	"regexp"
 )
 
 // DefaultHarnessID is nexus's own namespace under .nexus/state/.
 const DefaultHarnessID = "nexus"
 
-var harnessIDPattern = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
-
-// ValidHarnessID reports whether id matches nexus-core's harness_id pattern.
-func ValidHarnessID(id string) bool { return harnessIDPattern.MatchString(id) }
+// ValidHarnessID reports whether id matches nexus-core's harness_id
+// pattern, ^[a-z][a-z0-9-]*$ (checked by hand: every hook process asks, and
+// compiling the regexp would cost more than the check).
+func ValidHarnessID(id string) bool {
+	if id == "" || id[0] < 'a' || id[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(id); i++ {
+		c := id[i]
+		if !(c == '-' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // Layout names every path of the nexus-core .nexus/ tree for one project
 // and one harness id.
