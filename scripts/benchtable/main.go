@@ -553,9 +553,13 @@ func printTable(w io.Writer, rows []*row, e *env, took time.Duration) {
 		line(c)
 	}
 	fmt.Fprintln(w, "\nCORE = "+e.core+"; `nexus` is built like `make build`; proctime = internal/proctime (fork/exec, median wall time).")
+	var lastErr string
 	for _, r := range rows {
 		switch {
+		case r.err != nil && r.err.Error() == lastErr:
+			fmt.Fprintf(w, "ERROR %s: the same\n", r.figure)
 		case r.err != nil:
+			lastErr = r.err.Error()
 			fmt.Fprintf(w, "\nERROR %s: %v\n\n", r.figure, r.err)
 		case r.detail != "":
 			fmt.Fprintf(w, "- %s: %s\n", r.figure, r.detail)
