@@ -10,6 +10,7 @@
 package vocabulary
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -88,19 +89,52 @@ func OpenManifest(dir string) (*Core, error) {
 		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	// The version gate needs two top-level strings; decoding into a small
-	// struct also checks the whole document is JSON.
-	var head struct {
-		NexusCoreVersion      string `json:"nexus_core_version"`
-		SchemaContractVersion string `json:"schema_contract_version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	// The version gate needs two top-level strings, which come first in
+	// every manifest nexus-core generates: read tokens only until both are
+	// seen, leaving the rest for the deferred decoding.
+	head, err := readHead(data)
+	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
-	if err := CheckVersion(dir, &Manifest{NexusCoreVersion: head.NexusCoreVersion, SchemaContractVersion: head.SchemaContractVersion}); err != nil {
+	if err := CheckVersion(dir, head); err != nil {
 		return nil, err
 	}
 	return &Core{Dir: dir, path: path, raw: data}, nil
+}
+
+// readHead extracts nexus_core_version and schema_contract_version from a
+// manifest without decoding the catalog.
+func readHead(data []byte) (*Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil {
+		return nil, err
+	} else if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("the top level is not a JSON object")
+	}
+	m := &Manifest{}
+	seen := 0
+	for seen < 2 && dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		var dst any
+		switch t {
+		case "nexus_core_version":
+			dst = &m.NexusCoreVersion
+		case "schema_contract_version":
+			dst = &m.SchemaContractVersion
+		default:
+			dst = new(json.RawMessage)
+		}
+		if err := dec.Decode(dst); err != nil {
+			return nil, fmt.Errorf("member %v: %w", t, err)
+		}
+		if _, ok := dst.(*json.RawMessage); !ok {
+			seen++
+		}
+	}
+	return m, nil
 }
 
 func (c *Core) decode() error {
