@@ -14,7 +14,7 @@ import (
 	"github.com/nexus-harness/nexus/memory"
 )
 
-func init() { register(newHookCmd) }
+func init() { registerHot("hook", newHookCmd) }
 
 func newHookCmd(a *app) *cobra.Command {
 	var hostName string

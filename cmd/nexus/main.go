@@ -17,7 +17,7 @@ func main() {
 // run executes the CLI and returns the process exit code. Usage errors exit
 // 2, failures 1; commands that need another code return an *exitError.
 func run(args []string) int {
-	root := newRootCmd()
+	root := newRootCmdFor(args)
 	root.SetArgs(args)
 	err := root.Execute()
 	if err == nil {

@@ -23,6 +23,17 @@ var commandFactories []func(*app) *cobra.Command
 
 func register(f func(*app) *cobra.Command) { commandFactories = append(commandFactories, f) }
 
+// hotCommands are registered by name as well: when the first argument
+// names one, the root is built with that command alone. `nexus hook` runs
+// on every tool call, and building the whole command tree (the decision
+// store's included) is time a hook would pay for nothing.
+var hotCommands = map[string]func(*app) *cobra.Command{}
+
+func registerHot(name string, f func(*app) *cobra.Command) {
+	hotCommands[name] = f
+	register(f)
+}
+
 // app is the state shared by every command: global flags and the lazily
 // loaded configuration and distribution.
 type app struct {
@@ -44,7 +55,10 @@ type app struct {
 	projErr  error
 }
 
-func newRootCmd() *cobra.Command {
+func newRootCmd() *cobra.Command { return newRootCmdFor(nil) }
+
+// newRootCmdFor builds the root for the given arguments (see hotCommands).
+func newRootCmdFor(args []string) *cobra.Command {
 	a := &app{}
 	root := &cobra.Command{
 		Use:   "nexus",
@@ -67,6 +81,10 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 	pf.StringVar(&a.coreFlag, "core", "", "nexus-core distribution directory (overrides NEXUS_CORE_DIR and core.dir)")
 	pf.BoolVar(&a.jsonOut, "json", false, "print data as JSON where the command prints data")
 	a.root = root
+	if len(args) > 0 && hotCommands[args[0]] != nil {
+		root.AddCommand(hotCommands[args[0]](a))
+		return root
+	}
 	for _, f := range commandFactories {
 		root.AddCommand(f(a))
 	}
@@ -174,7 +192,7 @@ func (a *app) Core() (*vocabulary.Core, error) {
 }
 
 func init() {
-	register(func(a *app) *cobra.Command {
+	registerHot("version", func(a *app) *cobra.Command {
 		return &cobra.Command{
 			Use:   "version",
 			Short: "Print the nexus version and the nexus-core versions it implements",
