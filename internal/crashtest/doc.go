@@ -3,5 +3,5 @@
 // write (crash consistency), and two harnesses sharing one .nexus/ at the
 // same time (co-running). The package has no code of its own; the tests
 // drive the built nexus binary and, for the in-process write paths, the
-// test binary re-executed as a worker. See docs/crash-consistency.md.
+// test binary re-executed as a worker. See docs/hardening.md.
 package crashtest
