@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 func TestSubscribedSkimsOnly(t *testing.T) {
@@ -11,13 +13,13 @@ func TestSubscribedSkimsOnly(t *testing.T) {
 	sha := strings.Repeat("a", 64)
 	project := t.TempDir()
 	dir := ProjectPluginDir(project)
-	writeManifest(t, dir, spec{name: "bash", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 2s, on_failure: fail-open, tools: [Bash]}"})
-	writeManifest(t, dir, spec{name: "any", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 500ms, on_failure: fail-closed}"})
-	writeManifest(t, dir, spec{name: "start", exe: exe, sha: sha, events: "  session_start: {timeout: 1s, on_failure: fail-open}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "bash", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 2s, on_failure: fail-open, tools: [Bash]}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "any", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 500ms, on_failure: fail-closed}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "start", Exe: exe, SHA: sha, Events: "  session_start: {timeout: 1s, on_failure: fail-open}"})
 	// Invalid, but skimming does not validate: its subscription counts, and
 	// the full load (in-process or in the server) reports the problem.
-	writeManifest(t, dir, spec{name: "sloppy", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}", extra: "bogus: 1\n"})
-	writeManifest(t, dir, spec{name: "off", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "sloppy", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}", Extra: "bogus: 1\n"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "off", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"})
 	o := Options{ProjectDir: project, NoUserPlugins: true, Disabled: []string{"off"}}
 	cases := []struct {
 		event, tool string
@@ -53,9 +55,9 @@ func TestLookupToolWithoutStarting(t *testing.T) {
 	project := t.TempDir()
 	user := t.TempDir()
 	dir := ProjectPluginDir(project)
-	writeManifest(t, dir, spec{name: "edit", exe: exe, sha: sha, tools: "\n  - {name: apply, capability_classes: [file_modification]}"})
-	writeManifest(t, dir, spec{name: "broken", exe: exe, sha: sha, extra: "bogus: 1\n"})
-	writeManifest(t, user, spec{name: "edit", exe: exe, sha: sha, tools: "\n  - {name: other, capability_classes: []}"}) // shadowed
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "edit", Exe: exe, SHA: sha, Tools: "\n  - {name: apply, capability_classes: [file_modification]}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "broken", Exe: exe, SHA: sha, Extra: "bogus: 1\n"})
+	plugintest.WriteManifest(t, user, plugintest.Spec{Name: "edit", Exe: exe, SHA: sha, Tools: "\n  - {name: other, capability_classes: []}"}) // shadowed
 	bi := &Manifest{Name: "bi", ProtocolVersion: 2, Executable: exe, BareToolNames: true,
 		Tools: []ToolDecl{{Name: "check_thing", CapabilityClasses: []string{"shell_command_exec"}}}}
 	o := Options{ProjectDir: project, UserDir: user, Builtin: []*Manifest{bi}}

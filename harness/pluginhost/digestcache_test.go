@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 func TestDigestCache(t *testing.T) {
@@ -22,7 +24,7 @@ func TestDigestCache(t *testing.T) {
 		}
 	}
 	write("version one")
-	real1 := mustDigest(t, exe)
+	real1 := plugintest.Digest(t, exe)
 
 	if got, err := NewDigests(cacheFile).Digest(exe); err != nil || got != real1 {
 		t.Fatalf("first digest = %s, %v", got, err)
@@ -54,7 +56,7 @@ func TestDigestCache(t *testing.T) {
 	if err := os.Chtimes(exe, st.ModTime(), st.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := NewDigests(cacheFile).Digest(exe); got != mustDigest(t, exe) {
+	if got, _ := NewDigests(cacheFile).Digest(exe); got != plugintest.Digest(t, exe) {
 		t.Fatalf("rewritten file: digest %s is stale", got)
 	}
 	// Replacing the file by rename (a new inode).
@@ -69,18 +71,18 @@ func TestDigestCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := NewDigests(cacheFile)
-	if got, _ := c.Digest(exe); got != mustDigest(t, exe) {
+	if got, _ := c.Digest(exe); got != plugintest.Digest(t, exe) {
 		t.Fatalf("replaced file: digest %s is stale", got)
 	}
 	// A nil cache always hashes.
-	if got, _ := (*Digests)(nil).Digest(exe); got != mustDigest(t, exe) {
+	if got, _ := (*Digests)(nil).Digest(exe); got != plugintest.Digest(t, exe) {
 		t.Fatal("nil cache")
 	}
 	// A damaged cache file is ignored.
 	if err := os.WriteFile(cacheFile, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := NewDigests(cacheFile).Digest(exe); err != nil || got != mustDigest(t, exe) {
+	if got, err := NewDigests(cacheFile).Digest(exe); err != nil || got != plugintest.Digest(t, exe) {
 		t.Fatalf("damaged cache: %s, %v", got, err)
 	}
 }

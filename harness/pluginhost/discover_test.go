@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 func TestDiscoverPrecedenceAndProblems(t *testing.T) {
@@ -15,11 +17,11 @@ func TestDiscoverPrecedenceAndProblems(t *testing.T) {
 	cfgDir := t.TempDir()
 	projectPlugins := ProjectPluginDir(project)
 
-	cfg := writeManifest(t, cfgDir, spec{name: "shared", exe: exe, sha: sha})
-	writeManifest(t, projectPlugins, spec{name: "shared", exe: exe, sha: sha}) // shadowed by config
-	writeManifest(t, projectPlugins, spec{name: "proj", exe: exe, sha: sha})
-	writeManifest(t, user, spec{name: "proj", exe: exe, sha: sha}) // shadowed by project
-	writeManifest(t, user, spec{name: "mine", exe: exe, sha: sha})
+	cfg := plugintest.WriteManifest(t, cfgDir, plugintest.Spec{Name: "shared", Exe: exe, SHA: sha})
+	plugintest.WriteManifest(t, projectPlugins, plugintest.Spec{Name: "shared", Exe: exe, SHA: sha}) // shadowed by config
+	plugintest.WriteManifest(t, projectPlugins, plugintest.Spec{Name: "proj", Exe: exe, SHA: sha})
+	plugintest.WriteManifest(t, user, plugintest.Spec{Name: "proj", Exe: exe, SHA: sha}) // shadowed by project
+	plugintest.WriteManifest(t, user, plugintest.Spec{Name: "mine", Exe: exe, SHA: sha})
 	if err := os.MkdirAll(filepath.Join(user, "broken"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestDiscoverPrecedenceAndProblems(t *testing.T) {
 	}
 
 	// Open keeps the usable ones and reports the rest.
-	m, err := Open(Options{ProjectDir: project, UserDir: user, Paths: []string{cfg}, Logger: testLogger(t)})
+	m, err := Open(Options{ProjectDir: project, UserDir: user, Paths: []string{cfg}, Logger: plugintest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,13 +101,13 @@ func TestDiscoverOnlyEvent(t *testing.T) {
 	cfgDir := t.TempDir()
 	pre := "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"
 	start := "  session_start: {timeout: 1s, on_failure: fail-open}"
-	writeManifest(t, dir, spec{name: "guard", exe: exe, sha: sha, events: pre})
-	writeManifest(t, dir, spec{name: "observer", exe: exe, sha: sha, events: start})
-	writeManifest(t, dir, spec{name: "sloppy", exe: exe, sha: sha, events: start, extra: "bogus: 1\n"})
-	writeManifest(t, dir, spec{name: "broken-guard", exe: exe, sha: sha, events: pre, extra: "bogus: 1\n"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "guard", Exe: exe, SHA: sha, Events: pre})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "observer", Exe: exe, SHA: sha, Events: start})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "sloppy", Exe: exe, SHA: sha, Events: start, Extra: "bogus: 1\n"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "broken-guard", Exe: exe, SHA: sha, Events: pre, Extra: "bogus: 1\n"})
 	// A configured plugin that does not subscribe shadows a project one that does.
-	cfg := writeManifest(t, cfgDir, spec{name: "shadowed", exe: exe, sha: sha, events: start})
-	writeManifest(t, dir, spec{name: "shadowed", exe: exe, sha: sha, events: pre})
+	cfg := plugintest.WriteManifest(t, cfgDir, plugintest.Spec{Name: "shadowed", Exe: exe, SHA: sha, Events: start})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "shadowed", Exe: exe, SHA: sha, Events: pre})
 
 	found, problems := discover(project, "", []string{cfg}, "pre_tool_use", "")
 	if len(found) != 1 || found[0].Name != "guard" {
@@ -123,8 +125,8 @@ func TestDiscoverOnlyEvent(t *testing.T) {
 func TestDiscoverOnlyTool(t *testing.T) {
 	exe, sha := "/nonexistent/plugin", strings.Repeat("a", 64)
 	dir := t.TempDir()
-	writeManifest(t, dir, spec{name: "bashguard", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open, tools: [Bash]}"})
-	writeManifest(t, dir, spec{name: "anytool", exe: exe, sha: sha, events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "bashguard", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open, tools: [Bash]}"})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "anytool", Exe: exe, SHA: sha, Events: "  pre_tool_use: {timeout: 1s, on_failure: fail-open}"})
 	for tool, want := range map[string]string{"Bash": "anytool bashguard", "Read": "anytool", "": "anytool bashguard"} {
 		found, _ := discover("", dir, nil, "pre_tool_use", tool)
 		var names []string

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -56,7 +57,7 @@ func mtlsCases() []mtlsCase {
 // Info, Configure) answering its first tool call.
 func BenchmarkStartToFirstCall(b *testing.B) {
 	exe := testPluginBinary(b)
-	man, err := LoadManifest(writeManifest(b, b.TempDir(), spec{name: "tp", exe: exe}))
+	man, err := LoadManifest(plugintest.WriteManifest(b, b.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func BenchmarkStartToFirstCall(b *testing.B) {
 // BenchmarkCallTool: one tool call round trip to a running plugin.
 func BenchmarkCallTool(b *testing.B) {
 	exe := testPluginBinary(b)
-	man, err := LoadManifest(writeManifest(b, b.TempDir(), spec{name: "tp", exe: exe}))
+	man, err := LoadManifest(plugintest.WriteManifest(b, b.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func BenchmarkFivePluginsTools(b *testing.B) {
 	exe := testPluginBinary(b)
 	project := b.TempDir()
 	for _, n := range []string{"p1", "p2", "p3", "p4", "p5"} {
-		writeManifest(b, ProjectPluginDir(project), spec{name: n, exe: exe})
+		plugintest.WriteManifest(b, ProjectPluginDir(project), plugintest.Spec{Name: n, Exe: exe})
 	}
 	cache := filepath.Join(b.TempDir(), "digests.json")
 	cases := append(mtlsCases(), mtlsCase{name: "mtls/digest-cache", mtls: true})
@@ -163,8 +164,8 @@ func BenchmarkHookDispatch(b *testing.B) {
 	project := installExample(b)
 	exe := testPluginBinary(b)
 	for _, n := range []string{"p1", "p2", "p3", "p4"} {
-		writeManifest(b, ProjectPluginDir(project), spec{name: n, exe: exe,
-			events: "  session_start: {timeout: 1s, on_failure: fail-open}"})
+		plugintest.WriteManifest(b, ProjectPluginDir(project), plugintest.Spec{Name: n, Exe: exe,
+			Events: "  session_start: {timeout: 1s, on_failure: fail-open}"})
 	}
 	in, _ := json.Marshal(map[string]string{"command": "rm -rf /"})
 	cache := filepath.Join(b.TempDir(), "digests.json")

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 // builtinTP is a built-in manifest running the test plugin, with its tools
@@ -22,10 +24,10 @@ func TestBuiltinBareNamesShadowingAndDisabled(t *testing.T) {
 	dir := ProjectPluginDir(project)
 	// A project plugin named like the built-in one is shadowed (and
 	// reported); a disabled one is skipped silently.
-	writeManifest(t, dir, spec{name: "store", exe: exe})
-	writeManifest(t, dir, spec{name: "other", exe: exe})
-	writeManifest(t, dir, spec{name: "off", exe: exe})
-	m, err := Open(Options{ProjectDir: project, NoUserPlugins: true, Logger: testLogger(t),
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "store", Exe: exe})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "other", Exe: exe})
+	plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "off", Exe: exe})
+	m, err := Open(Options{ProjectDir: project, NoUserPlugins: true, Logger: plugintest.Logger(t),
 		Builtin: []*Manifest{builtinTP(t, "store")}, Disabled: []string{"off"}})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +72,7 @@ func TestBuiltinBareNamesShadowingAndDisabled(t *testing.T) {
 	}
 
 	// Disabling the built-in lets nothing take its place.
-	m2, err := Open(Options{ProjectDir: project, NoUserPlugins: true, Logger: testLogger(t),
+	m2, err := Open(Options{ProjectDir: project, NoUserPlugins: true, Logger: plugintest.Logger(t),
 		Builtin: []*Manifest{builtinTP(t, "store")}, Disabled: []string{"store"}})
 	if err != nil {
 		t.Fatal(err)
@@ -90,11 +92,11 @@ func TestBareNameCollisionKeepsTheFirst(t *testing.T) {
 	// declares a tool "text", which would be exposed under the same name.
 	bi := &Manifest{Name: "bi", ProtocolVersion: 2, Executable: exe, BareToolNames: true,
 		Tools: []ToolDecl{{Name: "echo_text", CapabilityClasses: []string{}}}}
-	man, err := LoadManifest(writeManifest(t, t.TempDir(), spec{name: "echo", exe: exe, tools: "\n  - {name: text, capability_classes: []}"}))
+	man, err := LoadManifest(plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "echo", Exe: exe, Tools: "\n  - {name: text, capability_classes: []}"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New([]*Manifest{bi, man}, Options{Logger: testLogger(t)})
+	m, err := New([]*Manifest{bi, man}, Options{Logger: plugintest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestBuiltinManifest(t *testing.T) {
 	// A built-in plugin may skip the digest and pass arguments.
 	man := &Manifest{Name: "builtin", ProtocolVersion: 2, Executable: exe, Args: []string{"serve-plugin"},
 		Tools: []ToolDecl{{Name: "pid", CapabilityClasses: []string{}}}}
-	m, err := New([]*Manifest{man}, Options{Logger: testLogger(t)})
+	m, err := New([]*Manifest{man}, Options{Logger: plugintest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestBuiltinManifest(t *testing.T) {
 	// A manifest from a file can never skip the digest.
 	man2 := *man
 	man2.Name, man2.Source, man2.Path = "fromfile", SourceProject, "/x/nexus-plugin.yaml"
-	m2, err := New([]*Manifest{&man2}, Options{Logger: testLogger(t)})
+	m2, err := New([]*Manifest{&man2}, Options{Logger: plugintest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -25,7 +26,7 @@ func TestDispatchOrderIsPriorityThenName(t *testing.T) {
 		name     string
 		priority int
 	}{{"gamma", 0}, {"alpha", 0}, {"beta", 10}, {"delta", -5}} {
-		paths = append(paths, writeManifest(t, root, spec{name: p.name, exe: exe, priority: p.priority, events: sub, noTools: true}))
+		paths = append(paths, plugintest.WriteManifest(t, root, plugintest.Spec{Name: p.name, Exe: exe, Priority: p.priority, Events: sub, NoTools: true}))
 		settings[p.name] = map[string]string{"context": p.name}
 	}
 	settings["alpha"]["deny"] = "rm -rf /"
@@ -66,10 +67,10 @@ func TestDispatchOrderIsPriorityThenName(t *testing.T) {
 func TestDispatchTimeoutFollowsPolicy(t *testing.T) {
 	exe := testPluginBinary(t)
 	root := t.TempDir()
-	open := writeManifest(t, root, spec{name: "slowopen", exe: exe, noTools: true,
-		events: "  pre_tool_use: {timeout: 200ms, on_failure: fail-open}\n  session_end: {timeout: 200ms, on_failure: fail-closed}"})
-	closed := writeManifest(t, root, spec{name: "slowclosed", exe: exe, noTools: true, priority: -1,
-		events: "  pre_tool_use: {timeout: 200ms, on_failure: fail-closed}"})
+	open := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "slowopen", Exe: exe, NoTools: true,
+		Events: "  pre_tool_use: {timeout: 200ms, on_failure: fail-open}\n  session_end: {timeout: 200ms, on_failure: fail-closed}"})
+	closed := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "slowclosed", Exe: exe, NoTools: true, Priority: -1,
+		Events: "  pre_tool_use: {timeout: 200ms, on_failure: fail-closed}"})
 	slow := map[string]string{"event_sleep": "3s"}
 
 	t.Run("fail-open proceeds", func(t *testing.T) {
@@ -115,10 +116,10 @@ func TestDispatchTimeoutFollowsPolicy(t *testing.T) {
 func TestDispatchToolFilterAndLazyStart(t *testing.T) {
 	exe := testPluginBinary(t)
 	root := t.TempDir()
-	bash := writeManifest(t, root, spec{name: "bashonly", exe: exe, noTools: true,
-		events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open, tools: [Bash]}"})
-	start := writeManifest(t, root, spec{name: "starter", exe: exe, noTools: true,
-		events: "  session_start: {timeout: 5s, on_failure: fail-open}"})
+	bash := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "bashonly", Exe: exe, NoTools: true,
+		Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open, tools: [Bash]}"})
+	start := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "starter", Exe: exe, NoTools: true,
+		Events: "  session_start: {timeout: 5s, on_failure: fail-open}"})
 	m := openManager(t, Options{}, bash, start)
 
 	if subs := m.Subscribers(sdk.EventPreToolUse, "Read"); len(subs) != 0 {
@@ -143,8 +144,8 @@ func TestDispatchToolFilterAndLazyStart(t *testing.T) {
 
 func TestDispatchCrashFollowsPolicyAndRecovers(t *testing.T) {
 	exe := testPluginBinary(t)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe,
-		events: "  pre_tool_use: {timeout: 5s, on_failure: fail-closed}"}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe,
+		Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-closed}"}))
 	pid := callPID(t, m, "tp_pid")
 	killAndWait(t, pid)
 	for deadline := time.Now().Add(3 * time.Second); m.List()[0].State == StateRunning; {

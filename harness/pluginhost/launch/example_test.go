@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -41,7 +42,7 @@ func installExample(t testing.TB) string {
 		t.Fatal(err)
 	}
 	re := regexp.MustCompile(`(?m)^sha256: .*$`)
-	manifest = re.ReplaceAll(manifest, []byte(`sha256: "`+mustDigest(t, exe)+`"`))
+	manifest = re.ReplaceAll(manifest, []byte(`sha256: "`+plugintest.Digest(t, exe)+`"`))
 	if err := os.WriteFile(filepath.Join(dir, ManifestFile), manifest, 0o644); err != nil {
 		t.Fatal(err)
 	}

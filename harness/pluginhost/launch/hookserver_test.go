@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -23,7 +24,7 @@ func runHookServer(t *testing.T, s *HookServer) (stop func() error) {
 	ready := make(chan struct{})
 	s.Ready = func() { close(ready) }
 	if s.Base.Logger == nil {
-		s.Base.Logger = testLogger(t)
+		s.Base.Logger = plugintest.Logger(t)
 	}
 	s.Base.NoUserPlugins = true
 	ctx, cancel := context.WithCancel(context.Background())
@@ -74,8 +75,8 @@ func guardProject(t *testing.T) (project string, opts Options) {
 	t.Helper()
 	exe := testPluginBinary(t)
 	project = t.TempDir()
-	writeManifest(t, ProjectPluginDir(project), spec{name: "guard", exe: exe, noTools: true,
-		events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open, tools: [Bash]}"})
+	plugintest.WriteManifest(t, ProjectPluginDir(project), plugintest.Spec{Name: "guard", Exe: exe, NoTools: true,
+		Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open, tools: [Bash]}"})
 	return project, Options{ProjectDir: project, NoUserPlugins: true,
 		Settings: map[string]map[string]string{"guard": {"deny": "rm -rf /", "context": "checked by guard"}}}
 }
@@ -128,7 +129,7 @@ func TestHookServerDispatchAndPermissions(t *testing.T) {
 	}
 
 	// A second server for the same folder refuses to start.
-	if err := (&HookServer{Dir: dir, Exe: "x", Base: Options{Logger: testLogger(t)}}).Run(ctx); !errors.Is(err, ErrHookServerRunning) {
+	if err := (&HookServer{Dir: dir, Exe: "x", Base: Options{Logger: plugintest.Logger(t)}}).Run(ctx); !errors.Is(err, ErrHookServerRunning) {
 		t.Fatalf("second server: %v", err)
 	}
 
@@ -155,7 +156,7 @@ func TestHookServerRefusesOpenFolders(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	err := (&HookServer{Dir: dir, Exe: "x", Base: Options{Logger: testLogger(t)}}).Run(context.Background())
+	err := (&HookServer{Dir: dir, Exe: "x", Base: Options{Logger: plugintest.Logger(t)}}).Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "must not be open to other users") {
 		t.Fatalf("server in a 0755 folder: %v", err)
 	}
@@ -223,7 +224,7 @@ func TestHookServerIdleExitAndReload(t *testing.T) {
 	s := &HookServer{Dir: dir, Exe: "b", Idle: 300 * time.Millisecond}
 	ready := make(chan struct{})
 	s.Ready = func() { close(ready) }
-	s.Base = Options{Logger: testLogger(t), NoUserPlugins: true}
+	s.Base = Options{Logger: plugintest.Logger(t), NoUserPlugins: true}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(context.Background()) }()
 	<-ready
@@ -232,8 +233,8 @@ func TestHookServerIdleExitAndReload(t *testing.T) {
 		t.Fatalf("%+v %v", res, err)
 	}
 	// A new manifest is seen at once.
-	writeManifest(t, ProjectPluginDir(project), spec{name: "guard2", exe: testPluginBinary(t), noTools: true,
-		events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open}"})
+	plugintest.WriteManifest(t, ProjectPluginDir(project), plugintest.Spec{Name: "guard2", Exe: testPluginBinary(t), NoTools: true,
+		Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open}"})
 	opts.Settings["guard2"] = map[string]string{"deny": "x"}
 	if res, err := DispatchViaServer(context.Background(), dir, opts, ev, "b", 5*time.Second); err != nil || res.DeniedBy != "guard2" {
 		t.Fatalf("after adding a plugin: %+v %v", res, err)

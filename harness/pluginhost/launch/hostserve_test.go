@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 // pipeHost runs ServeHost in this process behind a pipe and returns the
@@ -21,7 +22,7 @@ func pipeHost(t *testing.T) (pluginhost.BackendFactory, func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = ServeHost(context.Background(), reqR, repW, Options{Logger: testLogger(t)})
+		_ = ServeHost(context.Background(), reqR, repW, Options{Logger: plugintest.Logger(t)})
 		repW.Close()
 	}()
 	// A dead host's output just ends, with no answers.
@@ -43,7 +44,7 @@ func pipeHost(t *testing.T) (pluginhost.BackendFactory, func()) {
 func TestHostOverPipe(t *testing.T) {
 	exe := testPluginBinary(t)
 	root := t.TempDir()
-	path := writeManifest(t, root, spec{name: "tp", exe: exe, events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open}"})
+	path := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "tp", Exe: exe, Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open}"})
 	factory, _ := pipeHost(t)
 	m, err := pluginhost.Open(Options{Paths: []string{path}, NoUserPlugins: true, Backend: factory,
 		Settings: map[string]map[string]string{"tp": {"deny": "rm -rf /"}}})
@@ -106,7 +107,7 @@ func TestHostOverPipe(t *testing.T) {
 // A host that dies fails the calls in flight at once, never hangs them.
 func TestHostDeathFailsCallsInFlight(t *testing.T) {
 	exe := testPluginBinary(t)
-	path := writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe})
+	path := plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe})
 	factory, kill := pipeHost(t)
 	m, err := pluginhost.Open(Options{Paths: []string{path}, NoUserPlugins: true, Backend: factory})
 	if err != nil {

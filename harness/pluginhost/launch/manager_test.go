@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -32,7 +33,7 @@ func callPID(t *testing.T, m *pluginhost.Manager, qualified string) int {
 
 func TestToolsAndCall(t *testing.T) {
 	exe := testPluginBinary(t)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 
 	if got := m.List()[0].State; got != StateStopped {
 		t.Fatalf("before any call the plugin is %s, want stopped (lazy start)", got)
@@ -57,7 +58,7 @@ func TestToolsAndCall(t *testing.T) {
 		t.Fatalf("tools = %s, want %s", got, want)
 	}
 	if tools[0].Spec.Description != "Return the arguments." || !tools[0].Spec.Annotations.ReadOnly {
-		t.Errorf("echo spec = %+v", tools[0].Spec)
+		t.Errorf("echo plugintest.Spec = %+v", tools[0].Spec)
 	}
 
 	res, err := m.CallTool(context.Background(), "tp_echo", json.RawMessage(`{"text":"hi"}`))
@@ -83,8 +84,8 @@ func TestPluginSeesOnlyWhatItIsGiven(t *testing.T) {
 	t.Setenv("NEXUS_TEST_ALLOWED", "yes")
 	root := t.TempDir()
 	project := t.TempDir()
-	closed := writeManifest(t, root, spec{name: "closed", exe: exe})
-	open := writeManifest(t, root, spec{name: "open", exe: exe, projectDir: true, extra: "env: [NEXUS_TEST_ALLOWED]\n"})
+	closed := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "closed", Exe: exe})
+	open := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "open", Exe: exe, ProjectDir: true, Extra: "env: [NEXUS_TEST_ALLOWED]\n"})
 	m := openManager(t, Options{ProjectDir: project, Settings: map[string]map[string]string{"open": {"k": "v"}}}, closed, open)
 	ctx := context.Background()
 
@@ -115,13 +116,13 @@ func TestPluginSeesOnlyWhatItIsGiven(t *testing.T) {
 func TestWrongDigestIsRefused(t *testing.T) {
 	exe := testPluginBinary(t)
 	wrong := strings.Repeat("0", 64)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe, sha: wrong}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe, SHA: wrong}))
 	_, err := m.CallTool(context.Background(), "tp_echo", nil)
 	var de *DigestError
 	if !errors.As(err, &de) {
 		t.Fatalf("err = %v, want a DigestError", err)
 	}
-	actual := mustDigest(t, exe)
+	actual := plugintest.Digest(t, exe)
 	if de.Expected != wrong || de.Actual != actual {
 		t.Fatalf("digests = %s / %s", de.Expected, de.Actual)
 	}
@@ -146,7 +147,7 @@ func TestWrongDigestIsRefused(t *testing.T) {
 func TestCrashOnThirdCallIsRestarted(t *testing.T) {
 	exe := testPluginBinary(t)
 	m := openManager(t, Options{Settings: map[string]map[string]string{"tp": {"crash_on_call": "3"}}},
-		writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe}))
+		plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	first := callPID(t, m, "tp_pid")
 	if got := callPID(t, m, "tp_pid"); got != first {
 		t.Fatalf("second call ran in pid %d, first in %d", got, first)
@@ -167,7 +168,7 @@ func TestCrashOnThirdCallIsRestarted(t *testing.T) {
 
 func TestKillMidCallGivesErrorThenFreshPlugin(t *testing.T) {
 	exe := testPluginBinary(t)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	pid := callPID(t, m, "tp_pid")
 
 	errc := make(chan error, 1)
@@ -197,7 +198,7 @@ func TestKillMidCallGivesErrorThenFreshPlugin(t *testing.T) {
 
 func TestHungCallEndsAtDeadline(t *testing.T) {
 	exe := testPluginBinary(t)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	callPID(t, m, "tp_pid") // started, so only the call is timed
 
 	tests := []struct {
@@ -236,7 +237,7 @@ func TestHungCallEndsAtDeadline(t *testing.T) {
 
 func TestConcurrentCalls(t *testing.T) {
 	exe := testPluginBinary(t)
-	m := openManager(t, Options{}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	var wg sync.WaitGroup
 	pids := make([]int, 16)
 	errs := make([]error, 16)
@@ -266,9 +267,9 @@ func TestConcurrentCalls(t *testing.T) {
 func TestCloseStopsPluginsPromptly(t *testing.T) {
 	exe := testPluginBinary(t)
 	root := t.TempDir()
-	m, err := Open(Options{NoUserPlugins: true, Logger: testLogger(t), Paths: []string{
-		writeManifest(t, root, spec{name: "a", exe: exe}),
-		writeManifest(t, root, spec{name: "b", exe: exe}),
+	m, err := Open(Options{NoUserPlugins: true, Logger: plugintest.Logger(t), Paths: []string{
+		plugintest.WriteManifest(t, root, plugintest.Spec{Name: "a", Exe: exe}),
+		plugintest.WriteManifest(t, root, plugintest.Spec{Name: "b", Exe: exe}),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func TestCloseDuringStart(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m, err := Open(Options{NoUserPlugins: true, Logger: testLogger(t), Paths: []string{writeManifest(t, dir, spec{name: "silent", exe: exe})}})
+	m, err := Open(Options{NoUserPlugins: true, Logger: plugintest.Logger(t), Paths: []string{plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "silent", Exe: exe})}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestRepeatedStartFailuresBackOff(t *testing.T) {
 	if err := os.WriteFile(exe, []byte("#!/bin/sh\necho not a handshake\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := openManager(t, Options{}, writeManifest(t, dir, spec{name: "broken", exe: exe}))
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, dir, plugintest.Spec{Name: "broken", Exe: exe}))
 	ctx := context.Background()
 	if _, err := m.CallTool(ctx, "broken_echo", nil); err == nil || !strings.Contains(err.Error(), "start") {
 		t.Fatalf("first call: %v", err)

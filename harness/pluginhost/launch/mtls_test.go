@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	pluginv1 "github.com/nexus-harness/nexus/plugins/sdk/proto/nexus/plugin/v1"
 )
 
@@ -21,9 +22,9 @@ import (
 func TestMutualTLSIsEnforced(t *testing.T) {
 	root := t.TempDir()
 	m := openManager(t, Options{},
-		writeManifest(t, root, spec{name: "sdkplugin", exe: testPluginBinary(t)}),
-		writeManifest(t, root, spec{name: "rawplugin", exe: buildPlugin(t, "testdata/rawplugin"),
-			tools: "\n  - {name: pid, capability_classes: []}"}),
+		plugintest.WriteManifest(t, root, plugintest.Spec{Name: "sdkplugin", Exe: testPluginBinary(t)}),
+		plugintest.WriteManifest(t, root, plugintest.Spec{Name: "rawplugin", Exe: buildPlugin(t, "testdata/rawplugin"),
+			Tools: "\n  - {name: pid, capability_classes: []}"}),
 	)
 	issuer := map[string]string{"sdkplugin": "nexus plugin", "rawplugin": "HashiCorp"}
 	for _, name := range []string{"sdkplugin", "rawplugin"} {
@@ -111,6 +112,6 @@ func TestIssueTLS(t *testing.T) {
 // TestSDKPluginUnderGoPluginAutoMTLS: a host doing go-plugin's AutoMTLS
 // (no nexus-issued certificate) still gets an answer from an SDK plugin.
 func TestSDKPluginUnderGoPluginAutoMTLS(t *testing.T) {
-	m := openManager(t, Options{GoPluginAutoMTLS: true}, writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)}))
+	m := openManager(t, Options{GoPluginAutoMTLS: true}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: testPluginBinary(t)}))
 	callPID(t, m, "tp_pid")
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 const (
@@ -24,7 +26,7 @@ const (
 // stdout and stderr on every call: the host's stdout (the MCP channel) must
 // hold only what the host itself wrote.
 func TestPluginOutputNeverReachesStdout(t *testing.T) {
-	manifest := writeManifest(t, t.TempDir(), spec{name: "tp", exe: testPluginBinary(t)})
+	manifest := plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: testPluginBinary(t)})
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), helperHostEnv+"="+manifest, chatterEnv+"=1")
 	var stderr strings.Builder
@@ -100,7 +102,7 @@ func TestPluginDiesWithHost(t *testing.T) {
 		t.Skip("the parent-death signal is Linux-only")
 	}
 	exe := testPluginBinary(t)
-	manifest := writeManifest(t, t.TempDir(), spec{name: "tp", exe: exe})
+	manifest := plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe})
 	tests := []struct {
 		name        string
 		sig         syscall.Signal
