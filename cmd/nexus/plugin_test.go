@@ -405,6 +405,17 @@ func waitGone(t *testing.T, pids ...int) {
 	}
 }
 
+// withoutPATH returns env without its PATH entry.
+func withoutPATH(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "PATH=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func runNexus(t *testing.T, bin, dir string, env []string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -864,7 +875,9 @@ func TestPluginCommands(t *testing.T) {
 	if err := os.WriteFile(alone, data, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code := runNexus(t, alone, proj, env, "", "plugin", "verify", "shellguard"); code == 0 || !strings.Contains(errOut, "the plugin host nexus-plugins is not installed") {
+	// PATH must not lead to an installed nexus-plugins either.
+	bare := append([]string{"PATH=" + t.TempDir()}, withoutPATH(env)...)
+	if _, errOut, code := runNexus(t, alone, proj, bare, "", "plugin", "verify", "shellguard"); code == 0 || !strings.Contains(errOut, "the plugin host nexus-plugins is not installed") {
 		t.Fatalf("verify without the plugin host: %d %q", code, errOut)
 	}
 }

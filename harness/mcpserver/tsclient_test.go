@@ -167,6 +167,10 @@ func TestTypeScriptSDK(t *testing.T) {
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"NEXUS_CORE_DIR=" + testenv.CoreDir(t),
 		"NEXUS_MCP_TOKEN_FILE=" + filepath.Join(home, "mcp-token"),
+		// The client checks the nexus-core tool surface; the bundled
+		// decision store would join it whenever a nexus-plugins binary
+		// happens to be on PATH.
+		"NEXUS_DECISIONS_ENABLED=false",
 	}
 
 	t.Run("stdio", func(t *testing.T) {
