@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -89,5 +90,17 @@ func findShared() string {
 			return ""
 		}
 		dir = parent
+	}
+}
+
+// LoadNauroFixture decodes the Nauro golden file name into v.
+func LoadNauroFixture(t testing.TB, name string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(NauroFixtures(t), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", name, err)
 	}
 }

@@ -1,27 +1,13 @@
 package bm25
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
 )
-
-func loadFixture(t *testing.T, name string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-}
 
 func orEmpty(s []string) []string {
 	if s == nil {
@@ -46,7 +32,7 @@ func TestTokenizeGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "tokenize.json", &f)
+	testenv.LoadNauroFixture(t, "tokenize.json", &f)
 	if !reflect.DeepEqual(f.Meta.Stopwords, CheckStopwords) {
 		t.Fatalf("fixture stopwords %v differ from CheckStopwords %v", f.Meta.Stopwords, CheckStopwords)
 	}
@@ -94,7 +80,7 @@ func TestBM25UnitGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "bm25_unit.json", &f)
+	testenv.LoadNauroFixture(t, "bm25_unit.json", &f)
 	if f.Meta.K1 != k1 || f.Meta.B != b || f.Meta.Method != "lucene" {
 		t.Fatalf("fixture parameters %+v differ from the implementation", f.Meta)
 	}

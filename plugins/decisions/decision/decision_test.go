@@ -3,24 +3,11 @@ package decision
 import (
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
-
-func loadFixture(t testing.TB, name string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-}
 
 type parsedJSON struct {
 	Date          string     `json:"date"`
@@ -79,7 +66,7 @@ func TestRoundTripGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "roundtrip.json", &f)
+	testenv.LoadNauroFixture(t, "roundtrip.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no round-trip cases")
 	}
@@ -140,7 +127,7 @@ func TestInvalidGolden(t *testing.T) {
 			} `json:"expected_error"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "invalid.json", &f)
+	testenv.LoadNauroFixture(t, "invalid.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no invalid cases")
 	}
@@ -200,7 +187,7 @@ func TestExtractNumberGolden(t *testing.T) {
 			Raises   any    `json:"raises"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "extract_decision_number.json", &f)
+	testenv.LoadNauroFixture(t, "extract_decision_number.json", &f)
 	for _, c := range f.Cases {
 		t.Run(c.ID, func(t *testing.T) {
 			n, ok, err := ExtractNumber(c.Input)
@@ -234,7 +221,7 @@ func TestSlugifyGolden(t *testing.T) {
 			Expected string `json:"expected"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "slugify.json", &f)
+	testenv.LoadNauroFixture(t, "slugify.json", &f)
 	for _, c := range f.Cases {
 		if got := Slugify(c.Title); got != c.Expected {
 			t.Errorf("%s: Slugify(%q) = %q, want %q", c.ID, c.Title, got, c.Expected)

@@ -3,6 +3,8 @@ package decision
 import (
 	"reflect"
 	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // FuzzParse: no input makes the parser panic, and whatever parses formats
@@ -15,7 +17,7 @@ func FuzzParse(f *testing.F) {
 			Input    string `json:"input"`
 		} `json:"cases"`
 	}
-	loadFixture(f, "roundtrip.json", &rt)
+	testenv.LoadNauroFixture(f, "roundtrip.json", &rt)
 	for _, c := range rt.Cases {
 		f.Add(c.Input, c.Filename)
 	}
@@ -25,7 +27,7 @@ func FuzzParse(f *testing.F) {
 			Input    string `json:"input"`
 		} `json:"cases"`
 	}
-	loadFixture(f, "invalid.json", &inv)
+	testenv.LoadNauroFixture(f, "invalid.json", &inv)
 	for _, c := range inv.Cases {
 		f.Add(c.Input, c.Filename)
 	}

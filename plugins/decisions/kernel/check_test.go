@@ -3,25 +3,12 @@ package kernel
 import (
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
 )
-
-func loadFixture(t testing.TB, name string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-}
 
 type stemDoc struct {
 	Stem     string `json:"stem"`
@@ -55,7 +42,7 @@ func TestCheckDecisionGolden(t *testing.T) {
 	var corpora struct {
 		Corpora map[string][]stemDoc `json:"corpora"`
 	}
-	loadFixture(t, "check_decision_corpus.json", &corpora)
+	testenv.LoadNauroFixture(t, "check_decision_corpus.json", &corpora)
 	var f struct {
 		Cases []struct {
 			ID       string  `json:"id"`
@@ -86,7 +73,7 @@ func TestCheckDecisionGolden(t *testing.T) {
 			} `json:"debug"`
 		} `json:"cases"`
 	}
-	loadFixture(t, "check_decision_queries.json", &f)
+	testenv.LoadNauroFixture(t, "check_decision_queries.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no cases")
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 func mainStore(t *testing.T) *MemStore {
@@ -11,7 +13,7 @@ func mainStore(t *testing.T) *MemStore {
 	var corpora struct {
 		Corpora map[string][]stemDoc `json:"corpora"`
 	}
-	loadFixture(t, "check_decision_corpus.json", &corpora)
+	testenv.LoadNauroFixture(t, "check_decision_corpus.json", &corpora)
 	return memStoreOf(corpora.Corpora["main"])
 }
 

@@ -19,17 +19,6 @@ import (
 	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
 )
 
-func loadFixture(t testing.TB, name string, v any) {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
-}
-
 func TestScaffoldGolden(t *testing.T) {
 	var f struct {
 		Meta struct {
@@ -39,7 +28,7 @@ func TestScaffoldGolden(t *testing.T) {
 		Files          map[string]*string `json:"files"`
 		FilesReference map[string]*string `json:"files_reference"`
 	}
-	loadFixture(t, "init_scaffold.json", &f)
+	testenv.LoadNauroFixture(t, "init_scaffold.json", &f)
 	now, err := time.Parse(time.RFC3339Nano, f.Meta.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +110,7 @@ func TestSnapshotsGolden(t *testing.T) {
 			Kept []int `json:"expected_kept_versions"`
 		} `json:"prune_cases"`
 	}
-	loadFixture(t, "snapshots.json", &f)
+	testenv.LoadNauroFixture(t, "snapshots.json", &f)
 	v, err := pyjson.Parse(string(f.Serialize.Dict))
 	if err != nil {
 		t.Fatal(err)
