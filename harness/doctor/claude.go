@@ -295,10 +295,7 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	})
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Executable, "hook", "--host", "claude", "--project", dir, "--core", c.CoreDir, claude.PreToolUse)
-	cmd.Dir, cmd.Env = dir, env
-	// A child that inherited the output pipe must not keep the doctor waiting.
-	cmd.WaitDelay = time.Second
+	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", claude.PreToolUse)
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -326,6 +323,16 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	return []Finding{ok("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)", took.Round(time.Millisecond))}
 }
 
+// command runs this nexus in the probe's scratch project dir.
+func (p Probe) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	args = append(args, "--project", dir, "--core", p.CoreDir)
+	cmd := exec.CommandContext(ctx, p.Executable, args...)
+	cmd.Dir, cmd.Env = dir, env
+	// A child that inherited the output pipe must not keep the doctor waiting.
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
 // MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
 // initialize and expects a result naming the server.
 type MCPInitialize struct{ Probe }
@@ -343,9 +350,7 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.Executable, "mcp", "--project", dir, "--core", c.CoreDir)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.WaitDelay = time.Second
+	cmd := c.command(ctx, dir, env, "mcp")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
