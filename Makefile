@@ -7,7 +7,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 # The nexus-core distribution the tests and `make run` use.
 CORE      ?= $(abspath ../shared/nexus-core-0.10.0)
 
-.PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz
+.PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz e2e
 
 all: build
 
@@ -39,6 +39,11 @@ test:
 # Every fuzz target for FUZZTIME each; crashers land in <pkg>/testdata/fuzz/.
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+# End-to-end checks with real clients (Claude Code, the MCP SDKs, a second-language
+# plugin), installed pinned from the registries: scripts/e2e/run.sh.
+e2e:
+	GO=$(GO) scripts/e2e/run.sh
 
 test-short:
 	$(GO) test -short ./...
