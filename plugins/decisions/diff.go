@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )

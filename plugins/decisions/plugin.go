@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 )
 

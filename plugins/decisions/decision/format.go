@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyyaml"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
 )
 
 // Frontmatter selects which frontmatter keys Format writes.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pyyaml"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
 )
 
 // Status of a decision.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // SlugMaxLength is the longest slug a file name carries (code points).

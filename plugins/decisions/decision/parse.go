@@ -4,8 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyyaml"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
 )
 
 // The reference's exact failure messages (the file name is prepended).

@@ -10,8 +10,8 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyyaml"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
 )
 
 // validate applies the reference model's field rules (pydantic 2 lax mode

@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // NoDecisionsToCheck is check_decision's answer for a store holding nothing

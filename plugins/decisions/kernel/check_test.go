@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
 type stemDoc struct {

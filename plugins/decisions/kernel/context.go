@@ -8,7 +8,7 @@ import (
 	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // Context sizes.

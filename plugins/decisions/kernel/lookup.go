@@ -9,8 +9,8 @@ import (
 	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // NoContextYet is get_context's text for a store without content.

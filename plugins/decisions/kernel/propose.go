@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // Operations of propose_decision.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // Questions is open-questions.md as the reference models it: a header line

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 // RenderCheck is the text the check_decision tool returns (the reference's

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/bm25"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 )
 
 // Store files at the project-store root.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
 // Control-plane names and versions.

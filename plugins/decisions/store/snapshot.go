@@ -13,9 +13,9 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
 )
 
 // Pruning windows (days).

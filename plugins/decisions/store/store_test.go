@@ -15,8 +15,8 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
-	"github.com/nexus-harness/nexus/plugins/decisions/pyjson"
 )
 
 func TestScaffoldGolden(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
 func orEmpty(s []string) []string {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/nexus-harness/nexus/plugins/decisions/pytext"
-	"github.com/nexus-harness/nexus/plugins/decisions/stem"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/stem"
 )
 
 // StopwordsEN is bm25s's English stopword list.
