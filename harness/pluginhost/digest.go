@@ -3,9 +3,12 @@ package pluginhost
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // DigestError refuses a plugin whose executable is not the one its manifest
@@ -42,6 +45,47 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
+// ContainmentError refuses a plugin whose relative executable resolves,
+// through a symlink, to a file outside the plugin's folder.
+type ContainmentError struct {
+	Plugin     string
+	Executable string
+	Dir        string
+	Err        error
+}
+
+func (e *ContainmentError) Error() string {
+	return fmt.Sprintf("plugin %s refused: executable %q leads out of the plugin's folder %s (%v); "+
+		"put the program itself inside the folder, or name it by absolute path in the manifest",
+		e.Plugin, e.Executable, e.Dir, e.Err)
+}
+
+func (e *ContainmentError) Unwrap() error { return e.Err }
+
+// CheckContained refuses a relative executable that a symlink (anywhere on
+// its path) sends out of the plugin's folder: the manifest's text check sees
+// only "bin/tool", not where bin/ or tool point. The path is resolved by
+// os.Root, which follows symlinks only while they stay beneath the folder.
+// An absolute executable names its file outright and is not checked here.
+func CheckContained(m *Manifest) error {
+	if filepath.IsAbs(m.Executable) {
+		return nil
+	}
+	root, err := os.OpenRoot(m.Dir)
+	if err != nil {
+		return fmt.Errorf("plugin %s: open its folder: %w", m.Name, err)
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(m.Executable))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("plugin %s: executable: %w", m.Name, err)
+		}
+		return &ContainmentError{Plugin: m.Name, Executable: m.Executable, Dir: m.Dir, Err: err}
+	}
+	return f.Close()
+}
+
 // CheckDigest is the go-plugin SecureConfig check, done by nexus so that a
 // refusal can name both digests. It runs before every start; cache (nil:
 // always hash) skips re-hashing an unchanged file.
@@ -49,6 +93,9 @@ func CheckDigest(m *Manifest, cache *Digests) (string, error) {
 	exe := m.ExecutablePath()
 	if m.SHA256 == "" && m.Source == SourceBuiltin {
 		return "", nil // a program nexus ships and starts itself
+	}
+	if err := CheckContained(m); err != nil {
+		return "", err
 	}
 	actual, err := cache.Digest(exe)
 	if err != nil {
