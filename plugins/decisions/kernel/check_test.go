@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
@@ -39,10 +40,22 @@ func sameJSON(t *testing.T, got *pyjson.Object, want json.RawMessage) {
 }
 
 func TestCheckDecisionGolden(t *testing.T) {
+	runCheckGolden(t, "check_decision_corpus.json", "check_decision_queries.json")
+}
+
+// The tie goldens pin bm25s's exact order of equal scores (NumPy's
+// argpartition, then a stable argsort, reversed).
+func TestCheckDecisionTiesGolden(t *testing.T) {
+	runCheckGolden(t, "check_ties_corpus.json", "check_ties.json")
+}
+
+// runCheckGolden runs every case of a check_decision golden: ids in the
+// exact order, raw float32 scores, assessment, envelope and rendered text.
+func runCheckGolden(t *testing.T, corpusFile, queriesFile string) {
 	var corpora struct {
 		Corpora map[string][]stemDoc `json:"corpora"`
 	}
-	testenv.LoadNauroFixture(t, "check_decision_corpus.json", &corpora)
+	testenv.LoadNauroFixture(t, corpusFile, &corpora)
 	var f struct {
 		Cases []struct {
 			ID       string  `json:"id"`
@@ -63,7 +76,10 @@ func TestCheckDecisionGolden(t *testing.T) {
 				Error      *struct{ Kind, Reason string }
 				Envelope   json.RawMessage `json:"envelope"`
 				Rendered   string          `json:"rendered"`
-				TieGroups  [][]string      `json:"tie_groups"`
+				TopK       []struct {
+					CorpusIndex int     `json:"corpus_index"`
+					RawScore    float64 `json:"raw_score"`
+				} `json:"bm25s_topk"`
 			} `json:"expected"`
 			Debug *struct {
 				QueryText  string   `json:"query_text"`
@@ -73,7 +89,7 @@ func TestCheckDecisionGolden(t *testing.T) {
 			} `json:"debug"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "check_decision_queries.json", &f)
+	testenv.LoadNauroFixture(t, queriesFile, &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no cases")
 	}
@@ -106,15 +122,9 @@ func TestCheckDecisionGolden(t *testing.T) {
 			if len(res.Related) != len(exp.Related) {
 				t.Fatalf("%d hits, want %d", len(res.Related), len(exp.Related))
 			}
-			groupOf := map[string]int{}
-			for gi, g := range exp.TieGroups {
-				for _, id := range g {
-					groupOf[id] = gi + 1
-				}
-			}
 			for i, h := range res.Related {
 				w := exp.Related[i]
-				if h.ID != w.ID && (groupOf[w.ID] == 0 || groupOf[h.ID] != groupOf[w.ID]) {
+				if h.ID != w.ID {
 					t.Errorf("hit %d = %s, want %s", i, h.ID, w.ID)
 				}
 				if h.Raw != float32(exp.RawScores[i].RawScore) {
@@ -123,7 +133,7 @@ func TestCheckDecisionGolden(t *testing.T) {
 				if math.Abs(float64(h.Raw)-exp.RawScores[i].RawScore) > 1e-6 {
 					t.Errorf("hit %d raw differs by more than 1e-6", i)
 				}
-				if h.ID == w.ID && (h.Score != w.Score || h.Title != w.Title || h.Status != w.Status || h.Date != w.Date || h.RationalePreview != w.Preview) {
+				if h.Score != w.Score || h.Title != w.Title || h.Status != w.Status || h.Date != w.Date || h.RationalePreview != w.Preview {
 					t.Errorf("hit %d = %+v, want %+v", i, h, w)
 				}
 			}
@@ -142,10 +152,25 @@ func TestCheckDecisionGolden(t *testing.T) {
 					t.Errorf("query stems = %q, want %q", got, tc.Debug.QueryStems)
 				}
 			}
-			if len(exp.TieGroups) == 0 {
-				sameJSON(t, res.Envelope(), exp.Envelope)
-				if got := RenderCheck(res); got != exp.Rendered {
-					t.Errorf("rendered:\n%s\nwant:\n%s", got, exp.Rendered)
+			sameJSON(t, res.Envelope(), exp.Envelope)
+			if got := RenderCheck(res); got != exp.Rendered {
+				t.Errorf("rendered:\n%s\nwant:\n%s", got, exp.Rendered)
+			}
+			if len(exp.TopK) > 0 {
+				// Every entry bm25s returned, zero scores included.
+				si, err := c.checkIndex()
+				if err != nil {
+					t.Fatal(err)
+				}
+				scores := si.ix.Scores(si.tok.Tokens(ShapeQuery(tc.Approach, ctx)))
+				got := bm25.TopK(scores, CheckTopK)
+				if len(got) != len(exp.TopK) {
+					t.Fatalf("top-k has %d entries, want %d", len(got), len(exp.TopK))
+				}
+				for i, d := range got {
+					if d != exp.TopK[i].CorpusIndex || scores[d] != float32(exp.TopK[i].RawScore) {
+						t.Errorf("top-k %d = doc %d (%.9g), want doc %d (%.9g)", i, d, scores[d], exp.TopK[i].CorpusIndex, float32(exp.TopK[i].RawScore))
+					}
 				}
 			}
 		})

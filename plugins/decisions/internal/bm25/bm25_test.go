@@ -2,6 +2,8 @@ package bm25
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"reflect"
 	"testing"
 
@@ -135,16 +137,78 @@ func TestBM25UnitGolden(t *testing.T) {
 	}
 }
 
-func TestTopOrdersTiesByCorpusPosition(t *testing.T) {
+func TestTopKeepsPositiveScoresOnly(t *testing.T) {
 	ix, err := Build([][]string{{"x"}, {"y"}, {"x"}, {"x"}, {"z"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits := ix.Top([]string{"x"}, 2)
-	if len(hits) != 2 || hits[0].Doc != 0 || hits[1].Doc != 2 {
-		t.Fatalf("Top = %+v, want docs 0 and 2", hits)
+	hits := ix.Top([]string{"x"}, 5)
+	if len(hits) != 3 {
+		t.Fatalf("Top = %+v, want the three documents holding x", hits)
 	}
 	if got := ix.Top([]string{"nothing"}, 5); len(got) != 0 {
 		t.Fatalf("Top with no shared term = %+v, want none", got)
+	}
+}
+
+// With N <= k+2 NumPy's partition takes its small-kth path, which moves
+// nothing when every score ties: the answer is the last k positions,
+// highest first (the README of the tie goldens, "ties_tiny").
+func TestTopKAllTiedSmall(t *testing.T) {
+	for n := 1; n <= 7; n++ {
+		k := min(5, n)
+		scores := make([]float32, n)
+		for i := range scores {
+			scores[i] = 1
+		}
+		got := TopK(scores, k)
+		for i, d := range got {
+			if d != n-1-i {
+				t.Fatalf("n=%d: TopK = %v, want descending from %d", n, got, n-1)
+			}
+		}
+	}
+}
+
+// Whatever the tie order, TopK returns k positions holding the k largest
+// scores, in descending score order, each position once.
+func TestTopKSelectsTheLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for iter := 0; iter < 2000; iter++ {
+		n := 1 + rng.IntN(300)
+		k := 1 + rng.IntN(12)
+		scores := make([]float32, n)
+		levels := 1 + rng.IntN(6) // few levels: many ties
+		for i := range scores {
+			scores[i] = float32(rng.IntN(levels))
+		}
+		got := TopK(scores, k)
+		want := append([]float32(nil), scores...)
+		slices.Sort(want)
+		slices.Reverse(want)
+		if len(got) != min(k, n) {
+			t.Fatalf("len = %d, want %d", len(got), min(k, n))
+		}
+		seen := map[int]bool{}
+		for i, d := range got {
+			if seen[d] {
+				t.Fatalf("position %d returned twice", d)
+			}
+			seen[d] = true
+			if scores[d] != want[i] {
+				t.Fatalf("n=%d k=%d: rank %d holds %v, want %v", n, k, i, scores[d], want[i])
+			}
+		}
+	}
+}
+
+func BenchmarkTopK(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	scores := make([]float32, 100_000)
+	for i := range scores {
+		scores[i] = float32(rng.IntN(50))
+	}
+	for b.Loop() {
+		TopK(scores, 5)
 	}
 }

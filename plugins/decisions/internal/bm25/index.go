@@ -3,7 +3,6 @@ package bm25
 import (
 	"errors"
 	"math"
-	"sort"
 )
 
 // Parameters of bm25s.BM25() with its defaults (method "lucene").
@@ -153,32 +152,17 @@ func (ix *Index) Scores(query []string) []float32 {
 	return scores
 }
 
-// Top returns up to k documents with a positive score, best first. Equal
-// scores keep corpus order (the reference leaves their order unspecified).
+// Top returns up to k documents with a positive score, best first, in
+// bm25s's order (TopK): equal scores come out as NumPy's partition leaves
+// them, not by corpus position.
 func (ix *Index) Top(query []string, k int) []Hit {
-	if k > ix.n {
-		k = ix.n
-	}
-	if k <= 0 {
-		return nil
-	}
 	scores := ix.Scores(query)
-	hits := make([]Hit, 0, k+1)
-	for d, s := range scores {
-		if s <= 0 {
-			continue
+	var hits []Hit
+	for _, d := range TopK(scores, k) {
+		if !(scores[d] > 0) {
+			break
 		}
-		if len(hits) == k && !(s > hits[k-1].Score) {
-			continue
-		}
-		// Insert keeping hits sorted; a later doc never displaces an equal score.
-		i := sort.Search(len(hits), func(i int) bool { return hits[i].Score < s })
-		hits = append(hits, Hit{})
-		copy(hits[i+1:], hits[i:])
-		hits[i] = Hit{Doc: d, Score: s}
-		if len(hits) > k {
-			hits = hits[:k]
-		}
+		hits = append(hits, Hit{Doc: d, Score: scores[d]})
 	}
 	return hits
 }
