@@ -3,8 +3,8 @@ package bm25
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/testenv"
