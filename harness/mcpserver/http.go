@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -18,9 +19,12 @@ import (
 // EndpointPath is where the streamable HTTP transport is served.
 const EndpointPath = "/mcp"
 
-// HTTPHandler serves MCP over streamable HTTP at EndpointPath. Every
-// request must carry "Authorization: Bearer <token>"; anything else gets
-// 401 before it reaches MCP. mcp-go's guard against DNS rebinding (a
+// HTTPHandler serves MCP over streamable HTTP at EndpointPath. A request
+// with an Origin header that is not a loopback origin gets 403 (the MCP
+// transport's defence against DNS rebinding and cross-site requests from a
+// browser); every request must carry "Authorization: Bearer <token>" (the
+// scheme in any case) or gets 401; a body over MaxMessageBytes gets 413.
+// All three happen before the request reaches MCP. mcp-go's own guard (a
 // loopback request with a foreign Host header gets 403) stays on.
 func HTTPHandler(s *server.MCPServer, token string, logger *slog.Logger) (http.Handler, error) {
 	if len(token) < 16 {
@@ -34,14 +38,55 @@ func HTTPHandler(s *server.MCPServer, token string, logger *slog.Logger) (http.H
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPLogger(logger),
 	))
-	return requireToken(token, mux), nil
+	return checkOrigin(requireToken(token, limitBody(mux))), nil
+}
+
+// checkOrigin refuses a request whose Origin is present and not a loopback
+// origin (http or https on localhost, 127.0.0.0/8 or ::1, any port). A
+// request without Origin comes from a program, not a browser page, and is
+// left to the token check.
+func checkOrigin(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o, ok := r.Header["Origin"]; ok && (len(o) != 1 || !loopbackOrigin(o[0])) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"error":"forbidden Origin: nexus serves MCP only to programs on this machine and to pages served from localhost"}`+"\n")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackOrigin reports whether an Origin header value names a page
+// served from this machine.
+func loopbackOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// bearer returns the credentials of an "Authorization: Bearer <token>"
+// header; the scheme is case-insensitive (RFC 9110 section 11.1).
+func bearer(h string) (string, bool) {
+	scheme, cred, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
 }
 
 func requireToken(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+	want := []byte(token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		cred, ok := bearer(r.Header.Get("Authorization"))
+		if !ok || subtle.ConstantTimeCompare([]byte(cred), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="nexus"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)

@@ -15,10 +15,6 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// maxLine bounds one JSON-RPC message (an artifact_write carries a whole
-// document).
-const maxLine = 64 << 20
-
 // ServeStdio answers newline-delimited JSON-RPC messages read from in,
 // writing each response to out as one line, flushed at once.
 //
@@ -73,7 +69,12 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	go func() {
 		r := bufio.NewReaderSize(in, 64<<10)
 		for {
-			line, err := readLine(r)
+			line, err := readBoundedLine(r, MaxMessageBytes)
+			var tl *TooLongError
+			if errors.As(err, &tl) {
+				w.write(tooLong(tl)) // answered, and the next line is read
+				continue
+			}
 			if len(bytes.TrimSpace(line)) > 0 {
 				select {
 				case lines <- line:
@@ -107,21 +108,6 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 	}
 }
 
-// readLine reads one line of any length up to maxLine.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxLine {
-			return nil, fmt.Errorf("message longer than %d bytes", maxLine)
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) {
-			return line, err
-		}
-	}
-}
-
 // handle answers one message; nil means no answer is due.
 func handle(ctx context.Context, s *server.MCPServer, line []byte) any {
 	line = bytes.TrimSpace(line)
@@ -137,6 +123,9 @@ func handle(ctx context.Context, s *server.MCPServer, line []byte) any {
 	}
 	if probe.Method == nil {
 		return nil // a reply to a server-initiated request; nexus sends none
+	}
+	if e := checkEchoed(line); e != nil {
+		return e
 	}
 	resp := s.HandleMessage(ctx, line)
 	if resp == nil {

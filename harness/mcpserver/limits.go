@@ -1,0 +1,194 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// Size limits of the MCP transports (docs/security.md lists every limit).
+// They hold before anything is decoded: a message over MaxMessageBytes is
+// never held in memory whole, and nothing a client sends is echoed back at
+// more than maxEcho bytes.
+const (
+	// MaxMessageBytes bounds one JSON-RPC message: a stdio line or an HTTP
+	// request body. The largest tool argument (artifact_write's content,
+	// 2 MiB) fits with room for JSON escaping.
+	MaxMessageBytes = 4 << 20
+	// maxNameBytes bounds params.name (a tool or prompt name, which the MCP
+	// library repeats in its "not found" error): MCP names are at most 128
+	// characters.
+	maxNameBytes = 128
+	// maxURIBytes bounds params.uri (resources/read echoes it).
+	maxURIBytes = 2048
+)
+
+// TooLongError reports a message over MaxMessageBytes. ID is the request id
+// when it could be read from the start of the message, else nil.
+type TooLongError struct {
+	Limit int
+	ID    any
+}
+
+func (e *TooLongError) Error() string {
+	return fmt.Sprintf("message refused: longer than the limit of %d bytes (%s) per MCP message; "+
+		"send large content in smaller pieces", e.Limit, mib(e.Limit))
+}
+
+func mib(n int) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// readBoundedLine reads one line whose message (the bytes before the
+// newline) is at most limit bytes.
+// A longer line is read to its end and dropped, without being kept, and
+// reported as a *TooLongError (the stream stays usable: the next call reads
+// the next line). err is otherwise the reader's error (io.EOF at the end).
+func readBoundedLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		n := len(line) + len(chunk) // the message without its line end
+		if n > 0 && err == nil {
+			n--
+		}
+		if n > limit {
+			// Keep the head to find the id, then discard the rest.
+			head := append(line, chunk[:min(len(chunk), 4096)]...)
+			tl := &TooLongError{Limit: limit, ID: peekID(head)}
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, tl
+		}
+		line = append(line, chunk...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
+
+// peekID reads the "id" member of a JSON object from the start of a
+// message that is cut off, so an oversized request can still be answered
+// under its own id. It returns nil when the id is not among the members
+// before the cut.
+func peekID(head []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if k == "id" {
+			var v any
+			if dec.Decode(&v) != nil {
+				return nil
+			}
+			switch v.(type) {
+			case string, json.Number:
+				return v
+			}
+			return nil
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// checkEchoed refuses a request whose name or URI is too long to repeat in
+// an error: the MCP library answers an unknown tool with its name. It
+// returns nil when the message is fine or is not a JSON object (the
+// caller's parser reports that).
+func checkEchoed(msg []byte) *mcp.JSONRPCError {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Params struct {
+			Name json.RawMessage `json:"name"`
+			URI  json.RawMessage `json:"uri"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &probe) != nil {
+		return nil
+	}
+	field, limit := "", 0
+	switch {
+	case len(probe.Params.Name) > maxNameBytes+2: // +2: the quotes
+		field, limit = "params.name", maxNameBytes
+	case len(probe.Params.URI) > maxURIBytes+2:
+		field, limit = "params.uri", maxURIBytes
+	default:
+		return nil
+	}
+	var id any
+	if len(probe.ID) > 0 {
+		id = probe.ID
+	}
+	e := rpcError(id, mcp.INVALID_PARAMS,
+		fmt.Sprintf("%s is longer than the limit of %d bytes", field, limit))
+	return &e
+}
+
+// tooLong is the JSON-RPC answer to an oversized message.
+func tooLong(tl *TooLongError) mcp.JSONRPCError {
+	return rpcError(tl.ID, mcp.INVALID_REQUEST, tl.Error())
+}
+
+// limitBody reads a POST body up to MaxMessageBytes: a longer one gets 413
+// with a JSON-RPC error naming the limit, and nothing of it is kept; an
+// overlong name or URI gets the same error as on stdio. The body handed on
+// is the bytes already read.
+func limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > MaxMessageBytes {
+			head, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+			writeJSONRPC(w, http.StatusRequestEntityTooLarge, tooLong(&TooLongError{Limit: MaxMessageBytes, ID: peekID(head)}))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+		if err != nil {
+			writeJSONRPC(w, http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "read request body: "+err.Error()))
+			return
+		}
+		if len(body) > MaxMessageBytes {
+			writeJSONRPC(w, http.StatusRequestEntityTooLarge, tooLong(&TooLongError{Limit: MaxMessageBytes, ID: peekID(body[:4096])}))
+			return
+		}
+		if e := checkEchoed(body); e != nil {
+			writeJSONRPC(w, http.StatusOK, *e)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSONRPC(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
