@@ -251,6 +251,39 @@ func TestMCPBinary(t *testing.T) {
 			t.Fatalf("second run: %v %s", err, out)
 		}
 	})
+
+	// Issue 13.9 and 13.10: a project file cannot choose the address or the
+	// token file, and a bad address is refused before any file is written.
+	t.Run("the project cannot open the door", func(t *testing.T) {
+		home, proj := t.TempDir(), t.TempDir()
+		readme := filepath.Join(proj, "README.md")
+		os.WriteFile(readme, []byte("a public file with more than sixteen characters\n"), 0o644)
+		os.MkdirAll(filepath.Join(proj, ".nexus"), 0o755)
+		os.WriteFile(filepath.Join(proj, ".nexus", "nexus.yaml"), []byte("mcp: {token_file: README.md, http_addr: \"0.0.0.0:0\"}\n"), 0o644)
+		cmd := exec.Command(bin, "mcp", "--http", "")
+		cmd.Dir, cmd.Env = proj, isolatedEnv(t, home)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "mcp.http_addr") || !strings.Contains(string(out), "project") {
+			t.Fatalf("a project file chose the MCP address: %v %s", err, out)
+		}
+		if st, err := os.Stat(readme); err != nil || st.Mode().Perm() != 0o644 {
+			t.Errorf("README.md was touched: %v %v", st.Mode(), err)
+		}
+
+		proj = t.TempDir()
+		token := filepath.Join(home, "tok")
+		os.MkdirAll(filepath.Join(home, ".config", "nexus"), 0o755)
+		os.WriteFile(filepath.Join(home, ".config", "nexus", "config.yaml"), []byte("mcp:\n  token_file: "+token+"\n"), 0o644)
+		cmd = exec.Command(bin, "mcp", "--http", "notanaddr")
+		cmd.Dir, cmd.Env = proj, isolatedEnv(t, home)
+		out, err = cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "port") {
+			t.Fatalf("--http notanaddr: %v %s", err, out)
+		}
+		if _, err := os.Stat(token); err == nil {
+			t.Error("the token file was written before the address was rejected")
+		}
+	})
 }
 
 var servingLine = regexp.MustCompile(`serving MCP over streamable HTTP at (http://\S+)`)

@@ -67,10 +67,11 @@ func TestPluginSettingsFromConfig(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte(c.yaml), 0o644); err != nil {
+		// The user file: a project file may not set nauro_home (docs/security.md).
+		if err := os.WriteFile(filepath.Join(dir, "user.yaml"), []byte(c.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), LookupEnv: func(string) (string, bool) { return "", false }})
+		cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "user.yaml"), LookupEnv: func(string) (string, bool) { return "", false }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,10 +112,42 @@ func ListenAddr(addr string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("listen address %q: %w", addr, err)
 	}
+	// Checked here, before anything is written (the token file): net.Listen
+	// would only fail later.
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (len(port) > 1 && port[0] == '0') {
+		return "", fmt.Errorf("listen address %q: the port must be a number from 0 to 65535, like 127.0.0.1:7777", addr)
+	} else {
+		port = strconv.FormatUint(n, 10)
+	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
+	if !validHost(host) {
+		return "", fmt.Errorf("listen address %q: %q is neither an IP address nor a host name", addr, host)
+	}
 	return net.JoinHostPort(host, port), nil
+}
+
+// validHost accepts an IP address or a DNS host name (RFC 1123 labels).
+func validHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if len(h) == 0 || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Exposed reports whether a listen address accepts connections from other

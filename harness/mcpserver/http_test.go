@@ -99,13 +99,14 @@ func TestListenAddr(t *testing.T) {
 	for in, want := range map[string]string{
 		"7777": "127.0.0.1:7777", ":7777": "127.0.0.1:7777", "127.0.0.1:0": "127.0.0.1:0",
 		"0.0.0.0:80": "0.0.0.0:80", "localhost:9": "localhost:9", "[::1]:5": "[::1]:5",
+		"127.0.0.1:65535": "127.0.0.1:65535", "host-1.example:1": "host-1.example:1",
 	} {
 		got, err := ListenAddr(in)
 		if err != nil || got != want {
 			t.Errorf("ListenAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "a:b:c"} {
+	for _, bad := range []string{"", "a:b:c", "notanaddr", ":http", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:07", "bad host:1", "x_y:1", "-a:1"} {
 		if _, err := ListenAddr(bad); err == nil {
 			t.Errorf("ListenAddr(%q) accepted", bad)
 		}

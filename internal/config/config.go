@@ -211,6 +211,17 @@ func (c *Config) mergeFile(path, layer string) error {
 	if err := flatten(path, doc, root, "", "", flat); err != nil {
 		return err
 	}
+	keys := make([]string, 0, len(flat))
+	for key := range flat {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if msg := checkTrust(layer, key, flat[key]); msg != "" {
+			pos := doc.PosOf("/" + strings.ReplaceAll(key, ".", "/"))
+			return &Error{Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg}
+		}
+	}
 	for key, val := range flat {
 		c.v.Set(key, mergeValue(c.v.Get(key), val))
 		c.sources[key] = Source{Layer: layer, Detail: path}

@@ -29,7 +29,7 @@ func TestLayersAndProvenance(t *testing.T) {
 	user := filepath.Join(dir, "xdg", "nexus", "config.yaml")
 	project := filepath.Join(dir, "proj")
 	write(t, user, "log:\n  level: debug\nmcp:\n  tool_prefix: user_\n  http_addr: 127.0.0.1:1\ngate:\n  extra_capabilities:\n    engineer: [no_shell_exec]\n")
-	write(t, filepath.Join(project, ProjectFile), "mcp:\n  tool_prefix: proj_\n  http_addr: 127.0.0.1:2\ngate:\n  extra_capabilities:\n    tester: [no_task_update]\n")
+	write(t, filepath.Join(project, ProjectFile), "mcp:\n  tool_prefix: proj_\ngate:\n  extra_capabilities:\n    tester: [no_task_update]\n")
 	flags := pflag.NewFlagSet("t", pflag.ContinueOnError)
 	flags.String("core", "", "")
 	flags.String("tool-prefix", "", "")
