@@ -74,7 +74,9 @@ func host(stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		<-sigs
 		stdin.Close() // ends ServeHost, which stops the plugins
 	}()
-	err := launch.ServeHost(context.Background(), stdin, proto, pluginhost.Options{Logger: logger(stderr, hclog.Warn)})
+	// Info: a plugin's own output (its stderr lines) is logged at info
+	// unless it says otherwise; nexus's own plugin messages are warnings.
+	err := launch.ServeHost(context.Background(), stdin, proto, pluginhost.Options{Logger: logger(stderr, hclog.Info)})
 	if err != nil && !errors.Is(err, os.ErrClosed) {
 		fmt.Fprintln(stderr, "nexus-plugins host:", err)
 		return 1

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nexus-harness/nexus/harness"
@@ -12,9 +13,11 @@ import (
 	"github.com/nexus-harness/nexus/harness/tools"
 )
 
-// mcpPluginStart bounds how long `nexus mcp` waits for its plugins before
-// it serves without the ones not ready.
-const mcpPluginStart = 10 * time.Second
+// mcpPluginSlack is added to the longest plugin start deadline to bound
+// how long `nexus mcp` waits for its plugins: each plugin starts under its
+// own deadline, and one that misses it is left out and named, so this
+// bound is only a safety net.
+const mcpPluginSlack = 2 * time.Second
 
 func init() {
 	// `nexus mcp` serves every plugin tool next to the nx_* tools: the
@@ -33,11 +36,15 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), mcpPluginStart)
+		ctx, cancel := context.WithTimeout(context.Background(), m.StartBudget()+mcpPluginSlack)
 		defer cancel()
 		list, err := m.Tools(ctx)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "nexus mcp: some plugin tools are not served: %v\n", err)
+			// One line per plugin that did not start, naming it; the
+			// others are served.
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintf(os.Stderr, "nexus mcp: not served: %s\n", line)
+			}
 		}
 		for _, t := range list {
 			if _, taken := e.Tool(t.Name); taken {

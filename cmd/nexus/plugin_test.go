@@ -458,10 +458,29 @@ func TestPluginsOverMCP(t *testing.T) {
 	}
 	installShellguard(t, proj, f.shellguard)
 	installPlugin(t, proj, "tp", f.testplugin, tpTools)
+	// A plugin that never answers the handshake: it is left out after its
+	// own start deadline and named; every other plugin is served.
+	hung := filepath.Join(t.TempDir(), "hung.sh")
+	if err := os.WriteFile(hung, []byte("#!/bin/sh\necho hung plugin here >&2\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installPlugin(t, proj, "hung", hung, "start_timeout: 1s\ntools:\n  - {name: nap, capability_classes: []}\n")
 
+	t0 := time.Now()
 	s := startMCP(t, f.nexus, proj, env)
 	s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}})
 	names := s.toolNames()
+	if took := time.Since(t0); took > time.Second+150*time.Millisecond {
+		t.Errorf("with a hung plugin (start_timeout 1s), start to tools/list took %s, want at most 1.15s", took)
+	} else {
+		t.Logf("with a hung plugin (start_timeout 1s): start to tools/list %s", took.Round(time.Millisecond))
+	}
+	if slices.Contains(names, "hung_nap") {
+		t.Error("the hung plugin's tool is served")
+	}
+	if want := "nexus mcp: not served: plugin hung did not start: no handshake within 1s; the process was killed by nexus; last stderr lines: hung plugin here"; !strings.Contains(s.stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, s.stderr)
+	}
 	for _, want := range append(slices.Clone(decisionTools), "nx_plan_start", "nx_task_add", "nx_context", "shellguard_assess_command", "tp_echo", "tp_hang") {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)

@@ -67,7 +67,8 @@ type Options struct {
 	// issued by nexus; only for comparing the two in benchmarks.
 	GoPluginAutoMTLS bool `json:"-"`
 	// StartTimeout bounds a plugin's launch, handshake, Info and Configure
-	// (default 10s).
+	// (default 5s) unless its manifest sets start_timeout. Each plugin
+	// starts under its own deadline.
 	StartTimeout time.Duration
 	// ToolTimeout bounds a tool call whose manifest gives no timeout
 	// (default 60s).
@@ -99,7 +100,7 @@ type Logger interface {
 
 // Defaults of Options.
 const (
-	DefaultStartTimeout = 10 * time.Second
+	DefaultStartTimeout = 5 * time.Second
 	DefaultToolTimeout  = 60 * time.Second
 )
 
@@ -312,6 +313,18 @@ func (m *Manager) Backend() Backend {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.backend
+}
+
+// StartBudget is the longest start deadline among the plugins that
+// declare tools: how long Tools may take.
+func (m *Manager) StartBudget() time.Duration {
+	var d time.Duration
+	for _, n := range m.names {
+		if man := m.byName[n]; len(man.Tools) > 0 {
+			d = max(d, man.StartDeadline(m.opts.StartTimeout))
+		}
+	}
+	return d
 }
 
 // Tools starts every plugin that declares tools (in parallel) and returns

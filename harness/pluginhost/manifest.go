@@ -30,6 +30,10 @@ const maxManifestSize = 64 << 10
 // maxTimeout bounds every declared timeout.
 const maxTimeout = 10 * time.Minute
 
+// maxStartTimeout bounds a plugin's start deadline: `nexus mcp` waits for
+// its plugins before its first answer.
+const maxStartTimeout = time.Minute
+
 //go:embed nexus-plugin.schema.json
 var schemaFS embed.FS
 
@@ -100,6 +104,7 @@ type Manifest struct {
 	Executable      string                  `json:"executable"`
 	SHA256          string                  `json:"sha256"`
 	Priority        int                     `json:"priority,omitempty"`
+	StartTimeout    Duration                `json:"start_timeout,omitempty"`
 	ProjectDir      bool                    `json:"project_dir,omitempty"`
 	Env             []string                `json:"env,omitempty"`
 	Tools           []ToolDecl              `json:"tools,omitempty"`
@@ -199,6 +204,18 @@ type Subscription struct {
 	// Tools, for pre_tool_use and post_tool_use, limits the subscription to
 	// tool names matching one of these path.Match patterns.
 	Tools []string `json:"tools,omitempty"`
+}
+
+// StartDeadline is how long the plugin may take to start (launch,
+// handshake, Info and Configure): its start_timeout, else def.
+func (m *Manifest) StartDeadline(def time.Duration) time.Duration {
+	if m.StartTimeout > 0 {
+		return time.Duration(m.StartTimeout)
+	}
+	if def <= 0 {
+		return DefaultStartTimeout
+	}
+	return def
 }
 
 // ExecutablePath is the absolute path of the program to run.
@@ -328,6 +345,9 @@ func (m *Manifest) check() []problem {
 	}
 	if !filepath.IsAbs(m.Executable) && !filepath.IsLocal(filepath.FromSlash(m.Executable)) {
 		out = append(out, problem{"/executable", fmt.Sprintf("%q leaves the plugin's folder; use a path inside it or an absolute path", m.Executable)})
+	}
+	if time.Duration(m.StartTimeout) > maxStartTimeout {
+		out = append(out, problem{"/start_timeout", fmt.Sprintf("%s is longer than the maximum %s", time.Duration(m.StartTimeout), maxStartTimeout)})
 	}
 	seen := map[string]bool{}
 	for i, t := range m.Tools {

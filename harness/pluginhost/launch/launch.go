@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
@@ -157,9 +156,16 @@ func (m *Manager) Close() error {
 	m.closed = true
 	m.mu.Unlock()
 	m.cancel()
+	// In parallel: each plugin may take a moment to exit on its own.
+	var wg sync.WaitGroup
 	for _, n := range m.names {
-		m.procs[n].close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.procs[n].close()
+		}()
 	}
+	wg.Wait()
 	m.bg.Wait()
 	return nil
 }
@@ -184,10 +190,4 @@ func (m *Manager) goBackground(f func()) bool {
 		f()
 	}()
 	return true
-}
-
-// stderrWriter forwards what a plugin prints to its (redirected) stdout and
-// stderr after the handshake into the log, never onto the host's stdout.
-func stderrWriter(log hclog.Logger) io.Writer {
-	return log.StandardWriter(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug})
 }

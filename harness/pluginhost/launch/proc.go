@@ -8,13 +8,18 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/sdk"
@@ -68,6 +73,8 @@ type proc struct {
 // instance is one running plugin process.
 type instance struct {
 	client   *plugin.Client
+	runner   *procRunner
+	conn     *grpc.ClientConn // nil when go-plugin's client is not gRPC
 	rpc      sdk.Plugin
 	info     *sdk.Info
 	tools    map[string]sdk.ToolSpec // declared and offered
@@ -81,6 +88,45 @@ type instance struct {
 }
 
 func (i *instance) exited() bool { return i.client.Exited() }
+
+// Stopping a plugin: go-plugin's GRPCController.Shutdown (sdk.Serve answers
+// it and exits), up to stopGrace for the process to go. A plugin that does
+// not serve the controller (UNIMPLEMENTED) gets SIGTERM and up to
+// termGrace, so that its stop does not cost go-plugin's 2 s wait for an
+// exit that would never come. Whatever is left is killed.
+const (
+	stopGrace = 2 * time.Second
+	termGrace = 500 * time.Millisecond
+)
+
+// stop ends the process and releases what go-plugin holds for it.
+func (i *instance) stop() {
+	if r := i.runner; r != nil && i.conn != nil && !r.hasExited() {
+		ctx, cancel := context.WithTimeout(context.Background(), termGrace)
+		err := i.conn.Invoke(ctx, "/plugin.GRPCController/Shutdown", &emptypb.Empty{}, &emptypb.Empty{})
+		cancel()
+		grace := stopGrace
+		if err != nil && status.Code(err) != codes.Unavailable && status.Code(err) != codes.Canceled {
+			// No controller (or it failed): ask the process itself.
+			r.terminate()
+			grace = termGrace
+		} // Unavailable/Canceled: the server stopped while answering.
+		select {
+		case <-r.waited:
+		case <-time.After(grace):
+			_ = r.Kill(context.Background())
+		}
+	}
+	i.client.Kill()
+}
+
+// kill ends the process at once (it crashed or cannot be reached).
+func (i *instance) kill() {
+	if i.runner != nil {
+		_ = i.runner.Kill(context.Background())
+	}
+	i.client.Kill()
+}
 
 // get returns the running instance, starting one when there is none. It
 // never waits past ctx; a start continues in the background so the next
@@ -157,7 +203,7 @@ func (p *proc) start(ch chan struct{}) {
 	p.startErr = err
 	if p.closed {
 		if inst != nil {
-			inst.client.Kill()
+			inst.stop()
 		}
 		return
 	}
@@ -187,8 +233,8 @@ func (p *proc) retireLocked(inst *instance, cause error) {
 	p.lastErr = cause
 	p.retryAt = time.Now().Add(backoff(p.failures))
 	p.log.Warn("plugin crashed; it will be restarted on the next call", "pid", inst.pid, "error", cause, "failures", p.failures)
-	if !p.m.goBackground(inst.client.Kill) {
-		inst.client.Kill()
+	if !p.m.goBackground(inst.kill) {
+		inst.kill()
 	}
 }
 
@@ -216,7 +262,8 @@ func (p *proc) do(ctx context.Context, timeout time.Duration, what string, call 
 		p.mu.Lock()
 		p.retireLocked(inst, err)
 		p.mu.Unlock()
-		return fmt.Errorf("plugin %s crashed during %s; it will be restarted on the next call: %w", p.man.Name, what, err)
+		return fmt.Errorf("plugin %s crashed during %s (the process %s; %s); it will be restarted on the next call: %w",
+			p.man.Name, what, inst.runner.exitStatus(200*time.Millisecond), inst.runner.tail, err)
 	case ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("plugin %s: %s: no answer within its %s timeout: %w", p.man.Name, what, timeout, err)
 	default:
@@ -236,14 +283,18 @@ func (p *proc) close() {
 		_ = launching.Kill(context.Background())
 	}
 	if inst != nil {
-		inst.client.Kill()
+		inst.stop()
 	}
 }
 
-// launch verifies, starts and introduces one plugin process.
+// launch verifies, starts and introduces one plugin process, all within
+// the plugin's start deadline (its manifest's start_timeout, else
+// Options.StartTimeout): the handshake, Info and Configure. A failure says
+// what the plugin did, how its process ended and its last stderr lines.
 func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	t0 := time.Now()
 	opts := p.m.opts
+	startTimeout := p.man.StartDeadline(opts.StartTimeout)
 	digest, err := pluginhost.CheckDigest(p.man, p.m.digests)
 	if err != nil {
 		return nil, err
@@ -258,15 +309,20 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		}
 		tlsConfig, tlsEnv = id.client, id.env
 	}
+	tail := &lineTail{}
+	stdio := newLineSink(log, tail) // what sdk.Serve forwards from os.Stdout/os.Stderr
+	var rn atomic.Pointer[procRunner]
+	exited := func() bool { r := rn.Load(); return r != nil && r.hasExited() }
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: sdk.VersionedPlugins(nil),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
-			r, err := newProcRunner(l, p.man, append(cmd.Env, tlsEnv...))
+			r, err := newProcRunner(l, newLineSink(log, tail), tail, p.man, append(cmd.Env, tlsEnv...))
 			if err != nil {
 				return nil, err
 			}
+			rn.Store(r)
 			if !track {
 				return r, nil
 			}
@@ -283,10 +339,10 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		Managed:         true,
 		TLSConfig:       tlsConfig,
 		AutoMTLS:        !opts.DisableMTLS && opts.GoPluginAutoMTLS,
-		StartTimeout:    opts.StartTimeout,
-		Logger:          log,
-		SyncStdout:      stderrWriter(log),
-		SyncStderr:      stderrWriter(log),
+		StartTimeout:    startTimeout,
+		Logger:          goPluginLogger{Logger: log, exited: exited},
+		SyncStdout:      stdio,
+		SyncStderr:      stdio,
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxReplyBytes))},
 	})
 	if track {
@@ -296,43 +352,68 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 			p.mu.Unlock()
 		}()
 	}
-	fail := func(err error) (*instance, error) {
+	// fail stops what was started and describes the failure with what
+	// became of the process and what it last wrote.
+	fail := func(what string, err error) (*instance, error) {
+		suffix := ""
+		if err != nil {
+			suffix = ": " + err.Error()
+		}
+		r := rn.Load()
+		if r == nil || r.ID() == "" { // never ran
+			client.Kill()
+			return nil, &StartError{Plugin: p.man.Name, Msg: what + suffix, Err: err}
+		}
+		if !r.hasExited() {
+			_ = r.Kill(context.Background())
+		}
+		end := r.exitStatus(time.Second)
 		client.Kill()
-		return nil, err
+		return nil, &StartError{Plugin: p.man.Name, Msg: fmt.Sprintf("%s; the process %s; %s%s", what, end, r.tail, suffix), Err: err}
 	}
 	rpcClient, err := client.Client()
 	if err != nil {
-		return fail(fmt.Errorf("plugin %s: start %s: %w", p.man.Name, p.man.ExecutablePath(), err))
+		return fail(handshakeFailure(err, startTimeout, p.man.ExecutablePath()), nil)
 	}
 	raw, err := rpcClient.Dispense(sdk.PluginName)
 	if err != nil {
-		return fail(fmt.Errorf("plugin %s: %w", p.man.Name, err))
+		return fail("dispense", err)
 	}
 	impl, ok := raw.(sdk.Plugin)
 	if !ok {
-		return fail(fmt.Errorf("plugin %s: dispensed %T, not an sdk.Plugin", p.man.Name, raw))
+		return fail("handshake", fmt.Errorf("dispensed %T, not an sdk.Plugin", raw))
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
+	ctx, cancel := context.WithDeadline(ctx, t0.Add(startTimeout))
 	defer cancel()
+	callFailure := func(call string, err error) string {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return fmt.Sprintf("no answer to %s within its %s start deadline", call, startTimeout)
+		}
+		return call + " failed"
+	}
 	info, err := impl.Info(ctx)
 	if err != nil {
-		return fail(fmt.Errorf("plugin %s: %w", p.man.Name, err))
+		return fail(callFailure("Info", err), err)
 	}
 	cfg := &sdk.Config{Settings: opts.Settings[p.man.Name]}
 	if p.man.ProjectDir {
 		cfg.ProjectDir = opts.ProjectDir
 	}
 	if err := impl.Configure(ctx, cfg); err != nil {
-		return fail(fmt.Errorf("plugin %s: %w", p.man.Name, err))
+		return fail(callFailure("Configure", err), err)
 	}
 	inst := &instance{
 		client:   client,
+		runner:   rn.Load(),
 		rpc:      impl,
 		info:     info,
 		mtls:     !opts.DisableMTLS,
 		tls:      tlsConfig,
 		protocol: client.NegotiatedVersion(),
 		digest:   digest,
+	}
+	if gc, ok := rpcClient.(*plugin.GRPCClient); ok {
+		inst.conn = gc.Conn
 	}
 	inst.pid, _ = strconv.Atoi(client.ID())
 	inst.tools, inst.notes = reconcile(p.man, info)
@@ -341,6 +422,37 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	}
 	inst.startDur = time.Since(t0)
 	return inst, nil
+}
+
+// StartError is a plugin that could not be started: Msg says what it did
+// (no handshake within its deadline, exited, a failed Info), how its
+// process ended and its last stderr lines.
+type StartError struct {
+	Plugin string
+	Msg    string
+	Err    error // the underlying error, if any
+}
+
+func (e *StartError) Error() string { return "plugin " + e.Plugin + " did not start: " + e.Msg }
+func (e *StartError) Unwrap() error { return e.Err }
+
+// handshakeFailure says in words what go-plugin's start error means.
+func handshakeFailure(err error, timeout time.Duration, exe string) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return fmt.Sprintf("no handshake within %s", timeout)
+	case strings.Contains(msg, "plugin exited before we could connect"),
+		strings.Contains(msg, "Failed to read any lines from plugin's stdout"):
+		return "exited before the handshake"
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		first, _, _ := strings.Cut(msg, "\n")
+		return "bad handshake line on stdout (" + strings.TrimPrefix(first, "Unrecognized remote plugin message: ") + "); see docs/plugins.md for the protocol"
+	case strings.Contains(msg, "start "+exe):
+		return msg
+	default:
+		return "handshake failed: " + msg
+	}
 }
 
 // reconcile checks a plugin's Info (untrusted) against its manifest: only

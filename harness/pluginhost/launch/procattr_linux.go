@@ -31,3 +31,8 @@ var parentDeathSignal = true
 func killTree(pid int) error {
 	return syscall.Kill(-pid, syscall.SIGKILL)
 }
+
+// terminateTree asks the plugin's process group to stop.
+func terminateTree(pid int) error {
+	return syscall.Kill(-pid, syscall.SIGTERM)
+}

@@ -5,6 +5,7 @@ package launch
 import (
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // setProcAttr has no parent-death signal outside Linux: there the host's
@@ -18,4 +19,17 @@ func killTree(pid int) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// terminateTree asks the plugin process to stop (a kill where there are
+// no signals).
+func terminateTree(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	if err := p.Signal(syscall.SIGTERM); err != nil {
+		return p.Kill()
+	}
+	return nil
 }

@@ -74,7 +74,7 @@ func (m *Manager) Verify(ctx context.Context, name string) (*pluginhost.VerifyRe
 	case <-ctx.Done():
 		go func() {
 			if l := <-done; l.inst != nil {
-				l.inst.client.Kill()
+				l.inst.stop()
 			}
 		}()
 		r.Error = fmt.Sprintf("plugin %s: verification stopped: %v", name, ctx.Err())
@@ -88,7 +88,7 @@ func (m *Manager) Verify(ctx context.Context, name string) (*pluginhost.VerifyRe
 		}
 		return r, nil
 	}
-	defer l.inst.client.Kill()
+	defer l.inst.stop()
 	r.OK = true
 	r.Protocol, r.StartTime, r.Info, r.Notes = l.inst.protocol, l.inst.startDur, l.inst.info, l.inst.notes
 	for _, t := range p.man.Tools {
