@@ -33,6 +33,9 @@ const (
 	RuleRefLeadingZeros       Rule = "supersession_ref_leading_zeros"
 	RuleActiveReasonless      Rule = "active_reasonless_rejection"
 	RuleSupersededRequiresRef Rule = "superseded_requires_ref"
+	RuleApprovalPartial       Rule = "approval_provenance_partial"
+	RuleApprovalInvalid       Rule = "approval_field_invalid"
+	RuleApprovalType          Rule = "approval_field_type"
 )
 
 // FieldError is one validation failure, shaped like pydantic's structured

@@ -91,5 +91,18 @@ func frontmatter(d *Decision, mode Frontmatter) string {
 			w.Raw(kv[0], "null")
 		}
 	}
+	// Current Nauro's approval keys (a null one is left out in both
+	// forms), then the other keys in first-seen order.
+	for i, p := range d.Approval.fields() {
+		if *p != "" {
+			w.StringValue(approvalKeys[i], *p)
+		}
+	}
+	for _, e := range d.Extra {
+		if err := w.Entry(e.Key, e.Value); err != nil {
+			// Parse and Validate refuse such values; never drop a key silently.
+			panic(fmt.Sprintf("decision: %v", err))
+		}
+	}
 	return w.String()
 }

@@ -71,6 +71,8 @@ type Decision struct {
 	FilesAffected []string
 	Supersedes    string
 	SupersededBy  string
+	Approval      Approval
+	Extra         []Extra // other frontmatter keys, first-seen order
 	Rejected      []Rejected
 
 	Num       int    // from the file name
@@ -78,6 +80,26 @@ type Decision struct {
 	Rationale string // the ## Decision section, stripped
 	Body      string // the text after the frontmatter
 	Content   string // the whole file
+}
+
+// Approval is the provenance current Nauro records when a proposal is
+// approved ("" for null). Either none is set or the first four are.
+type Approval struct {
+	ProposedBy, ApprovedBy, ApprovedAt, ProposalID, ProposedBaseCommit string
+}
+
+// approvalKeys are the approval frontmatter keys in model order.
+var approvalKeys = []string{"proposed_by", "approved_by", "approved_at", "proposal_id", "proposed_base_commit"}
+
+func (a *Approval) fields() []*string {
+	return []*string{&a.ProposedBy, &a.ApprovedBy, &a.ApprovedAt, &a.ProposalID, &a.ProposedBaseCommit}
+}
+
+// Extra is a frontmatter key the model does not know, kept with the value
+// PyYAML gave it (current Nauro's extra="allow").
+type Extra struct {
+	Key   string
+	Value any
 }
 
 // New returns a decision with the model defaults (version 1, active).
@@ -90,6 +112,7 @@ func (d *Decision) Clone() *Decision {
 	c := *d
 	c.FilesAffected = append([]string(nil), d.FilesAffected...)
 	c.Rejected = append([]Rejected(nil), d.Rejected...)
+	c.Extra = append([]Extra(nil), d.Extra...) // values are never mutated
 	return &c
 }
 

@@ -67,12 +67,12 @@ func Parse(text, filename string) (*Decision, error) {
 	} else if ok {
 		num = n
 	}
-	rationale, ok := sectionBody(rs, "Decision")
+	rationale, section, ok := splitBody(body)
 	if !ok {
 		return nil, fail(filename, RuleDecisionMissing, filename+": "+msgDecisionHeader)
 	}
 	var rejected []Rejected
-	if section, ok := sectionBody(rs, "Rejected Alternatives"); ok && section != "" {
+	if section != "" {
 		for _, alt := range splitAlternatives(section) {
 			if alt.Name == "" {
 				return nil, &ParseError{File: filename, Rule: RuleRejectedName, Fields: []FieldError{{
@@ -170,26 +170,6 @@ func findH1(rs []rune) (string, bool) {
 	return "", false
 }
 
-// headingEnd matches ^##\s+<name>\s*$ at line start p and returns where the
-// match ends.
-func headingEnd(rs []rune, p int, name []rune) (int, bool) {
-	if p+2 > len(rs) || rs[p] != '#' || rs[p+1] != '#' || !isLineStart(rs, p) {
-		return 0, false
-	}
-	q := p + 2
-	e := spaceRunEnd(rs, q)
-	if e == q || e+len(name) > len(rs) {
-		return 0, false
-	}
-	for i, r := range name {
-		if rs[e+i] != r {
-			return 0, false
-		}
-	}
-	q = e + len(name)
-	return dollarAfterSpaces(rs, q)
-}
-
 // dollarAfterSpaces matches \s*$ at q: the greedy run of whitespace backs
 // off to the last point where $ holds (the end, or just before a newline).
 func dollarAfterSpaces(rs []rune, q int) (int, bool) {
@@ -203,31 +183,6 @@ func dollarAfterSpaces(rs []rune, q int) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// nextH2 finds the next ^##\s+ at or after from.
-func nextH2(rs []rune, from int) int {
-	for p := from; p+2 < len(rs); p++ {
-		if rs[p] == '#' && rs[p+1] == '#' && pytext.IsSpace(rs[p+2]) && isLineStart(rs, p) {
-			return p
-		}
-	}
-	return len(rs)
-}
-
-// sectionBody returns the stripped text of the first "## <name>" section:
-// from its heading to the next ## heading or the end of the body.
-func sectionBody(rs []rune, name string) (string, bool) {
-	nr := []rune(name)
-	for p := 0; p < len(rs); p++ {
-		end, ok := headingEnd(rs, p, nr)
-		if !ok {
-			continue
-		}
-		stop := nextH2(rs, end)
-		return pytext.Strip(string(rs[end:stop])), true
-	}
-	return "", false
 }
 
 // matchAlternative matches ^###\s+(.+?)\s*$ at line start p, returning the
@@ -288,4 +243,75 @@ func splitAlternatives(section string) []Rejected {
 	}
 	flush(len(rs))
 	return out
+}
+
+// splitBody splits the body into the rationale and the rejected section
+// the way current Nauro does (nauro-core 1.14): line by line, fence-aware,
+// so a "## " line inside a code block is text, not a heading. Outside
+// fences the first line that is exactly "## Decision" (trailing
+// whitespace ignored) opens the rationale, and after it the last line that
+// is exactly "## Rejected Alternatives" starts the rejected section; any
+// other "##" heading stays part of the text around it. ok is false when
+// there is no Decision anchor.
+func splitBody(body string) (rationale, rejected string, ok bool) {
+	lines := strings.Split(body, "\n")
+	decision, rej := -1, -1
+	var fence byte // 0, '`' or '~': the character of the open fence
+	for i, line := range lines {
+		if c := fenceChar(line); c != 0 {
+			switch {
+			case fence == 0:
+				fence = c
+			case fence == c && onlyChar(pytext.Strip(line), c):
+				fence = 0
+			}
+			continue
+		}
+		if fence != 0 {
+			continue
+		}
+		switch pytext.RStrip(line) {
+		case "## Decision":
+			if decision < 0 {
+				decision = i
+			}
+		case "## Rejected Alternatives":
+			if decision >= 0 {
+				rej = i
+			}
+		}
+	}
+	if decision < 0 {
+		return "", "", false
+	}
+	end := len(lines)
+	if rej >= 0 {
+		end = rej
+		rejected = pytext.Strip(strings.Join(lines[rej+1:], "\n"))
+	}
+	rationale = pytext.Strip(strings.Join(lines[decision+1:end], "\n"))
+	return rationale, rejected, true
+}
+
+// fenceChar returns the fence character of a line whose stripped text
+// starts with three backticks or three tildes (indentation does not
+// matter, unlike CommonMark), else 0.
+func fenceChar(line string) byte {
+	t := pytext.Strip(line)
+	switch {
+	case strings.HasPrefix(t, "```"):
+		return '`'
+	case strings.HasPrefix(t, "~~~"):
+		return '~'
+	}
+	return 0
+}
+
+func onlyChar(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != c {
+			return false
+		}
+	}
+	return true
 }

@@ -104,17 +104,91 @@ func validate(fm *pyyaml.Mapping) (*Decision, []FieldError) {
 	ref("supersedes", &d.Supersedes)
 	ref("superseded_by", &d.SupersededBy)
 
-	for _, k := range fm.Keys {
-		ks := k.(string)
-		if !contains(frontmatterKey, ks) {
-			add([]any{ks}, "extra_forbidden", "Extra inputs are not permitted", RuleFieldExtra)
+	for i, key := range approvalKeys {
+		v, ok := get(key)
+		if !ok || v == nil {
+			continue
 		}
+		s, isStr := v.(string)
+		if !isStr {
+			add([]any{key}, "string_type", "Input should be a valid string", RuleApprovalType)
+			continue
+		}
+		if msg := checkApproval(key, s); msg != "" {
+			add([]any{key}, "value_error", "Value error, "+msg, RuleApprovalInvalid)
+			continue
+		}
+		*d.Approval.fields()[i] = s
+	}
+
+	for i, k := range fm.Keys {
+		ks := k.(string)
+		if contains(frontmatterKey, ks) || contains(approvalKeys, ks) {
+			continue
+		}
+		if !pyyaml.Representable(fm.Values[i]) {
+			add([]any{ks}, "value_unsupported", "nexus cannot write a value of type "+pyyaml.TypeName(fm.Values[i])+" back to YAML", RuleFieldType)
+			continue
+		}
+		d.Extra = append(d.Extra, Extra{Key: ks, Value: fm.Values[i]})
 	}
 	return d, errs
 }
 
+var (
+	reULID   = lazyregexp.New(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
+	reCommit = lazyregexp.New(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+)
+
+// checkApproval is current Nauro's shape check of one approval value.
+func checkApproval(key, v string) string {
+	switch key {
+	case "approved_at":
+		t, err := time.Parse("2006-01-02T15:04:05.000000Z", v)
+		if len(v) != 27 || err != nil || t.Format("2006-01-02T15:04:05.000000Z") != v {
+			return "approved_at must use YYYY-MM-DDTHH:MM:SS.ffffffZ."
+		}
+	case "proposed_base_commit":
+		if !reCommit.Re().MatchString(v) {
+			return "proposed_base_commit must be a 40- or 64-character lowercase hexadecimal commit SHA."
+		}
+	default:
+		if !reULID.Re().MatchString(v) {
+			return fmt.Sprintf("%s must be a 26-character uppercase Crockford ULID; got a %d-character value.", key, pytext.Len(v))
+		}
+	}
+	return ""
+}
+
+// approvalPartial is current Nauro's all-or-nothing rule: once any
+// approval key is set, the first four must all be.
+func approvalPartial(a Approval) *FieldError {
+	f := a.fields()
+	set := false
+	for _, p := range f {
+		set = set || *p != ""
+	}
+	if !set {
+		return nil
+	}
+	var missing []string
+	for i, p := range f[:4] {
+		if *p == "" {
+			missing = append(missing, approvalKeys[i])
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &FieldError{Loc: []any{}, Type: "value_error", rule: RuleApprovalPartial,
+		Msg: "Value error, partial approval provenance is invalid; missing " + strings.Join(missing, ", ") + "."}
+}
+
 // validateModel runs the model-level rules, in the reference's order.
 func validateModel(d *Decision) *FieldError {
+	if fe := approvalPartial(d.Approval); fe != nil {
+		return fe
+	}
 	if d.Status == StatusActive {
 		var names []string
 		for _, r := range d.Rejected {
@@ -169,6 +243,18 @@ func Validate(d *Decision) error {
 		}
 		if msg, _ := CheckRef(r.v); msg != "" {
 			return fmt.Errorf("%s: %s", r.key, msg)
+		}
+	}
+	for i, p := range d.Approval.fields() {
+		if *p != "" {
+			if msg := checkApproval(approvalKeys[i], *p); msg != "" {
+				return fmt.Errorf("%s", msg)
+			}
+		}
+	}
+	for _, e := range d.Extra {
+		if contains(frontmatterKey, e.Key) || contains(approvalKeys, e.Key) || contains(derivedKeys, e.Key) || !pyyaml.Representable(e.Value) {
+			return fmt.Errorf("frontmatter key %q cannot be kept as an extra key", e.Key)
 		}
 	}
 	for _, r := range d.Rejected {
