@@ -95,6 +95,9 @@ func checkArgs(t *tools.Tool, args map[string]any) (map[string]any, error) {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, cp.err)
 	}
 	args, _ = coerce(cp.doc, args).(map[string]any)
+	if err := checkLimits(t, cp.doc, args); err != nil {
+		return nil, err
+	}
 	err := cp.sch.Validate(args)
 	if err == nil {
 		return args, nil
@@ -250,9 +253,9 @@ func describe(ve *jsonschema.ValidationError, doc map[string]any, overrides map[
 		case *kind.AdditionalProperties:
 			for _, p := range k.Properties {
 				if where == "" {
-					add("", fmt.Sprintf("unknown parameter %q (this tool takes: %s)", p, strings.Join(propertyNames(doc), ", ")))
+					add("", fmt.Sprintf("unknown parameter %q (this tool takes: %s)", clip(p), strings.Join(propertyNames(doc), ", ")))
 				} else {
-					add(top, fmt.Sprintf("parameter %q has an unknown member %q", where, p))
+					add(top, fmt.Sprintf("parameter %q has an unknown member %q", where, clip(p)))
 				}
 			}
 			return
@@ -266,7 +269,7 @@ func describe(ve *jsonschema.ValidationError, doc map[string]any, overrides map[
 				want[i] = string(b)
 			}
 			got, _ := json.Marshal(k.Got)
-			add(top, fmt.Sprintf("parameter %q must be one of %s, got %s", where, strings.Join(want, ", "), got))
+			add(top, fmt.Sprintf("parameter %q must be one of %s, got %s", where, strings.Join(want, ", "), clip(string(got))))
 			return
 		case *kind.Minimum:
 			add(top, fmt.Sprintf("parameter %q must be at least %s, got %s", where, k.Want.RatString(), k.Got.RatString()))
@@ -300,6 +303,7 @@ func describe(ve *jsonschema.ValidationError, doc map[string]any, overrides map[
 func paramPath(loc []string) string {
 	var b strings.Builder
 	for i, tok := range loc {
+		tok = clip(tok) // a member name is the caller's text
 		if _, err := strconv.Atoi(tok); err == nil && i > 0 {
 			b.WriteString("[" + tok + "]")
 			continue

@@ -237,11 +237,27 @@ func toolInput(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return map[string]any{}, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return nil, fmt.Errorf("must be a JSON object")
 	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+			return nil, fmt.Errorf("holds a number too large for a 64-bit float (%s); JSON numbers nexus reads must lie within ±1.8e308",
+				clipValue(te.Value))
+		}
+		return nil, fmt.Errorf("is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
+	}
 	return m, nil
+}
+
+// clipValue shortens a piece of the payload quoted in an error.
+func clipValue(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
 }
 
 // responseStatus reads a tool's outcome from tool_response: MCP results

@@ -55,6 +55,8 @@ func TestDecode(t *testing.T) {
 		{name: "mistyped last message", payload: `{"hook_event_name":"SubagentStop","agent_id":"a","last_assistant_message":5}`, err: "field last_assistant_message must be a string"},
 		{name: "missing tool_name", payload: `{"hook_event_name":"PostToolUse"}`, err: "field tool_name is required"},
 		{name: "tool_input not an object", payload: `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":"ls"}`, err: "tool_input must be a JSON object"},
+		{name: "tool_input with a number out of range (issue 13.8)", payload: `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"n":1e999999}}`, err: "tool_input holds a number too large for a 64-bit float (number 1e999999)"},
+		{name: "tool_input with a nested number out of range", payload: `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"a":{"b":[-1e400]}}}`, err: "holds a number too large for a 64-bit float (number -1e400"},
 		{name: "missing prompt", payload: `{"hook_event_name":"UserPromptSubmit"}`, err: "field prompt is required"},
 		{name: "missing agent id", payload: `{"hook_event_name":"SubagentStop"}`, err: "field agent_id is required"},
 	}

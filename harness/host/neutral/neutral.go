@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
@@ -74,7 +75,14 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return event, lifecycle.Event{}, &InputError{fmt.Sprintf("invalid payload: field %s has the wrong type (%s)", te.Field, te.Value)}
+			v := te.Value
+			if len(v) > 64 {
+				v = v[:64] + "…"
+			}
+			if strings.HasPrefix(te.Value, "number") && te.Type.Kind() == reflect.Float64 {
+				return event, lifecycle.Event{}, &InputError{fmt.Sprintf("invalid payload: field %s holds a number too large for a 64-bit float (%s); JSON numbers nexus reads must lie within ±1.8e308", te.Field, v)}
+			}
+			return event, lifecycle.Event{}, &InputError{fmt.Sprintf("invalid payload: field %s has the wrong type (%s)", te.Field, v)}
 		}
 		return event, lifecycle.Event{}, &InputError{"invalid payload: " + strings.TrimPrefix(err.Error(), "json: ")}
 	}

@@ -22,6 +22,7 @@ func TestDecode(t *testing.T) {
 	for _, tt := range []struct{ payload, event, want string }{
 		{`{"event":"pre_tool_use","tool":"x","colour":"red"}`, "", `unknown field "colour"`},
 		{`{"event":"pre_tool_use","tool":3}`, "", "field tool has the wrong type"},
+		{`{"event":"pre_tool_use","tool":"Bash","tool_input":{"n":1e999999}}`, "", "field tool_input holds a number too large for a 64-bit float (number 1e999999)"},
 		{`{"event":"pre_tool_use"}`, "", "field tool is required"},
 		{`{"event":"subagent_spawn"}`, "", "field agent_id is required"},
 		{`{"event":"post_tool_use","tool":"x","status":"meh"}`, "", "must be ok or error"},
