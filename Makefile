@@ -4,8 +4,8 @@ BIN       ?= bin
 PREFIX    ?= $(shell $(GO) env GOPATH)
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-# The nexus-core distribution the tests and `make run` use.
-CORE      ?= $(abspath ../shared/nexus-core-0.10.0)
+# The nexus-core distribution `make run` and `make bench` use: the vendored copy.
+CORE      ?= $(CURDIR)/third_party/nexus-core/dist
 
 .PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz e2e
 

@@ -158,8 +158,8 @@ func (f *Fixture) HarnessID() string {
 type Source struct {
 	Dir   string
 	Label string
-	// Optional sources may be missing (the shared copy of nexus-core has no
-	// scenarios/); a missing source is noted, not an error.
+	// Optional sources may be missing (early copies of nexus-core 0.10.0
+	// had no scenarios/); a missing source is noted, not an error.
 	Optional bool
 }
 
@@ -218,7 +218,7 @@ func Load(v Validator, sources ...Source) (*Suite, error) {
 		entries, err := os.ReadDir(src.Dir)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) && src.Optional {
-				s.Notes = append(s.Notes, fmt.Sprintf("no %s/ fixtures: %s does not exist (the shared copy of nexus-core 0.10.0 omits them)", src.Label, src.Dir))
+				s.Notes = append(s.Notes, fmt.Sprintf("no %s/ fixtures: %s does not exist (early copies of nexus-core 0.10.0 omit them)", src.Label, src.Dir))
 				continue
 			}
 			return nil, fmt.Errorf("read fixtures: %w", err)

@@ -8,8 +8,8 @@
 # median against its target, with p90, min and CPU time.
 #
 # Usage: scripts/bench-cli.sh [RUNS]       (default 200)
-# Env:   CORE=<nexus-core dir>             (default ../shared/nexus-core-0.10.0)
+# Env:   CORE=<nexus-core dir>             (default the vendored third_party/nexus-core/dist)
 set -eu
 cd "$(dirname "$0")/.."
-CORE=${CORE:-$(cd .. && pwd)/shared/nexus-core-0.10.0}
+CORE=${CORE:-$(pwd)/third_party/nexus-core/dist}
 exec go run ./scripts/benchtable -only '^cli$' -runs "${1:-200}" -core "$CORE"

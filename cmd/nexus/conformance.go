@@ -47,7 +47,7 @@ as an MCP stdio server once per case, in the scratch project, with NEXUS_RUNTIME
 .nexus folder and NEXUS_CORE_DIR to the distribution; tools are called as <tool-prefix><tool>. Lifecycle fixtures are then skipped:
 events are harness hooks, not MCP tools.
 
-  nexus conformance --core ../shared/nexus-core-0.10.0
+  nexus conformance --core third_party/nexus-core/dist
   nexus conformance --target nexus mcp
   nexus conformance --target "node dist/server.js" --tool-prefix nx_ --junit report.xml
 

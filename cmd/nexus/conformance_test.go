@@ -47,10 +47,10 @@ func TestConformanceCommand(t *testing.T) {
 
 	t.Run("in-process suite passes", func(t *testing.T) {
 		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core)
-		if code != 0 || !strings.HasSuffix(out, "\n44 passed, 0 failed\n") {
-			t.Fatalf("want all 44 cases of nexus-core 0.10.0 to pass; exit %d\n%s\n%s", code, out, errOut)
+		if code != 0 || !strings.HasSuffix(out, "\n46 passed, 0 failed\n") {
+			t.Fatalf("want all 46 cases of nexus-core 0.10.0 (tool, lifecycle, scenario) to pass; exit %d\n%s\n%s", code, out, errOut)
 		}
-		if n := strings.Count(out, "\nPASS  "); n != 44 { // the first line is a note
+		if n := strings.Count("\n"+out, "\nPASS  "); n != 46 {
 			t.Fatalf("%d PASS lines, want one per case:\n%s", n, out)
 		}
 	})
@@ -58,8 +58,8 @@ func TestConformanceCommand(t *testing.T) {
 	t.Run("tool cases pass against nexus mcp", func(t *testing.T) {
 		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", bin, "mcp")
 		m := summaryLine.FindStringSubmatch(out)
-		if code != 0 || m == nil || m[1] != "41" || m[2] != "0" || m[3] != "3" {
-			t.Fatalf("want 41 passed, 0 failed, 3 skipped (lifecycle); exit %d\n%s\n%s", code, out, errOut)
+		if code != 0 || m == nil || m[1] != "43" || m[2] != "0" || m[3] != "3" {
+			t.Fatalf("want 43 passed, 0 failed, 3 skipped (lifecycle); exit %d\n%s\n%s", code, out, errOut)
 		}
 	})
 

@@ -1,44 +1,28 @@
-// Package testenv locates the shared test inputs that live beside the
-// project (../shared): the nexus-core distribution and the Nauro goldens.
-// The project never carries copies of those files.
+// Package testenv locates the test inputs the repository carries: the
+// vendored nexus-core distribution (third_party/nexus-core/dist, the same
+// files nexus embeds) and the Nauro goldens
+// (plugins/decisions/testdata/nauro). Both are refreshed from their
+// upstream copies by scripts/refresh-testdata.sh; tests never read anything
+// outside the repository.
 package testenv
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 )
 
-var (
-	once      sync.Once
-	sharedDir string
-)
-
-// SharedDir returns the absolute path of the shared folder: $NEXUS_SHARED_DIR
-// when set, else "../shared" relative to the module root. The test is
-// skipped-with-failure (t.Fatal) when it cannot be found, because every
-// contract test depends on it.
-func SharedDir(t testing.TB) string {
-	t.Helper()
-	once.Do(func() { sharedDir = findShared() })
-	if sharedDir == "" {
-		t.Fatal("cannot find the shared folder: set NEXUS_SHARED_DIR or place it at ../shared beside the project root")
-	}
-	return sharedDir
-}
-
-// CoreDir returns the nexus-core 0.10.0 distribution directory.
+// CoreDir returns the vendored nexus-core 0.10.0 distribution directory.
 func CoreDir(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(SharedDir(t), "nexus-core-0.10.0")
+	return filepath.Join(ModuleRoot(t), "third_party", "nexus-core", "dist")
 }
 
 // NauroFixtures returns the folder of Nauro golden cases.
 func NauroFixtures(t testing.TB) string {
 	t.Helper()
-	return filepath.Join(SharedDir(t), "fixtures", "nauro")
+	return filepath.Join(ModuleRoot(t), "plugins", "decisions", "testdata", "nauro")
 }
 
 // ModuleRoot returns the directory holding go.mod, found by walking up from
@@ -60,30 +44,6 @@ func moduleRoot() string {
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
 			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-func findShared() string {
-	if d := os.Getenv("NEXUS_SHARED_DIR"); d != "" {
-		if abs, err := filepath.Abs(d); err == nil {
-			return abs
-		}
-	}
-	root := moduleRoot()
-	if root == "" {
-		return ""
-	}
-	// Nested modules (examples/plugins/...) also find the project's ../shared.
-	for dir := root; ; {
-		cand := filepath.Join(filepath.Dir(dir), "shared")
-		if st, err := os.Stat(filepath.Join(cand, "nexus-core-0.10.0")); err == nil && st.IsDir() {
-			return cand
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

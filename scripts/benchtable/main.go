@@ -76,7 +76,7 @@ func main() {
 	}
 	e := &env{root: root}
 	only := flag.String("only", "", "measure only the groups matching this regexp ("+groupNames()+")")
-	flag.StringVar(&e.core, "core", filepath.Join(filepath.Dir(root), "shared", "nexus-core-0.10.0"), "nexus-core distribution")
+	flag.StringVar(&e.core, "core", filepath.Join(root, "third_party", "nexus-core", "dist"), "nexus-core distribution")
 	flag.IntVar(&e.runs, "runs", 200, "runs per process-level figure (nexus validate and memory gc use a quarter and a tenth)")
 	flag.IntVar(&e.confRuns, "conf-runs", 11, "runs of the in-process conformance suite (the --target nexus mcp run gets half)")
 	strict := flag.Bool("strict", false, "exit 1 when a figure misses its target")
