@@ -350,10 +350,9 @@ func (run *caseRun) applyPrecondition() error {
 
 // outcome is what one action or event produced.
 type outcome struct {
-	event   bool
-	value   any     // the parsed return value (JSON-shaped; {} for events)
-	errMsg  *string // set when the call failed with a domain error
-	errNote string
+	event  bool
+	value  any     // the parsed return value (JSON-shaped; {} for events)
+	errMsg *string // set when the call failed with a domain error
 }
 
 // doc is what return assertions are evaluated against: the return value,

@@ -266,16 +266,5 @@ func (m *Manager) categoryIDs() []string {
 	return ids
 }
 
-// categoryOf returns the category a file name's prefix puts it in.
-func (m *Manager) categoryOf(name string) (vocabulary.MemoryCategory, bool) {
-	m.policy()
-	for _, c := range m.categories {
-		if c.Prefix != "" && strings.HasPrefix(name, c.Prefix) {
-			return c, true
-		}
-	}
-	return vocabulary.MemoryCategory{}, false
-}
-
 // toolName is a nexus tool's registered MCP name (nx_memory_save).
 func (m *Manager) toolName(abstract string) string { return m.toolPrefix + abstract }

@@ -35,13 +35,10 @@ func (m *Manager) FileName(category, topic string) (string, error) {
 	if !ok {
 		return "", inputErrorf("unknown memory category %q; use one of: %s", category, strings.Join(m.categoryIDs(), ", "))
 	}
-	var ws []string
 	apostrophes := strings.NewReplacer("'", "", "\u2019", "")
-	for _, f := range strings.FieldsFunc(strings.ToLower(apostrophes.Replace(topic)), func(r rune) bool {
+	ws := strings.FieldsFunc(strings.ToLower(apostrophes.Replace(topic)), func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > unicode.MaxASCII)
-	}) {
-		ws = append(ws, f)
-	}
+	})
 	for _, w := range ws {
 		for _, r := range w {
 			if r > unicode.MaxASCII {

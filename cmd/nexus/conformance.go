@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/signal"
@@ -162,9 +161,6 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	w := cmd.OutOrStdout()
 	if !a.jsonOut {
 		for _, n := range suite.Notes {

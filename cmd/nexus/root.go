@@ -55,8 +55,6 @@ type app struct {
 	projErr  error
 }
 
-func newRootCmd() *cobra.Command { return newRootCmdFor(nil) }
-
 // newRootCmdFor builds the root for the given arguments (see hotCommands).
 func newRootCmdFor(args []string) *cobra.Command {
 	a := &app{}

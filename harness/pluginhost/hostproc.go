@@ -153,10 +153,9 @@ type hostBackend struct {
 	m    *Manager
 	dial func() (io.ReadWriteCloser, func() error, error)
 
-	mu      sync.Mutex
-	conn    *hostConn
-	closed  bool
-	lastErr error
+	mu     sync.Mutex
+	conn   *hostConn
+	closed bool
 }
 
 type hostConn struct {

@@ -524,6 +524,7 @@ func (r *runner) validateCmd() *cobra.Command {
 		Short: "Check decision files; print each file's first error",
 		Args: func(cmd *cobra.Command, a []string) error {
 			if len(a) == 0 {
+				//lint:ignore ST1005 the usage line is printed as it stands
 				return &ExitError{Code: 2, Err: errors.New("usage: nexus decision validate FILE...")}
 			}
 			return nil

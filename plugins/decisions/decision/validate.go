@@ -292,6 +292,7 @@ func CheckRef(v string) (string, Rule) {
 // pyInt is str(int(v)) for a string of digits.
 func pyInt(v string) (string, error) {
 	if n := pytext.Len(v); n > 4300 {
+		//lint:ignore ST1005 Nauro's (Python's) message, byte for byte
 		return "", fmt.Errorf("Exceeds the limit (4300 digits) for integer string conversion: value has %d digits; use sys.set_int_max_str_digits() to increase the limit", n)
 	}
 	var b strings.Builder

@@ -116,6 +116,7 @@ func (f *FS) ListSnapshots() ([]SnapshotMeta, error) {
 func (f *FS) LoadSnapshot(version int) (*pyjson.Object, error) {
 	name := fmt.Sprintf("v%03d.json", version)
 	if _, err := os.Stat(filepath.Join(f.snapshotDir(), name)); err != nil {
+		//lint:ignore ST1005 Nauro's message, byte for byte
 		return nil, fmt.Errorf("Snapshot v%03d not found.", version)
 	}
 	return f.loadSnapshot(name)
