@@ -282,3 +282,15 @@ func (c *Core) ReadSkillBody(id string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// ReadAgentBody returns an agent's body.md text.
+func (c *Core) ReadAgentBody(id string) (string, error) {
+	if _, ok := c.Agent(id); !ok {
+		return "", fmt.Errorf("agent %q is not in %s/manifest.json", id, c.Dir)
+	}
+	b, err := os.ReadFile(c.AgentBodyPath(id))
+	if err != nil {
+		return "", fmt.Errorf("read agent body: %w", err)
+	}
+	return string(b), nil
+}

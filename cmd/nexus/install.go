@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/harness/tools"
 )
 
 func init() {
@@ -19,6 +21,7 @@ type installFlags struct {
 	scope   string
 	dryRun  bool
 	command string
+	force   bool
 }
 
 func newInstallCmd(a *app, install bool) *cobra.Command {
@@ -33,9 +36,17 @@ PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, SessionEnd, each r
   --scope project   .claude/settings.json and .mcp.json in the project
   --scope user      ~/.claude/settings.json and ~/.claude.json
 
+It also writes the distribution's agent catalog and skills into the scope's Claude Code
+folder: agents/<id>.md for every role (name = the role id, model from its model_tier
+through claude.models, disallowedTools from its capabilities through the gate's capability
+map) and skills/<id>/SKILL.md for every skill plus nexus's setup skill nx-setup. Each file
+it writes is recorded with its content hash in nexus-install.json in that folder.
+
 It prints the diff of every file it changes and keeps a copy of the old content beside it
-(<file>.nexus-backup-<time>). Running it again changes nothing. Entries it did not write
-are never touched or removed; --dry-run shows the diff and writes nothing.`
+(<file>.nexus-backup-<time>). Running it again changes nothing; after nexus or the
+distribution changed it updates the agents and skills (--dry-run shows the diff and writes
+nothing). Entries and files it did not write are never touched or removed, and an agent or
+skill file edited since nexus wrote it is left alone (and named) unless --force is given.`
 	if !install {
 		use, short, long = "uninstall", "Remove what \"nexus install\" registered with a host", `Remove what "nexus install claude" wrote: hook entries marked --managed and the "nexus"
 MCP server when it runs nexus. Everything else in the files stays as it is. Diffs and
@@ -53,6 +64,7 @@ backups as for install.`
 	}
 	sub.Flags().StringVar(&fl.scope, "scope", claude.ScopeProject, "where to install: project or user")
 	sub.Flags().BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
+	sub.Flags().BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
 	if install {
 		sub.Flags().StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
 	}
@@ -64,7 +76,7 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 	if fl.scope != claude.ScopeProject && fl.scope != claude.ScopeUser {
 		return usagef("--scope must be project or user, not %q", fl.scope)
 	}
-	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command}
+	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command, Force: fl.force, Version: version}
 	if fl.scope == claude.ScopeProject {
 		proj, err := a.Project()
 		if err != nil {
@@ -88,6 +100,13 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 		}
 		o.Command = exe
 	}
+	if install {
+		files, coreVersion, err := renderCatalog(a, o.Command, "")
+		if err != nil {
+			return err
+		}
+		o.Files, o.CoreVersion = files, coreVersion
+	}
 	var changes []claude.FileChange
 	var err error
 	if install {
@@ -107,11 +126,14 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 	}
 	for _, ch := range changes {
 		switch {
-		case !ch.Changed:
+		case !ch.Changed && len(ch.Notes) == 0:
 			fmt.Fprintf(w, "%s: already up to date\n", ch.Path)
+		case !ch.Changed:
 		default:
 			fmt.Fprint(w, ch.Diff)
-			if ch.Backup != "" {
+			if ch.Removed && !fl.dryRun {
+				fmt.Fprintf(w, "%s: removed\n", ch.Path)
+			} else if ch.Backup != "" {
 				fmt.Fprintf(w, "%s: updated (previous content saved as %s)\n", ch.Path, ch.Backup)
 			} else if !fl.dryRun {
 				fmt.Fprintf(w, "%s: written\n", ch.Path)
@@ -122,4 +144,31 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 		}
 	}
 	return err
+}
+
+// renderCatalog renders the distribution's agents and skills for Claude
+// Code (see harness/catalog). agentPrefix is "" for .claude folders and
+// "<plugin>:" inside a plugin.
+func renderCatalog(a *app, nexus, agentPrefix string) ([]claude.OwnedFile, string, error) {
+	core, err := a.Core()
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return nil, "", err
+	}
+	classes := map[string][]string{}
+	for _, t := range tools.All() {
+		classes[t.Name] = t.Classes
+	}
+	files, err := catalog.Claude(catalog.Options{Core: core, Config: cfg, ToolClasses: classes, AgentPrefix: agentPrefix, Nexus: claude.ShellQuote(nexus)})
+	if err != nil {
+		return nil, "", fmt.Errorf("render the agents and skills: %w", err)
+	}
+	out := make([]claude.OwnedFile, len(files))
+	for i, f := range files {
+		out[i] = claude.OwnedFile{Path: f.Path, Content: f.Content}
+	}
+	return out, core.Version(), nil
 }

@@ -511,3 +511,64 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// HostDenied lists the tools the gate denies on every call by an agent
+// role (its effective capabilities and gate.extra_denials), by the names
+// the host shows them under, sorted. A host that can hide tools from an
+// agent (Claude Code's disallowedTools) hides exactly these, so the agent
+// never reaches for a tool the gate would refuse. Tools the gate decides
+// per call (a posix shell whose command may or may not write) are not
+// listed: the gate still checks them.
+func (g *Gate) HostDenied(role string) []string {
+	blocked := map[string]bool{}
+	for _, capID := range g.Capabilities(role) {
+		if cp, ok := g.core.Capability(capID); ok {
+			for _, cl := range cp.BlocksSemanticClasses {
+				blocked[cl] = true
+			}
+		}
+	}
+	hits := func(classes []string) bool {
+		for _, c := range classes {
+			if blocked[c] {
+				return true
+			}
+		}
+		return false
+	}
+	set := map[string]bool{}
+	for name, e := range g.host.Tools {
+		classes := e.Classes
+		if e.Shell != nil && e.Shell.Dialect == DialectOpaque {
+			// Never parsed, so every call counts as writing (Classify).
+			classes = union(classes, []string{"file_modification"})
+		}
+		if hits(classes) {
+			set[name] = true
+		}
+	}
+	for name, classes := range g.nexus {
+		if hits(classes) {
+			set[g.ToolRef(name)] = true
+		}
+	}
+	key := role
+	if role == "" {
+		key = LeadKey
+	}
+	for _, k := range []string{AnyKey, key} {
+		for _, name := range g.extraDenials[k] {
+			if _, ok := g.nexus[g.bare(name)]; ok {
+				set[g.ToolRef(g.bare(name))] = true
+			} else {
+				set[name] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

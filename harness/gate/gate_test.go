@@ -254,3 +254,55 @@ func TestToolClassesJoinTheMap(t *testing.T) {
 		t.Error("an unknown nx_ tool resolved")
 	}
 }
+
+// HostDenied must list exactly the host's tools that Check denies on every
+// call for the role, so the host hides what the gate would refuse and
+// nothing the gate allows.
+func TestHostDeniedMatchesCheck(t *testing.T) {
+	core := loadCore(t)
+	cfg := configWith(t, "gate:\n  extra_denials:\n    engineer: [WebFetch, nx_task_close]\n")
+	g, _, err := New(Options{Core: core, Host: HostClaude, Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hm, _ := HostMap(HostClaude)
+	var all []string
+	for name := range hm.Tools {
+		all = append(all, name)
+	}
+	for name := range g.nexus {
+		all = append(all, g.ToolRef(name))
+	}
+	roles := []string{""}
+	for _, a := range core.Manifest().Agents {
+		roles = append(roles, a.ID)
+	}
+	for _, role := range roles {
+		denied := map[string]bool{}
+		for _, n := range g.HostDenied(role) {
+			denied[n] = true
+		}
+		for _, tool := range all {
+			// A harmless input: a shell command that writes nothing.
+			c := g.Classify(tool, map[string]any{"command": "true", "file_path": "/p/.nexus/x"}, nil, "/p")
+			v := g.Check(Call{Role: role, Classification: c}, true, "/p/.nexus")
+			if got := v.Decision == Deny; got != denied[tool] {
+				t.Errorf("role %q tool %s: gate denies=%v, HostDenied lists=%v (%s)", role, tool, got, denied[tool], v.Reason)
+			}
+		}
+	}
+	arch := g.HostDenied("architect")
+	for _, want := range []string{"Edit", "Write", "NotebookEdit", "PowerShell", "mcp__nexus__nx_task_add", "mcp__nexus__nx_task_update"} {
+		if !contains(arch, want) {
+			t.Errorf("architect: %s not hidden; got %v", want, arch)
+		}
+	}
+	for _, never := range []string{"Bash", "Read", "mcp__nexus__nx_artifact_write"} {
+		if contains(arch, never) {
+			t.Errorf("architect: %s hidden, but the gate decides it per call; got %v", never, arch)
+		}
+	}
+	if eng := g.HostDenied("engineer"); !contains(eng, "WebFetch") || !contains(eng, "mcp__nexus__nx_task_close") {
+		t.Errorf("engineer: extra denials not hidden: %v", eng)
+	}
+}

@@ -17,6 +17,10 @@ type Profile struct {
 	docs   map[string]string
 	// note follows every activated skill body.
 	note string
+	// AgentPrefix is put before role ids in subagent_spawn (Claude Code
+	// names a plugin's agents "<plugin>:<id>"); "" for agent files
+	// installed into .claude/agents.
+	AgentPrefix string
 }
 
 // Render spells one macro for the host.
@@ -55,7 +59,8 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 		return s
 	}
 	if host == "claude" {
-		return &Profile{Host: host, render: func(m Macro) string {
+		p := &Profile{Host: host}
+		p.render = func(m Macro) string {
 			switch m.ID {
 			case "skill_activation":
 				return activation(m)
@@ -63,6 +68,8 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 				role := m.Params["target_role"]
 				if role == "explore" {
 					role = "Explore" // Claude Code's built-in code explorer
+				} else {
+					role = p.AgentPrefix + role
 				}
 				s := fmt.Sprintf("Agent tool (subagent_type %q", role)
 				if n := m.Params["name"]; n != "" {
@@ -82,11 +89,14 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 				return fmt.Sprintf("AskUserQuestion (question %q, options %s)", m.Params["question"], m.Params["options"])
 			}
 			return ""
-		}, docs: map[string]string{
+		}
+		p.docs = map[string]string{
 			"resume_invocation":     "Resuming a subagent in Claude Code: where your Claude Code version can resume a finished subagent by its agent id (the Agent tool's resume parameter, or SendMessage when agent teams are on), use the agent_id that nexus records in .nexus/state/<harness-id>/agent-tracker.json. When resuming is not possible, spawn a fresh subagent without comment (nexus-core's resume gating). A bounded-tier agent resumed for the same artifact must be told to re-read its target files first.",
 			"instruction_file":      "Claude Code's project instruction file is CLAUDE.md at the project root.",
 			"slash_command_display": "In Claude Code, skills are typed as bracket tags ([plan], [run], [sync]); nx-init has no tag.",
-		}, note: fmt.Sprintf("Tools named %s* in these instructions are nexus's MCP tools; Claude Code lists them as mcp__<server>__%s* (mcp__nexus__%splan_start with the server `nexus install claude` registers).", toolPrefix, toolPrefix, toolPrefix)}
+		}
+		p.note = fmt.Sprintf("Tools named %s* in these instructions are nexus's MCP tools; Claude Code lists them as mcp__<server>__%s* (mcp__nexus__%splan_start with the server `nexus install claude` registers).", toolPrefix, toolPrefix, toolPrefix)
+		return p
 	}
 	return &Profile{Host: "neutral", render: func(m Macro) string {
 		switch m.ID {
@@ -125,26 +135,42 @@ type SkillText struct {
 // ActivateSkill reads a skill's body.md, expands its macros for the host and
 // appends the host notes its harness_docs_refs ask for.
 func ActivateSkill(core *vocabulary.Core, skillID, mode string, p *Profile) (SkillText, error) {
-	body, err := core.ReadSkillBody(skillID)
+	body, expandErr, err := RenderSkill(core, skillID, p)
 	if err != nil {
 		return SkillText{}, err
 	}
-	known := map[string]bool{}
-	for _, inv := range core.Manifest().Vocabulary.Invocations {
-		known[inv.ID] = true
-	}
-	st := SkillText{Skill: skillID, Mode: mode}
-	expanded, err := Expand(body, known, p.Render)
-	if err != nil {
-		st.ExpandErr = fmt.Errorf("skills/%s/body.md: %w", skillID, err)
-		expanded = fmt.Sprintf("(nexus could not expand the macros of this skill body: %v; it is shown unexpanded)\n\n%s", st.ExpandErr, body)
-	}
+	st := SkillText{Skill: skillID, Mode: mode, ExpandErr: expandErr}
 	var b strings.Builder
 	fmt.Fprintf(&b, "nexus activated the %s skill", skillID)
 	if mode != "" {
 		fmt.Fprintf(&b, " in %s mode", mode)
 	}
 	b.WriteString(". Follow these instructions:\n\n")
+	b.WriteString(body)
+	st.Text = b.String()
+	return st, nil
+}
+
+// RenderSkill is a skill's instructions for the host: body.md with its
+// macros expanded, the profile's note and the host notes its
+// harness_docs_refs ask for. expandErr is set when a macro is malformed or
+// unknown; the body is then shown unexpanded behind a warning (nexus-core:
+// the expander must fail loudly). err means the body could not be read.
+func RenderSkill(core *vocabulary.Core, skillID string, p *Profile) (text string, expandErr, err error) {
+	body, err := core.ReadSkillBody(skillID)
+	if err != nil {
+		return "", nil, err
+	}
+	known := map[string]bool{}
+	for _, inv := range core.Manifest().Vocabulary.Invocations {
+		known[inv.ID] = true
+	}
+	expanded, err := Expand(body, known, p.Render)
+	if err != nil {
+		expandErr = fmt.Errorf("skills/%s/body.md: %w", skillID, err)
+		expanded = fmt.Sprintf("(nexus could not expand the macros of this skill body: %v; it is shown unexpanded)\n\n%s", expandErr, body)
+	}
+	var b strings.Builder
 	b.WriteString(strings.TrimRight(expanded, "\n"))
 	b.WriteString("\n")
 	if p.note != "" {
@@ -165,6 +191,5 @@ func ActivateSkill(core *vocabulary.Core, skillID, mode string, p *Profile) (Ski
 			b.WriteString("\n")
 		}
 	}
-	st.Text = b.String()
-	return st, nil
+	return b.String(), expandErr, nil
 }

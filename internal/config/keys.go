@@ -55,6 +55,8 @@ var Keys = []Key{
 	{"decisions.store", String, "", "project decision store folder (default: found through .nauro/config.json)"},
 	{"decisions.enabled", Bool, true, "expose the decision-store plugin's tools over MCP"},
 
+	{"claude.models", Map, map[string]any{}, "Claude Code model per nexus-core model_tier for the agent files `nexus install claude` writes (default high: opus, standard: sonnet; a value may be inherit)"},
+
 	{"plugins.paths", StringList, []string{}, "extra plugin manifest paths (nexus-plugin.yaml files or folders holding one)"},
 	{"plugins.settings", Map, map[string]any{}, "per-plugin settings (plugin name → mapping of strings)"},
 	{"plugins.disabled", StringList, []string{}, "names of discovered plugins not to load"},

@@ -52,6 +52,16 @@ type InstallOptions struct {
 	Command string
 	DryRun  bool
 	Now     func() time.Time
+	// Files are the agents and skills to keep in the scope's Claude Code
+	// folder (.claude or ~/.claude), recorded in RecordName. Install
+	// writes them; Uninstall removes what the record lists.
+	Files []OwnedFile
+	// Force replaces (or removes) owned files edited since nexus wrote
+	// them, and files of the same name nexus did not write, keeping a
+	// backup.
+	Force bool
+	// Version and CoreVersion are stored in the record.
+	Version, CoreVersion string
 }
 
 // FileChange is the outcome for one settings file.
@@ -64,6 +74,18 @@ type FileChange struct {
 	Backup string `json:"backup,omitempty"`
 	// Notes report entries left alone (another tool's server named nexus).
 	Notes []string `json:"notes,omitempty"`
+	// Removed is true when the change deletes the file.
+	Removed bool `json:"removed,omitempty"`
+}
+
+// ClaudeDir returns the scope's Claude Code folder, where agents/ and
+// skills/ live.
+func ClaudeDir(o InstallOptions) (string, error) {
+	settings, _, err := Paths(o)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(settings), nil
 }
 
 // Paths returns the hooks settings file and the MCP servers file of a scope.
@@ -87,6 +109,9 @@ func Paths(o InstallOptions) (settings, mcp string, err error) {
 func HookCommand(nexus, event string) string {
 	return shellQuote(nexus) + " hook --host claude " + ManagedFlag + " " + event
 }
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string { return shellQuote(s) }
 
 func shellQuote(s string) string {
 	safe := s != ""
@@ -148,7 +173,8 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		}
 		changes = append(changes, ch)
 	}
-	return changes, nil
+	owned, err := syncOwned(filepath.Dir(settingsPath), o.Files, o, install)
+	return append(changes, owned...), err
 }
 
 func editFile(path string, o InstallOptions, edit func(*object) []string) (FileChange, error) {

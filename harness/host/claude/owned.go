@@ -1,0 +1,391 @@
+package claude
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+)
+
+// OwnedFile is a whole file nexus writes into Claude Code's folder (an
+// agent or a skill); Path is slash-separated and relative to that folder.
+type OwnedFile struct {
+	Path    string
+	Content []byte
+}
+
+// RecordName is the file, in the Claude Code folder, where install records
+// every whole file it wrote (path and content hash): uninstall removes
+// exactly those, and a file whose content no longer has the recorded hash
+// was edited by someone else and is never replaced without --force.
+const RecordName = "nexus-install.json"
+
+// maxRecord bounds the record file nexus reads back.
+const maxRecord = 1 << 20
+
+// Record is the content of RecordName.
+type Record struct {
+	// Nexus is the nexus version that last wrote the files; Core the
+	// nexus-core version they were rendered from.
+	Nexus string        `json:"nexus"`
+	Core  string        `json:"nexus_core,omitempty"`
+	Files []RecordEntry `json:"files"`
+}
+
+// RecordEntry is one owned file.
+type RecordEntry struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+}
+
+func hashOf(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// validOwnedPath accepts agents/<name>.md and skills/<name>/SKILL.md style
+// relative paths: slash-separated, clean, no "..", no hidden components.
+func validOwnedPath(p string) bool {
+	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.Contains(p, "\\") {
+		return false
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." || strings.HasPrefix(part, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// ReadRecord reads the record in a Claude Code folder (nil, nil when there
+// is none). An unreadable record is an error naming the file.
+func ReadRecord(dir string) (*Record, error) {
+	name := filepath.Join(dir, RecordName)
+	f, err := os.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(&limited{f, maxRecord + 1}); err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if buf.Len() > maxRecord {
+		return nil, fmt.Errorf("%s is larger than %d bytes; it is not nexus's record (move it aside)", name, maxRecord)
+	}
+	var r Record
+	dec := json.NewDecoder(&buf)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s is not a valid nexus install record (%v); move it aside and install again", name, err)
+	}
+	for _, e := range r.Files {
+		if !validOwnedPath(e.Path) || len(e.SHA256) != 64 {
+			return nil, fmt.Errorf("%s lists %q with hash %q, which nexus never writes; move the record aside and install again", name, e.Path, e.SHA256)
+		}
+	}
+	return &r, nil
+}
+
+type limited struct {
+	f *os.File
+	n int64
+}
+
+func (l *limited) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fs.ErrClosed
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.f.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
+// OwnedStatus is the state of one rendered file on disk.
+type OwnedStatus struct {
+	Path string `json:"path"`
+	// State: missing, current, outdated (nexus's, but the distribution or
+	// nexus changed), edited (nexus's, changed since by someone else),
+	// foreign (a file nexus did not write).
+	State string `json:"state"`
+}
+
+// Owned file states.
+const (
+	OwnedMissing  = "missing"
+	OwnedCurrent  = "current"
+	OwnedOutdated = "outdated"
+	OwnedEdited   = "edited"
+	OwnedForeign  = "foreign"
+)
+
+// CheckOwned compares the rendered files with a Claude Code folder,
+// without changing anything (nexus doctor).
+func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
+	rec, err := ReadRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	recorded := map[string]string{}
+	if rec != nil {
+		for _, e := range rec.Files {
+			recorded[e.Path] = e.SHA256
+		}
+	}
+	var out []OwnedStatus
+	for _, f := range files {
+		cur, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		st := OwnedStatus{Path: f.Path}
+		h0, ours := recorded[f.Path]
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			st.State = OwnedMissing
+		case err != nil:
+			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+		case bytes.Equal(cur, f.Content):
+			st.State = OwnedCurrent
+		case ours && hashOf(cur) == h0:
+			st.State = OwnedOutdated
+		case ours:
+			st.State = OwnedEdited
+		default:
+			st.State = OwnedForeign
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// syncOwned writes (install) or removes (uninstall) the owned files of a
+// Claude Code folder and keeps its record. It returns one FileChange per
+// file it creates, updates, removes or leaves alone for a reason, and one
+// for the record itself.
+func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+	for _, f := range files {
+		if !validOwnedPath(f.Path) || f.Path == RecordName {
+			return nil, fmt.Errorf("refusing to write %q: not a plain relative path inside %s", f.Path, dir)
+		}
+	}
+	rec, err := ReadRecord(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil && (!install || len(files) == 0) {
+		return nil, nil
+	}
+	recorded := map[string]string{}
+	if rec != nil {
+		for _, e := range rec.Files {
+			recorded[e.Path] = e.SHA256
+		}
+	}
+	var root *os.Root
+	if !o.DryRun {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+		if root, err = os.OpenRoot(dir); err != nil {
+			return nil, err
+		}
+		defer root.Close()
+	}
+	read := func(p string) ([]byte, bool, error) {
+		var b []byte
+		var err error
+		if root != nil {
+			b, err = root.ReadFile(p)
+		} else {
+			b, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("read %s: %w", filepath.Join(dir, p), err)
+		}
+		return b, true, nil
+	}
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	var changes []FileChange
+	next := map[string]string{}
+	unchanged := 0
+	backup := func(p string, cur []byte) (string, error) {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		b := backupName(full, now())
+		rel, _ := filepath.Rel(dir, b)
+		if o.DryRun {
+			return b, nil
+		}
+		return b, atomicfile.WriteFileIn(root, filepath.ToSlash(rel), cur, 0o644)
+	}
+	write := func(p string, data []byte) error {
+		if o.DryRun {
+			return nil
+		}
+		return atomicfile.WriteFileIn(root, p, data, 0o644)
+	}
+	remove := func(p string) error {
+		if o.DryRun {
+			return nil
+		}
+		if err := atomicfile.RemoveIn(root, p); err != nil {
+			return err
+		}
+		// A skill lives in its own folder: drop it once empty.
+		if d := path.Dir(p); strings.HasPrefix(d, "skills/") {
+			_ = root.Remove(d)
+		}
+		return nil
+	}
+	wanted := map[string]bool{}
+	if install {
+		for _, f := range files {
+			wanted[f.Path] = true
+			full := filepath.Join(dir, filepath.FromSlash(f.Path))
+			cur, exists, err := read(f.Path)
+			if err != nil {
+				return changes, err
+			}
+			h0, ours := recorded[f.Path]
+			switch {
+			case !exists:
+				if err := write(f.Path, f.Content); err != nil {
+					return changes, err
+				}
+				changes = append(changes, FileChange{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
+				next[f.Path] = hashOf(f.Content)
+			case bytes.Equal(cur, f.Content):
+				unchanged++
+				next[f.Path] = hashOf(f.Content)
+			case (ours && hashOf(cur) == h0) || o.Force:
+				ch := FileChange{Path: full, Changed: true, Diff: unifiedDiff(full+" (before)", full+" (after)", cur, f.Content)}
+				if !(ours && hashOf(cur) == h0) {
+					b, err := backup(f.Path, cur)
+					if err != nil {
+						return changes, err
+					}
+					ch.Backup = b
+					ch.Notes = append(ch.Notes, "replaced with --force although "+whyNotOurs(ours))
+				}
+				if err := write(f.Path, f.Content); err != nil {
+					return changes, err
+				}
+				changes = append(changes, ch)
+				next[f.Path] = hashOf(f.Content)
+			default:
+				changes = append(changes, FileChange{Path: full, Notes: []string{"left alone: " + whyNotOurs(ours) + "; run with --force to replace it (the current content is kept as a backup)"}})
+				if ours {
+					next[f.Path] = h0 // still nexus's to remove once it matches again
+				}
+			}
+		}
+	}
+	// Recorded files nexus no longer renders (or all of them, uninstalling).
+	var stale []string
+	for p := range recorded {
+		if !wanted[p] {
+			stale = append(stale, p)
+		}
+	}
+	sort.Strings(stale)
+	for _, p := range stale {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		cur, exists, err := read(p)
+		if err != nil {
+			return changes, err
+		}
+		switch {
+		case !exists:
+		case hashOf(cur) == recorded[p] || o.Force:
+			ch := FileChange{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
+			if hashOf(cur) != recorded[p] {
+				b, err := backup(p, cur)
+				if err != nil {
+					return changes, err
+				}
+				ch.Backup = b
+				ch.Notes = append(ch.Notes, "removed with --force although it was edited after nexus wrote it")
+			}
+			if err := remove(p); err != nil {
+				return changes, err
+			}
+			changes = append(changes, ch)
+		default:
+			changes = append(changes, FileChange{Path: full, Notes: []string{"left in place: it was edited after nexus wrote it, so it is now yours (run with --force to remove it)"}})
+		}
+	}
+	// The record itself.
+	recPath := filepath.Join(dir, RecordName)
+	recCh := FileChange{Path: recPath}
+	if unchanged > 0 {
+		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d agent and skill file(s) nexus wrote here are up to date", unchanged))
+	}
+	if len(next) == 0 {
+		if rec != nil {
+			recCh.Changed, recCh.Removed = true, true
+			if err := remove(RecordName); err != nil {
+				return changes, err
+			}
+			if !o.DryRun {
+				// Folders nexus created and left empty.
+				_ = root.Remove("skills")
+				_ = root.Remove("agents")
+			}
+		}
+		return append(changes, recCh), nil
+	}
+	nr := Record{Nexus: o.Version, Core: o.CoreVersion}
+	for p, h := range next {
+		nr.Files = append(nr.Files, RecordEntry{Path: p, SHA256: h})
+	}
+	sort.Slice(nr.Files, func(i, j int) bool { return nr.Files[i].Path < nr.Files[j].Path })
+	data, err := json.MarshalIndent(nr, "", "  ")
+	if err != nil {
+		return changes, err
+	}
+	data = append(data, '\n')
+	old, _, err := read(RecordName)
+	if err != nil {
+		return changes, err
+	}
+	if !bytes.Equal(old, data) {
+		recCh.Changed = true
+		if err := write(RecordName, data); err != nil {
+			return changes, err
+		}
+	}
+	return append(changes, recCh), nil
+}
+
+func whyNotOurs(ours bool) string {
+	if ours {
+		return "it was edited after nexus wrote it"
+	}
+	return "nexus did not write it (it is not in " + RecordName + ")"
+}
+
+// newFileDiff summarises a file to be created (a full diff of every new
+// agent would bury the interesting changes).
+func newFileDiff(name string, content []byte) string {
+	return fmt.Sprintf("+++ %s (new file, %d lines)\n", name, bytes.Count(content, []byte("\n")))
+}
