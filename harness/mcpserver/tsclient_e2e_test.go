@@ -1,10 +1,9 @@
+//go:build e2e
+
 package mcpserver
 
 import (
 	"bufio"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"os"
@@ -15,81 +14,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // The official MCP TypeScript SDK is an independent client: if it can
 // connect, list and call, hosts built on it can too.
 
-const tsClientDir = "testdata/ts-client"
-
-// tsClient installs the pinned SDK (npm ci from the committed lock file)
-// into a cache folder keyed by the lock file's hash, so it is fetched once
-// per machine, and returns the path of the runnable client script.
+// tsClient returns the client script that scripts/e2e/setup.d installed
+// beside the pinned SDK (npm ci from scripts/e2e/mcp-ts-client's lock
+// file). The test fails, never skips, when it is missing.
 func tsClient(t *testing.T) string {
 	t.Helper()
-	_, nodeErr := exec.LookPath("node")
-	_, npmErr := exec.LookPath("npm")
-	if nodeErr != nil || npmErr != nil {
-		t.Skip("node and npm are needed for the MCP TypeScript SDK test and are not on PATH")
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is not on PATH: install Node.js 20+ (make e2e needs it)")
 	}
-	pkg, err := os.ReadFile(filepath.Join(tsClientDir, "package.json"))
-	if err != nil {
-		t.Fatal(err)
+	dir := filepath.Join(testenv.ModuleRoot(t), ".e2e", "mcp-ts-client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Fatalf("the pinned MCP TypeScript SDK is not installed (%v): run `make e2e` or scripts/e2e/setup.d/10-mcp-ts-client.sh", err)
 	}
-	lock, err := os.ReadFile(filepath.Join(tsClientDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(append(append([]byte{}, pkg...), lock...))
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "nexus-tests", "ts-client-"+hex.EncodeToString(sum[:6]))
-	l, err := filelock.AcquirePath(context.Background(), dir+".lock", 5*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Release()
-	marker := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")
-	if _, err := os.Stat(marker); err != nil {
-		os.RemoveAll(dir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, "package.json"), pkg, 0o644)
-		os.WriteFile(filepath.Join(dir, "package-lock.json"), lock, 0o644)
-		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(dir)
-			t.Fatalf("npm ci of @modelcontextprotocol/sdk failed (is the npm registry reachable?): %v\n%s", err, out)
-		}
-	}
-	script, err := os.ReadFile(filepath.Join(tsClientDir, "client.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The script sits beside node_modules so its imports resolve there.
-	scriptSum := sha256.Sum256(script)
-	dst := filepath.Join(dir, "client-"+hex.EncodeToString(scriptSum[:4])+".mjs")
-	if err := os.WriteFile(dst, script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dst
-}
-
-// buildNexus builds the real binary.
-func buildNexus(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nexus")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/nexus")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return filepath.Join(dir, "client.mjs")
 }
 
 type tsReport struct {
@@ -157,7 +100,7 @@ func checkTSReport(t *testing.T, r tsReport) {
 	}
 }
 
-func TestTypeScriptSDK(t *testing.T) {
+func TestE2ETypeScriptSDK(t *testing.T) {
 	script := tsClient(t)
 	bin := buildNexus(t)
 	home := t.TempDir()
