@@ -1,0 +1,237 @@
+//go:build e2e
+
+package claudecode
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeanthropic"
+	"github.com/nexus-harness/nexus/internal/testenv"
+)
+
+// binDir holds nexus and nexus-plugins, built once for the test binary.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nexus-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	for _, pkg := range []string{"nexus", "nexus-plugins"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// claudeBin is the pinned Claude Code CLI that scripts/e2e/setup.d
+// installed; the test fails (never skips) without it.
+func claudeBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("NEXUS_E2E_CLAUDE"); p != "" {
+		return p
+	}
+	p := filepath.Join(testenv.ModuleRoot(t), ".e2e", "claude-code", "node_modules", ".bin", "claude")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the pinned Claude Code CLI is not installed (%v): run `make e2e` or scripts/e2e/setup.d/20-claude-code.sh", err)
+	}
+	return p
+}
+
+// session is one project with its own HOME and fake API.
+type session struct {
+	t      *testing.T
+	home   string
+	proj   string
+	api    *fakeanthropic.Server
+	claude string
+	// env is what Claude Code is started with (it passes it on to hooks
+	// and the MCP server).
+	env []string
+}
+
+type sessionOpts struct {
+	// noNexus leaves nexus out of the project (the baseline of the timing).
+	noNexus bool
+	// bare starts Claude Code with only what a launcher gives (no
+	// NEXUS_CORE_DIR, no nexus on PATH).
+	bare bool
+}
+
+func newSession(t *testing.T, api *fakeanthropic.Server, o sessionOpts) *session {
+	t.Helper()
+	root := t.TempDir()
+	s := &session{t: t, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, claude: claudeBin(t)}
+	for _, d := range []string{s.home, s.proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := exec.Command("git", "init", "-q", s.proj)
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	core := testenv.CoreDir(t)
+	base := []string{
+		"HOME=" + s.home,
+		"USER=e2e",
+		"LANG=C.UTF-8",
+		"TMPDIR=" + os.TempDir(),
+		"ANTHROPIC_BASE_URL=" + api.URL,
+		"ANTHROPIC_API_KEY=sk-ant-e2e-dummy",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1",
+		// As root, --dangerously-skip-permissions needs this.
+		"IS_SANDBOX=1",
+	}
+	if o.bare {
+		s.env = append(base, "PATH=/usr/bin:/bin")
+	} else {
+		s.env = append(base, "PATH="+binDir+":/usr/local/bin:/usr/bin:/bin", "NEXUS_CORE_DIR="+core)
+	}
+	if !o.noNexus {
+		install := exec.Command(filepath.Join(binDir, "nexus"), "install", "claude")
+		install.Dir = s.proj
+		install.Env = append(base, "PATH="+binDir+":/usr/bin:/bin", "NEXUS_CORE_DIR="+core)
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Fatalf("nexus install claude: %v\n%s", err, out)
+		}
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dump := filepath.Join(os.TempDir(), "nexus-e2e-"+strings.ReplaceAll(t.Name(), "/", "_")+"-requests.jsonl")
+			if err := api.Dump(dump); err == nil {
+				t.Logf("the model's requests: %s", dump)
+			}
+		}
+	})
+	return s
+}
+
+// event is one line of `claude -p --output-format stream-json --verbose`.
+type event struct {
+	Type      string          `json:"type"`
+	Subtype   string          `json:"subtype"`
+	HookEvent string          `json:"hook_event"`
+	HookName  string          `json:"hook_name"`
+	Output    string          `json:"output"`
+	ExitCode  *int            `json:"exit_code"`
+	Outcome   string          `json:"outcome"`
+	Tools     []string        `json:"tools"`
+	MCP       []mcpStatus     `json:"mcp_servers"`
+	Result    string          `json:"result"`
+	IsError   bool            `json:"is_error"`
+	SessionID string          `json:"session_id"`
+	Raw       json.RawMessage `json:"-"`
+}
+
+type mcpStatus struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type result struct {
+	events []event
+	stderr string
+	wall   time.Duration
+}
+
+func (r result) init() event {
+	for _, e := range r.events {
+		if e.Type == "system" && e.Subtype == "init" {
+			return e
+		}
+	}
+	return event{}
+}
+
+func (r result) final() event {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if r.events[i].Type == "result" {
+			return r.events[i]
+		}
+	}
+	return event{}
+}
+
+// hooks returns the hook responses of one event, in order.
+func (r result) hooks(hookEvent string) []event {
+	var out []event
+	for _, e := range r.events {
+		if e.Type == "system" && e.Subtype == "hook_response" && e.HookEvent == hookEvent {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// run starts `claude -p` with the prompt in the project and waits for it.
+func (s *session) run(prompt string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}, args...)
+	cmd := exec.CommandContext(ctx, s.claude, argv...)
+	cmd.Dir, cmd.Env = s.proj, s.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stderr: stderr.String(), wall: time.Since(start)}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
+			r.events = append(r.events, e)
+		}
+	}
+	if err != nil {
+		s.t.Fatalf("claude -p: %v\nstderr: %s\nstdout tail: %s", err, r.stderr, tail(stdout.String(), 4000))
+	}
+	if f := r.final(); f.Type == "" || f.IsError {
+		s.t.Fatalf("claude -p did not finish cleanly: %s\nstderr: %s", f.Raw, r.stderr)
+	}
+	return r
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// readJSON decodes a file of the project.
+func (s *session) readJSON(rel string, v any) {
+	s.t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.proj, rel))
+	if err != nil {
+		s.t.Fatalf("%s: %v", rel, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		s.t.Fatalf("%s: %v", rel, err)
+	}
+}
