@@ -85,6 +85,15 @@ func TestE2ELeadSession(t *testing.T) {
 	if st := r.init().MCP; !slices.Contains(st, mcpStatus{Name: "nexus", Status: "connected"}) {
 		t.Errorf("MCP servers at start: %+v, want nexus connected", st)
 	}
+	starts := r.hooks("SessionStart")
+	if len(starts) == 0 {
+		t.Error("Claude Code ran no SessionStart hook")
+	}
+	for _, h := range starts {
+		if h.Outcome != "success" {
+			t.Errorf("SessionStart hook %s: outcome %q, output %s", h.HookName, h.Outcome, h.Output)
+		}
+	}
 	first, ok := api.Answered(calls[0].Name)
 	if !ok {
 		t.Fatal("no request answered the first call")
