@@ -47,8 +47,11 @@ func newMCPCmd(a *app) *cobra.Command {
 		Short: "Serve the nexus tools over MCP (stdio, or streamable HTTP with --http)",
 		Long: `Serve the nexus-core tools (and any memory or plugin tools) to an MCP client.
 
-By default the server speaks newline-delimited JSON-RPC on stdin/stdout: it answers every
-request in order, flushes each answer, and exits at end of input, so a batch can be piped in.
+By default the server speaks newline-delimited JSON-RPC on stdin/stdout: it answers nexus's own
+requests in arrival order, runs plugin tool calls beside them (at most 8 at once), flushes each
+answer (matched to its request by id), honours notifications/cancelled (the call's context, in
+the plugin too, is cancelled and the request gets no answer), and exits at end of input once
+every answer is written, so a batch can be piped in.
 Nothing but protocol is ever written to stdout; diagnostics go to stderr.
 
 With --http ADDR it serves streamable HTTP at http://ADDR/mcp. An address without a host
@@ -149,7 +152,9 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		return usagef("%v", err)
 	}
 	if !useHTTP {
-		return mcpserver.ServeStdio(ctx, srv, os.Stdin, proto)
+		// Plugin tools run beside other requests (a slow one holds up
+		// nothing); nexus's own requests keep their arrival order.
+		return mcpserver.ServeStdioWith(ctx, srv, os.Stdin, proto, mcpserver.StdioOptions{Parallel: mcpserver.ParallelTools(e)})
 	}
 
 	addr := fl.http

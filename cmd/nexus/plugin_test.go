@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -205,7 +206,7 @@ type mcpSession struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
 	lines  chan []byte
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	id     int
 }
 
@@ -221,7 +222,7 @@ func startMCP(t *testing.T, bin, dir string, env []string, args ...string) *mcpS
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &mcpSession{t: t, cmd: cmd, in: in, lines: make(chan []byte, 16), stderr: &bytes.Buffer{}}
+	s := &mcpSession{t: t, cmd: cmd, in: in, lines: make(chan []byte, 16), stderr: &lockedBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -246,6 +247,34 @@ func startMCP(t *testing.T, bin, dir string, env []string, args ...string) *mcpS
 		}
 	})
 	return s
+}
+
+// lockedBuffer is a bytes.Buffer the test may read while the child's
+// stderr is still being copied into it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// notify writes a notification (no id, no answer).
+func (s *mcpSession) notify(method string, params any) {
+	s.t.Helper()
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	if _, err := s.in.Write(append(b, '\n')); err != nil {
+		s.t.Fatal(err)
+	}
 }
 
 // send writes a request; receive reads the next answer, which must be a
@@ -435,6 +464,7 @@ func runNexus(t *testing.T, bin, dir string, env []string, stdin string, args ..
 }
 
 const tpTools = `tools:
+  - {name: block, capability_classes: [], timeout: 30s}
   - {name: echo, capability_classes: [file_modification]}
   - {name: pid, capability_classes: []}
   - {name: hang, capability_classes: [], timeout: 300ms}
@@ -526,6 +556,46 @@ func TestPluginsOverMCP(t *testing.T) {
 		}
 		if text, isErr := s.call("tp_echo", map[string]any{"text": "still here"}, nil); isErr || !strings.Contains(text, "still here") {
 			t.Fatalf("after the hung call: %v %q", isErr, text)
+		}
+	})
+
+	t.Run("cancellation reaches the plugin", func(t *testing.T) {
+		// A slow plugin call does not hold up other requests, and
+		// notifications/cancelled ends its context in the plugin: the
+		// plugin prints the moment it saw that (same machine, same clock).
+		var lags durations
+		for i := 0; i < 20; i++ {
+			marker := fmt.Sprintf("cancel-%d", i)
+			id := s.send("tools/call", map[string]any{"name": "tp_block", "arguments": map[string]any{"text": marker}})
+			time.Sleep(20 * time.Millisecond) // the call reaches the plugin
+			if i == 0 {
+				if text, isErr := s.call("tp_echo", map[string]any{"text": "beside"}, nil); isErr || !strings.Contains(text, "beside") {
+					t.Fatalf("a call beside the slow one: %v %q", isErr, text)
+				}
+			}
+			sent := time.Now()
+			s.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "test"})
+			re := regexp.MustCompile(`block \{"text":"` + marker + `"\} ended at (\d+): context canceled`)
+			var m []string
+			for deadline := time.Now().Add(5 * time.Second); m == nil && time.Now().Before(deadline); {
+				if m = re.FindStringSubmatch(s.stderr.String()); m == nil {
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			if m == nil {
+				t.Fatalf("the plugin never saw call %d cancelled; stderr:\n%s", id, s.stderr)
+			}
+			at, _ := strconv.ParseInt(m[1], 10, 64)
+			lags = append(lags, time.Unix(0, at).Sub(sent))
+		}
+		med := lags.quantile(0.5)
+		t.Logf("cancellation: notification to the plugin's context ending, median of %d: %s (p90 %s)", len(lags), med, lags.quantile(0.9))
+		if med > 50*time.Millisecond {
+			t.Errorf("median %s, want at most 50ms", med)
+		}
+		// No answer to the cancelled calls: the next line is the ping's.
+		if msg := s.request("ping", nil); msg["error"] != nil {
+			t.Fatalf("ping: %v", msg)
 		}
 	})
 

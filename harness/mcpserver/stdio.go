@@ -16,16 +16,26 @@ import (
 )
 
 // ServeStdio answers newline-delimited JSON-RPC messages read from in,
-// writing each response to out as one line, flushed at once.
+// writing each response to out as one line, flushed at once. It is
+// ServeStdioWith without parallel tools: every request runs in arrival
+// order.
+func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer) error {
+	return ServeStdioWith(ctx, s, in, out, StdioOptions{})
+}
+
+// ServeStdioWith is ServeStdio with options.
 //
 // mcp-go's own stdio server runs tools/call on a worker pool and other
-// requests on goroutines of their own, so answers can overtake each other,
-// and at end of input it cancels calls still queued. nexus handles one
-// message at a time instead: a client that pipes a batch gets every answer,
-// in request order, and the server returns nil at end of input once the
-// last answer is written. Tool calls take well under a millisecond, so
-// nothing is lost by not overlapping them.
-func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer) error {
+// requests on goroutines of their own, and at end of input it cancels
+// calls still queued. nexus runs nexus's own requests one at a time in
+// arrival order (a client that pipes a batch gets every answer, in request
+// order, and state writes keep their order), the tools o.Parallel names
+// (plugin tools) on a bounded pool beside them, and honours
+// notifications/cancelled by cancelling that request's context (which
+// reaches the plugin). Answers carry their request's id and may overtake
+// one another only when a parallel call is involved. At end of input it
+// returns nil once the last answer is written.
+func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out io.Writer, o StdioOptions) error {
 	sess := &stdioSession{notes: make(chan mcp.JSONRPCNotification, 64)}
 	if err := s.RegisterSession(ctx, sess); err != nil {
 		return fmt.Errorf("mcp stdio: %w", err)
@@ -88,20 +98,22 @@ func ServeStdio(ctx context.Context, s *server.MCPServer, in io.Reader, out io.W
 			}
 		}
 	}()
+	d := newDispatcher(s, w, o)
 	for {
 		select {
 		case <-ctx.Done():
+			d.wait() // every request's context ends with ctx
 			return nil
 		case err := <-readErr:
+			d.wait()
 			if errors.Is(err, io.EOF) {
 				return w.err()
 			}
 			return fmt.Errorf("mcp stdio: read: %w", err)
 		case line := <-lines:
-			if resp := handle(ctx, s, line); resp != nil {
-				w.write(resp)
-			}
+			d.dispatch(ctx, line)
 			if err := w.err(); err != nil {
+				d.wait()
 				return fmt.Errorf("mcp stdio: write: %w", err)
 			}
 		}

@@ -91,6 +91,9 @@ func (p *testPlugin) CallTool(ctx context.Context, name string, args json.RawMes
 		return text(strconv.Itoa(os.Getpid())), nil
 	case "block":
 		<-ctx.Done()
+		// The moment the call's context ended, for the cancellation
+		// figure (the host's clock is the same machine's).
+		fmt.Fprintf(os.Stderr, "testplugin: block %s ended at %d: %v\n", args, time.Now().UnixNano(), ctx.Err())
 		return nil, ctx.Err()
 	case "hang":
 		time.Sleep(time.Hour)
