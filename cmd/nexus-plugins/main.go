@@ -32,6 +32,8 @@ const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
   nexus-plugins host                                 serve a nexus process over stdin/stdout
   nexus-plugins serve decisions                      run the bundled decision store plugin
   nexus-plugins hook-server --project DIR [--idle D] keep a project's event plugins running for hooks
+
+Exit status: 0 ok, 1 failure, 2 called wrongly (as for nexus).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -42,19 +44,32 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
 	case "serve":
-		if len(args) == 2 && args[1] == decisions.Name {
+		switch {
+		case len(args) == 2 && args[1] == decisions.Name:
 			sdk.Serve(decisions.New())
 			return 0
+		case len(args) == 1:
+			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisions.Name)
+		case len(args) == 2:
+			fmt.Fprintf(stderr, "nexus-plugins serve: no built-in plugin %q (built in: %s)\n", args[1], decisions.Name)
+		default:
+			fmt.Fprintf(stderr, "nexus-plugins serve: takes one plugin name, got %q\n", args[1:])
 		}
-		fmt.Fprintf(stderr, "nexus-plugins: no built-in plugin %q (built in: %s)\n", fmt.Sprint(args[1:]), decisions.Name)
 		return 2
 	case "host":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "nexus-plugins host: takes no arguments, got %q\n", args[1:])
+			return 2
+		}
 		return host(stdin, stdout, stderr)
 	case "hook-server":
 		return hookServer(args[1:], stderr)
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprintf(stderr, "nexus-plugins: unknown command %q\n\n%s", args[0], usage)
 	return 2
 }
 
@@ -90,6 +105,13 @@ func hookServer(args []string, stderr io.Writer) int {
 	project := fs.String("project", "", "the project root")
 	idle := fs.Duration("idle", pluginhost.DefaultHookServerIdle, "exit after this long without a request")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h: the flag package printed the usage
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "nexus-plugins hook-server: takes no arguments, got %q\n", fs.Args())
 		return 2
 	}
 	if *project == "" {

@@ -31,7 +31,7 @@ type conformanceFlags struct {
 func newConformanceCmd(a *app) *cobra.Command {
 	var fl conformanceFlags
 	cmd := &cobra.Command{
-		Use:   "conformance [--target CMD [ARGS...]]",
+		Use:   "conformance [TARGET-ARG...]",
 		Short: "Run the nexus-core conformance fixtures against nexus or any MCP harness",
 		Long: `Run every conformance fixture of the nexus-core distribution (conformance/tools,
 conformance/lifecycle, conformance/scenarios, plus --fixtures DIR) and report one line per case.
@@ -51,6 +51,8 @@ events are harness hooks, not MCP tools.
   nexus conformance --target "node dist/server.js" --tool-prefix nx_ --junit report.xml
 
 Exit status: 0 when no case failed, 1 when one did, 2 when nexus was called wrongly.`,
+		// Arguments extend --target's command line; runConformance refuses them without it.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConformance(cmd, a, fl, args)
 		},

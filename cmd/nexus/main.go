@@ -5,41 +5,45 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/cli"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the CLI and returns the process exit code. Usage errors exit
-// 2, failures 1; commands that need another code return an *exitError.
-func run(args []string) int {
+// run executes the CLI and returns the process exit code (see usage.go):
+// usage errors exit 2, failures 1; commands that need another code return
+// an *exitError.
+func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmdFor(args)
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	var de *cli.ExitError
 	if errors.As(err, &de) {
-		fmt.Fprintln(os.Stderr, "nexus:", de.Err)
+		fmt.Fprintln(stderr, "nexus:", de.Err)
 		return de.Code
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil && !ee.Silent {
-			fmt.Fprintln(os.Stderr, "nexus:", ee.Err)
+			fmt.Fprintln(stderr, "nexus:", ee.Err)
 		}
 		return ee.Code
 	}
-	fmt.Fprintln(os.Stderr, "nexus:", err)
+	fmt.Fprintln(stderr, "nexus:", err)
 	if isUsageError(err) {
-		return 2
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
 // exitError carries a specific exit code out of a command.

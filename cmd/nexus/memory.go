@@ -75,7 +75,7 @@ type managerFunc func() (*memory.Manager, *harness.Engine, error)
 func newMemoryAccessCmd(a *app, manager managerFunc) *cobra.Command {
 	var merge bool
 	cmd := &cobra.Command{
-		Use:   "access [--merge FILE...]",
+		Use:   "access [FILE...]",
 		Short: "Print the memory access records (memory-access.jsonl)",
 		Long: `Print this harness's memory access records: one per memory file read, with its read count, the
 time of the last read and the agent that made it.
@@ -85,6 +85,7 @@ logs, e.g. .nexus/state/<other-id>/memory-access.jsonl) by path: counts are summ
 read's time and agent are kept. The merged view is only printed; nothing is written (nexus never
 writes another harness's namespace, and merging into its own log would count the same reads
 again on the next merge).`,
+		Args: cobra.ArbitraryArgs, // files with --merge; RunE checks
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !merge && len(args) > 0 {
 				return usagef("unexpected arguments %q (did you mean --merge?)", args)
@@ -135,7 +136,7 @@ again on the next merge).`,
 func newMemorySaveCmd(a *app, manager managerFunc) *cobra.Command {
 	var category, topic, file string
 	cmd := &cobra.Command{
-		Use:   "save --category empirical|external|pattern --topic \"TOPIC\" < content",
+		Use:   "save < CONTENT",
 		Short: "Store a memory (what [m] does), extending an overlapping file instead of creating a near-duplicate",
 		Long: `Store a lesson in .nexus/memory/<prefix><topic-slug>.md. The content is read from standard input
 (or --file). The topic is 2–4 words and becomes the file name: lowercase ASCII kebab-case, no dates
@@ -188,7 +189,7 @@ file instead and says which file and why (docs/memory.md describes the score).`,
 func newMemoryGCCmd(a *app, manager managerFunc) *cobra.Command {
 	var del bool
 	cmd := &cobra.Command{
-		Use:   "gc [--delete FILE...]",
+		Use:   "gc [FILE...]",
 		Short: "Report which memory files are stale (what [m:gc] does); delete chosen ones in one git commit",
 		Long: `Without --delete: a report, per memory file, of its last read, read count, completed cycles and
 days since the last read, size, and which of the three forgetting signals it meets
@@ -200,6 +201,7 @@ With --delete FILE...: delete those memory files in one git commit that contains
 deletions (your staged and unstaged changes stay as they were) and whose message lists the
 command restoring each file. Refused, with the reason, outside a git repository or when a file
 has uncommitted edits. Requires the git binary.`,
+		Args: cobra.ArbitraryArgs, // files with --delete; RunE checks
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !del && len(args) > 0 {
 				return usagef("unexpected arguments %q (did you mean --delete?)", args)

@@ -79,13 +79,15 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 	pf.StringVar(&a.coreFlag, "core", "", "nexus-core distribution directory (overrides NEXUS_CORE_DIR and core.dir)")
 	pf.BoolVar(&a.jsonOut, "json", false, "print data as JSON where the command prints data")
 	a.root = root
+	root.SetHelpCommand(helpCommand(root))
 	if len(args) > 0 && hotCommands[args[0]] != nil {
 		root.AddCommand(hotCommands[args[0]](a))
-		return root
+	} else {
+		for _, f := range commandFactories {
+			root.AddCommand(f(a))
+		}
 	}
-	for _, f := range commandFactories {
-		root.AddCommand(f(a))
-	}
+	failLoudly(root)
 	return root
 }
 

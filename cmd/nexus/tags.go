@@ -26,7 +26,15 @@ allowed, replaced by a later skill tag).`,
 			if err != nil {
 				return err
 			}
-			lc := lifecycle.New(lifecycle.Options{Store: he.Store, Core: he.Core, Config: he.Config, Tools: he})
+			opts := lifecycle.Options{Store: he.Store, Core: he.Core, Config: he.Config, Tools: he}
+			// The hook attaches memory the same way; without it [m] and
+			// [m:gc] would be explained as doing nothing.
+			if mem, err := memoryManager(he, cmd.ErrOrStderr()); err == nil {
+				opts.Memory = mem
+			} else {
+				fmt.Fprintln(cmd.ErrOrStderr(), "nexus: memory features are off:", err)
+			}
+			lc := lifecycle.New(opts)
 			xs := lc.Explain(args[0])
 			if a.jsonOut {
 				if xs == nil {

@@ -213,7 +213,7 @@ func (r *runner) checkCmd() *cobra.Command {
 	var storeDir, context string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   `check [--store DIR] [--context TEXT] [--json] "APPROACH"`,
+		Use:   `check "APPROACH"`,
 		Short: "List the recorded decisions related to an approach (BM25, nothing is written)",
 		Args:  args(1, `nexus decision check [--store DIR] [--context TEXT] [--json] "APPROACH"`),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -256,7 +256,7 @@ func (r *runner) proposeCmd() *cobra.Command {
 	var rejected, files, resolves []string
 	var asJSON bool
 	c := &cobra.Command{
-		Use:   "propose --title T --rationale R [--operation add|update|supersede --affected ID] [--rejected 'ALTERNATIVE: reason']...",
+		Use:   "propose",
 		Short: "Record a decision (add, supersede or update) after the same checks the MCP tool runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -366,7 +366,7 @@ func (r *runner) showCmd() *cobra.Command {
 	var storeDir string
 	var header bool
 	c := &cobra.Command{
-		Use:   "show [--store DIR] [--header] NUMBER",
+		Use:   "show NUMBER",
 		Short: "Print a decision",
 		Args:  args(1, "nexus decision show [--store DIR] [--header] NUMBER"),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -408,7 +408,7 @@ func (r *runner) listCmd() *cobra.Command {
 	var all, asJSON bool
 	var limit int
 	c := &cobra.Command{
-		Use:   "list [--store DIR] [--all] [--limit N] [--json]",
+		Use:   "list",
 		Short: "List decisions, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -445,7 +445,7 @@ func (r *runner) searchCmd() *cobra.Command {
 	var all, asJSON bool
 	var limit int
 	c := &cobra.Command{
-		Use:   `search [--store DIR] [--all] [--limit N] [--json] "QUERY"`,
+		Use:   `search "QUERY"`,
 		Short: "BM25 search over decision titles and rationales",
 		Args:  args(1, `nexus decision search [--store DIR] [--all] [--limit N] [--json] "QUERY"`),
 		RunE: func(cmd *cobra.Command, a []string) error {
@@ -486,7 +486,7 @@ func (r *runner) searchCmd() *cobra.Command {
 func (r *runner) formatCmd() *cobra.Command {
 	var frontmatter string
 	c := &cobra.Command{
-		Use:   "format [--frontmatter documented|reference] FILE",
+		Use:   "format FILE",
 		Short: "Print a decision file in canonical form",
 		Args:  args(1, "nexus decision format [--frontmatter documented|reference] FILE"),
 		RunE: func(cmd *cobra.Command, a []string) error {
