@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -113,6 +114,10 @@ func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine,
 		ToolClasses: classes,
 		Plugins:     newHookPlugins(a),
 		PluginTool:  hookPluginTool(a),
+	}
+	if hostName == "claude" {
+		home, _ := os.UserHomeDir()
+		claude.Configure(&opts, he.Layout.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"))
 	}
 	mem, err := memory.New(memory.Options{Store: he.Store, PolicyFunc: he.Core.MemoryPolicy, Config: he.Config})
 	lc := lifecycle.New(opts)

@@ -2,8 +2,11 @@ package lifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -62,12 +65,19 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 		}
 	}
 	var done state.TrackerEntry
+	ignored := false
 	err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
 		entries, _, err := tx.Tracker()
 		if err != nil {
 			return err
 		}
 		i := lastIndex(entries, ev.AgentID)
+		if i < 0 && ev.AgentType == "" {
+			// An agent nexus never saw start and the host does not name
+			// (Claude Code's own compaction agent): not a role, not tracked.
+			ignored = true
+			return nil
+		}
 		if i < 0 {
 			// Started before nexus was installed (or its tracker was
 			// reset): record what is known rather than lose the result.
@@ -86,10 +96,68 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 	if err != nil {
 		return Reply{}, err
 	}
-	if note := e.acceptanceReminder(done); note != "" {
-		return Reply{Context: note, Notice: note}, nil
+	if ignored {
+		e.log.Log(ctx, "debug", SubagentComplete, ev.AgentID, "ignored the completion of an untracked agent without an agent type (not a role)")
+		return Reply{}, nil
 	}
-	return Reply{}, nil
+	note := e.acceptanceReminder(done)
+	if note == "" {
+		return Reply{}, nil
+	}
+	if e.o.LeadReminders {
+		// The host cannot show the subagent's stop to Lead's model: keep
+		// the note for Lead's next tool result of the spawn tool.
+		if err := e.addReminder(ctx, note); err != nil {
+			e.log.Log(ctx, "warn", SubagentComplete, ev.AgentID, "could not keep the reminder for Lead: "+err.Error())
+		}
+		return Reply{}, nil
+	}
+	return Reply{Context: note}, nil
+}
+
+// remindersPath holds notes for Lead kept by subagent_complete until Lead's
+// next spawn-tool result (Options.LeadReminders).
+func (e *Engine) remindersPath() string {
+	return filepath.Join(e.o.Store.L.HarnessDir(), "lead-reminders.json")
+}
+
+// maxReminders bounds the notes kept for Lead.
+const maxReminders = 20
+
+func (e *Engine) addReminder(ctx context.Context, note string) error {
+	p := e.remindersPath()
+	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
+		var notes []string
+		if b, err := os.ReadFile(p); err == nil {
+			_ = json.Unmarshal(b, &notes)
+		}
+		notes = append(notes, note)
+		if len(notes) > maxReminders {
+			notes = notes[len(notes)-maxReminders:]
+		}
+		b, err := json.Marshal(notes)
+		if err != nil {
+			return err
+		}
+		tx.PutRaw(p, append(b, '\n'))
+		return nil
+	})
+}
+
+// takeReminders returns and clears the notes kept for Lead.
+func (e *Engine) takeReminders(ctx context.Context) []string {
+	p := e.remindersPath()
+	if !state.Exists(p) {
+		return nil
+	}
+	var notes []string
+	if b, err := os.ReadFile(p); err == nil && len(b) <= 1<<20 {
+		_ = json.Unmarshal(b, &notes)
+	}
+	if err := e.o.Store.RemoveHarnessFile(ctx, p); err != nil {
+		e.log.Log(ctx, "warn", PostToolUse, "", err.Error())
+	}
+	return notes
 }
 
 // acceptanceReminder reminds Lead when the finished agent's task has
@@ -181,10 +249,7 @@ func (e *Engine) agentBriefing(ctx context.Context, ev Event, resumed bool) stri
 			b.WriteString(taskBlock(task))
 		}
 	}
-	if k := e.knowledge().text(); k != "" {
-		b.WriteString(k)
-	}
-	return strings.TrimRight(b.String(), "\n")
+	return e.fit([]part{{text: b.String()}, {text: e.knowledge().text(), more: e.moreKnowledge()}})
 }
 
 // taskBlock is the structured task context of nexus-core's delegation

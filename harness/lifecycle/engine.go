@@ -51,6 +51,24 @@ type Options struct {
 	// it is served under, for the gate (nil = plugin tools are unknown).
 	PluginTool func(name string) (classes []string, ok bool)
 	Now        func() time.Time // nil = the store's clock
+	// ContextBudget bounds the text of a reply's Context (and Notice) in
+	// UTF-16 units, as the host counts them; 0 = unbounded. Long state
+	// (status lists, the knowledge index, tracked agents) is clipped with a
+	// pointer to the tool returning the rest, and a skill too long to
+	// inject is named for the host to load (see SkillLoader).
+	ContextBudget int
+	// SkillLoader, when set, returns how the model loads a skill itself
+	// when its text cannot be injected whole (Claude Code: the Skill tool
+	// with the installed skill's name); ok is false when it cannot.
+	SkillLoader func(skill string) (how string, ok bool)
+	// LeadReminders keeps subagent_complete's notes for Lead (the
+	// verification reminder) until Lead's next result of a spawn tool
+	// (SpawnTools), where they reach Lead's model; for hosts whose
+	// subagent-stop reply reaches no model (Claude Code).
+	LeadReminders bool
+	// SpawnTools are the host's tools that spawn a subagent (Claude Code:
+	// Agent, and Task before 2.1).
+	SpawnTools []string
 }
 
 // Engine handles lifecycle events for one project and harness.

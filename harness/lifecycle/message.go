@@ -35,19 +35,20 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 	res := e.Detector().Detect(ev.Prompt)
-	var parts, notices []string
+	var parts []part
+	var notices []string
 	if m := res.Skill; m != nil {
 		st, err := e.activateSkill(m.Tag.Skill, m.Variant)
 		switch {
 		case err != nil:
-			parts = append(parts, fmt.Sprintf("nexus could not activate the %s skill for %s: %v", m.Tag.Skill, m.Token, err))
+			parts = append(parts, part{text: fmt.Sprintf("nexus could not activate the %s skill for %s: %v", m.Tag.Skill, m.Token, err)})
 			e.log.Log(ctx, "error", UserMessage, ev.AgentID, err.Error())
 		default:
 			if st.ExpandErr != nil {
 				e.log.Log(ctx, "error", UserMessage, ev.AgentID, st.ExpandErr.Error())
 				notices = append(notices, "nexus: "+st.ExpandErr.Error())
 			}
-			parts = append(parts, st.Text)
+			parts = append(parts, e.skillPart(st, m.Token))
 			// Re-activating the active skill keeps its record (and spares
 			// a durable write on the prompt path).
 			if cur, ok := e.readActiveSkill(); !ok || cur.Skill != m.Tag.Skill || cur.Mode != m.Variant || cur.Tag != m.Token {
@@ -60,39 +61,38 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 	}
 	for _, a := range res.Actions {
 		text, notice := e.runAction(ctx, ev, a)
-		parts = append(parts, text)
+		parts = append(parts, part{text: text})
 		if notice != "" {
 			notices = append(notices, notice)
 		}
 	}
-	if g := e.guidance(len(res.Fired) > 0); g != "" {
-		parts = append(parts, g)
-	}
+	parts = append(parts, e.guidance(len(res.Fired) > 0)...)
 	if len(parts) == 0 {
 		return Reply{}, nil
 	}
-	return Reply{Context: strings.Join(parts, "\n\n"), Notice: strings.Join(notices, " ")}, nil
+	return Reply{Context: e.fit(parts), Notice: strings.Join(notices, " ")}, nil
 }
 
 // guidance is the status injected before inference: plan status, task
 // progress and knowledge counts. Without a tag it is given only while a
 // plan or task cycle is open.
-func (e *Engine) guidance(tagged bool) string {
+func (e *Engine) guidance(tagged bool) []part {
 	s := e.o.Store
 	planOpen := state.Exists(s.L.PlanPath())
 	tasksOpen := state.Exists(s.L.TasksPath())
 	if !tagged && !planOpen && !tasksOpen {
-		return ""
+		return nil
 	}
-	var b strings.Builder
-	b.WriteString("nexus status:\n")
-	if planOpen || tasksOpen {
-		b.WriteString(e.planTasksText())
-	} else {
-		b.WriteString("No plan or task cycle is open.\n")
+	if !planOpen && !tasksOpen {
+		return []part{{text: "nexus status:\nNo plan or task cycle is open.\n" + e.knowledge().counts()}}
 	}
-	b.WriteString(e.knowledge().counts())
-	return strings.TrimRight(b.String(), "\n")
+	// The heading rides on the plan part so that the parts stay separate
+	// (each can be clipped with its own pointer).
+	return []part{
+		{text: "nexus status:\n" + e.planText(), more: e.morePlan()},
+		{text: e.tasksText(), more: e.moreTasks()},
+		{text: e.knowledge().counts()},
+	}
 }
 
 // runAction carries out one inline action and returns the text for the

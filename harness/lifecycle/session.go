@@ -53,6 +53,63 @@ func (e *Engine) writeActiveSkill(ctx context.Context, a ActiveSkill) error {
 	})
 }
 
+// sessionPath remembers the host session that last started, so a resume of
+// that same session is told apart from a new one.
+func (e *Engine) sessionPath() string {
+	return filepath.Join(e.o.Store.L.HarnessDir(), "session.json")
+}
+
+type sessionRecord struct {
+	SessionID string `json:"session_id"`
+	StartedAt string `json:"started_at"`
+}
+
+func (e *Engine) readSession() (sessionRecord, bool) {
+	var r sessionRecord
+	b, err := os.ReadFile(e.sessionPath())
+	if err != nil || len(b) > 4096 || json.Unmarshal(b, &r) != nil {
+		return sessionRecord{}, false
+	}
+	return r, r.SessionID != ""
+}
+
+func (e *Engine) writeSession(ctx context.Context, r sessionRecord) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	p := e.sessionPath()
+	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
+		tx.PutRaw(p, append(b, '\n'))
+		return nil
+	})
+}
+
+// leadText tells the session's model that it is Lead, which roles it can
+// spawn and how, and the unplanned-edit rule, so it does not learn them
+// from a denial.
+func (e *Engine) leadText() string {
+	var b strings.Builder
+	b.WriteString("You are Lead, the coordinator: you plan with the user, own the tasks, and hand work to role subagents, who report back to you.\n")
+	var roles []string
+	for _, a := range e.o.Core.Manifest().Agents {
+		roles = append(roles, fmt.Sprintf("%s (%s, %s)", a.ID, a.Category, strings.TrimRight(a.Task, ".")))
+	}
+	if e.o.Host == "claude" {
+		fmt.Fprintf(&b, "Roles you can spawn with the Agent tool, subagent_type = the role id: %s.\n", strings.Join(roles, "; "))
+	} else {
+		fmt.Fprintf(&b, "Roles you can spawn as subagents (by role id): %s.\n", strings.Join(roles, "; "))
+	}
+	exempt := fmt.Sprintf("writes under .nexus/ and %s are exempt", e.toolRef("artifact_write"))
+	switch e.cfg.String("gate.unplanned_edit") {
+	case "deny":
+		fmt.Fprintf(&b, "Unplanned edits are denied: while no task cycle is open (.nexus/state/tasks.json does not exist), nexus denies file edits by you and every subagent (%s). Plan first: [plan] then [run], or register tasks with %s.\n", exempt, e.toolRef("task_add"))
+	case "warn":
+		fmt.Fprintf(&b, "Unplanned edits are allowed with a warning: while no task cycle is open (.nexus/state/tasks.json does not exist), nexus warns on file edits (%s). Prefer to plan first: [plan] then [run].\n", exempt)
+	}
+	return b.String()
+}
+
 // --- session_start -------------------------------------------------------
 
 func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
@@ -61,10 +118,21 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	if err != nil {
 		return Reply{}, err
 	}
-	if err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
-		return tx.PutTracker([]state.TrackerEntry{})
-	}); err != nil {
-		return Reply{}, err
+	// A resume of the session that created the state continues it: its
+	// agents stay tracked (they can be resumed) and its plan is no orphan.
+	prev, _ := e.readSession()
+	resumed := ev.Source == "resume" && ev.SessionID != "" && prev.SessionID == ev.SessionID
+	if !resumed {
+		if err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+			return tx.PutTracker([]state.TrackerEntry{})
+		}); err != nil {
+			return Reply{}, err
+		}
+	}
+	if ev.SessionID != "" && prev.SessionID != ev.SessionID {
+		if err := e.writeSession(ctx, sessionRecord{SessionID: ev.SessionID, StartedAt: s.Timestamp()}); err != nil {
+			e.log.Log(ctx, "warn", SessionStart, "", "could not record the session id: "+err.Error())
+		}
 	}
 	if removed, err := s.RemoveLegacyTracker(); err != nil {
 		e.log.Log(ctx, "warn", SessionStart, "", "could not remove the legacy .nexus/state/agent-tracker.json: "+err.Error())
@@ -81,33 +149,40 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	if !gitignoreOK {
 		warnings = append(warnings, ".nexus/.gitignore does not ignore state/; add a line `state/` so session files are never committed.")
 	}
+	var notes []string
 	if p, ok, err := e.peekPlan(); err != nil {
 		warnings = append(warnings, readProblem("plan.json", err))
+	} else if ok && resumed {
+		notes = append(notes, fmt.Sprintf("This session's plan is open: %s.", planLine(p)))
 	} else if ok {
 		warnings = append(warnings, fmt.Sprintf("A plan.json from an earlier session exists (%s); a previous session may not have closed cleanly. Continue it with [plan], or archive it with %s.", planLine(p), e.toolRef("task_close")))
 	}
 	if t, ok, err := e.peekTasks(); err != nil {
 		warnings = append(warnings, readProblem("tasks.json", err))
+	} else if ok && resumed {
+		notes = append(notes, fmt.Sprintf("This session's task cycle is open: %s.", tasksLine(t)))
 	} else if ok {
 		warnings = append(warnings, fmt.Sprintf("A tasks.json from an earlier session exists (%s); a previous session may not have closed cleanly. Resume it with [run], or archive it with %s.", tasksLine(t), e.toolRef("task_close")))
 	}
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "nexus is active for this project (nexus-core %s, harness id %s).\n", e.o.Core.Version(), s.L.HarnessID)
+	b.WriteString(e.leadText())
 	b.WriteString(e.tagLine())
 	if e.o.Host == "claude" {
 		fmt.Fprintf(&b, "nexus tools appear as mcp__nexus__%s* (for example %s).\n", e.prefix(), e.toolRef("plan_status"))
 	}
-	if k := e.knowledge().text(); k != "" {
-		b.WriteString(k)
-	}
 	if e.o.Memory == nil {
 		b.WriteString("Memory features are off in this nexus: reads of .nexus/memory/ are not tracked, and [m] / [m:gc] are not carried out.\n")
 	}
-	for _, w := range warnings {
-		b.WriteString("Warning: " + w + "\n")
+	var tail strings.Builder
+	for _, n := range notes {
+		tail.WriteString(n + "\n")
 	}
-	r := Reply{Context: strings.TrimRight(b.String(), "\n")}
+	for _, w := range warnings {
+		tail.WriteString("Warning: " + w + "\n")
+	}
+	r := Reply{Context: e.fit([]part{{text: b.String()}, {text: e.knowledge().text(), more: e.moreKnowledge()}, {text: tail.String()}})}
 	if len(warnings) > 0 {
 		r.Notice = "nexus: " + strings.Join(warnings, " ")
 		for _, w := range warnings {
@@ -177,7 +252,7 @@ func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 	}
 	// Harness-local session files only: history.json, memory/, context/
 	// and rules/ belong to the project.
-	for _, p := range []string{s.L.TrackerPath(), s.L.EditTrackerPath(), s.L.ReopenTrackerPath(), e.activeSkillPath(), s.L.ToolLogPath()} {
+	for _, p := range []string{s.L.TrackerPath(), s.L.EditTrackerPath(), s.L.ReopenTrackerPath(), e.activeSkillPath(), e.remindersPath(), s.L.ToolLogPath()} {
 		if !state.Exists(p) {
 			continue
 		}
@@ -209,28 +284,33 @@ func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 // --- context_compact -----------------------------------------------------
 
 func (e *Engine) contextCompact(ctx context.Context, ev Event) (Reply, error) {
-	var b strings.Builder
-	b.WriteString("nexus state after context compaction (read fresh from disk):\n")
-	if a, ok := e.readActiveSkill(); ok {
-		fmt.Fprintf(&b, "Active skill: %s", a.Skill)
-		if a.Mode != "" {
-			fmt.Fprintf(&b, " (mode %s)", a.Mode)
+	var head strings.Builder
+	head.WriteString("nexus state after context compaction (read fresh from disk):\n")
+	active, hasActive := e.readActiveSkill()
+	if hasActive {
+		fmt.Fprintf(&head, "Active skill: %s", active.Skill)
+		if active.Mode != "" {
+			fmt.Fprintf(&head, " (mode %s)", active.Mode)
 		}
-		fmt.Fprintf(&b, ", activated by %s at %s.\n", a.Tag, a.ActivatedAt)
+		fmt.Fprintf(&head, ", activated by %s at %s.", active.Tag, active.ActivatedAt)
 	} else {
-		b.WriteString("Active skill: none.\n")
+		head.WriteString("Active skill: none.")
 	}
-	b.WriteString(e.planTasksText())
-	b.WriteString(e.knowledge().text())
-	b.WriteString(e.agentsText())
-	if a, ok := e.readActiveSkill(); ok {
-		if st, err := e.activateSkill(a.Skill, a.Mode); err == nil {
-			b.WriteString("\n" + st.Text)
+	parts := []part{
+		{text: head.String()},
+		{text: e.planText(), more: e.morePlan()},
+		{text: e.tasksText(), more: e.moreTasks()},
+		{text: e.knowledge().text(), more: e.moreKnowledge()},
+		{text: e.agentsText(), more: e.moreAgents()},
+	}
+	if hasActive {
+		if st, err := e.activateSkill(active.Skill, active.Mode); err == nil {
+			parts = append(parts, e.skillPart(st, active.Tag))
 		} else {
 			e.log.Log(ctx, "warn", ContextCompact, "", err.Error())
 		}
 	}
-	return Reply{Context: strings.TrimRight(b.String(), "\n")}, nil
+	return Reply{Context: e.fit(parts)}, nil
 }
 
 // agentsText lists the agents in agent-tracker.json.
@@ -325,7 +405,10 @@ func readyTasks(t *state.Tasks) []int64 {
 }
 
 // planTasksText describes plan.json and tasks.json (issue and task lists).
-func (e *Engine) planTasksText() string {
+func (e *Engine) planTasksText() string { return e.planText() + e.tasksText() }
+
+// planText describes plan.json with its issues.
+func (e *Engine) planText() string {
 	var b strings.Builder
 	if p, ok, err := e.peekPlan(); err != nil {
 		b.WriteString("Plan: " + readProblem("plan.json", err) + "\n")
@@ -341,6 +424,12 @@ func (e *Engine) planTasksText() string {
 	} else {
 		b.WriteString("Plan: none (no .nexus/state/plan.json).\n")
 	}
+	return b.String()
+}
+
+// tasksText describes tasks.json with its tasks.
+func (e *Engine) tasksText() string {
+	var b strings.Builder
 	if t, ok, err := e.peekTasks(); err != nil {
 		b.WriteString("Tasks: " + readProblem("tasks.json", err) + "\n")
 	} else if ok {
@@ -360,6 +449,21 @@ func (e *Engine) planTasksText() string {
 		b.WriteString("Tasks: none (no .nexus/state/tasks.json).\n")
 	}
 	return b.String()
+}
+
+// Pointers to what returns the rest of a clipped list.
+func (e *Engine) morePlan() string {
+	return "call " + e.toolRef("plan_status") + " for every issue and its decision"
+}
+
+func (e *Engine) moreTasks() string { return "call " + e.toolRef("task_list") + " for every task" }
+
+func (e *Engine) moreKnowledge() string {
+	return "call " + e.toolRef("context") + ", or list .nexus/memory/, .nexus/context/ and .nexus/rules/"
+}
+
+func (e *Engine) moreAgents() string {
+	return "read .nexus/state/" + e.o.Store.L.HarnessID + "/agent-tracker.json"
 }
 
 func joinIDs(ids []int64) string {

@@ -64,9 +64,33 @@ func (e *Engine) postToolUse(ctx context.Context, ev Event) (Reply, error) {
 	if err := e.appendToolLog(ctx, ev, cl, status, ev.Error); err != nil {
 		return Reply{}, err
 	}
-	if status != StatusOK {
-		return Reply{}, nil
+	var lead string
+	if e.o.LeadReminders && ev.AgentID == "" && e.isSpawnTool(ev.Tool) {
+		if notes := e.takeReminders(ctx); len(notes) > 0 {
+			lead = strings.Join(notes, "\n")
+		}
 	}
+	if status != StatusOK {
+		return Reply{Context: lead}, nil
+	}
+	r, err := e.observeReads(ctx, ev, cl)
+	if lead != "" {
+		r.Context = strings.TrimSpace(lead + "\n" + r.Context)
+	}
+	return r, err
+}
+
+func (e *Engine) isSpawnTool(tool string) bool {
+	for _, t := range e.o.SpawnTools {
+		if t == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// observeReads reports memory reads of a successful call.
+func (e *Engine) observeReads(ctx context.Context, ev Event, cl gate.Classification) (Reply, error) {
 	reads := e.memoryReads(ev, cl)
 	if len(reads) == 0 {
 		return Reply{}, nil

@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
@@ -377,9 +378,29 @@ type specific struct {
 	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
 }
 
+// PluginName is the name of the Claude Code plugin nexus packages; Claude
+// Code prefixes the plugin's agents and skills with it (nexus:architect).
+const PluginName = "nexus"
+
+// MaxText is the longest additionalContext, systemMessage or denial reason
+// nexus hands Claude Code, in UTF-16 units: Claude Code replaces hook text
+// over 10,000 characters with a 2,000-character preview and a file path
+// (measured with 2.1.x: 9,999 arrive whole, 10,001 do not).
+const MaxText = 9999
+
+// SpawnTools are Claude Code's subagent-spawning tools: Agent (2.1), Task
+// (before).
+var SpawnTools = []string{"Agent", "Task"}
+
 // Encode renders a reply for Claude Code. nil means print nothing (the
-// call proceeds untouched).
+// call proceeds untouched). It is the one place that enforces MaxText on
+// everything nexus says to Claude Code: the lifecycle engine fits its
+// text to the budget with pointers to the rest, and whatever still exceeds
+// it is cut here with a note, never silently.
 func Encode(event string, r lifecycle.Reply) ([]byte, error) {
+	r.Context = lifecycle.CutText(r.Context, MaxText)
+	r.Notice = lifecycle.CutText(r.Notice, MaxText)
+	r.Reason = lifecycle.CutText(r.Reason, MaxText)
 	out := hookOutput{}
 	switch event {
 	case SessionStart, UserPromptSubmit, SubagentStart:
@@ -426,3 +447,41 @@ func FailClosed(problem string) []byte {
 
 // Gated reports whether an event is the tool gate (where fail-closed applies).
 func Gated(event string) bool { return event == PreToolUse }
+
+// SkillLoader tells the lifecycle engine how the model loads an installed
+// skill with Claude Code's Skill tool: a skill file in the project's or the
+// user's .claude/skills, or in the nexus plugin (pluginRoot, from
+// CLAUDE_PLUGIN_ROOT, whose skills Claude Code names nexus:<id>).
+func SkillLoader(project, home, pluginRoot string) func(skill string) (string, bool) {
+	return func(skill string) (string, bool) {
+		if lifecycle.BareRole(skill) != skill {
+			return "", false
+		}
+		how := func(name string) string { return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, name) }
+		for _, dir := range []string{project, home} {
+			if dir == "" {
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(dir, ".claude", "skills", skill, "SKILL.md")); err == nil && st.Mode().IsRegular() {
+				return how(skill), true
+			}
+		}
+		if pluginRoot != "" {
+			if st, err := os.Stat(filepath.Join(pluginRoot, "skills", skill, "SKILL.md")); err == nil && st.Mode().IsRegular() {
+				return how(PluginName + ":" + skill), true
+			}
+		}
+		return "", false
+	}
+}
+
+// Configure sets the lifecycle options Claude Code needs: the text budget
+// (MaxText), loading long skills through the Skill tool, and the
+// post-subagent notes for Lead carried on Lead's next Agent (or Task)
+// result, since nothing a SubagentStop hook returns reaches a model.
+func Configure(o *lifecycle.Options, project, home, pluginRoot string) {
+	o.ContextBudget = MaxText
+	o.SkillLoader = SkillLoader(project, home, pluginRoot)
+	o.LeadReminders = true
+	o.SpawnTools = SpawnTools
+}

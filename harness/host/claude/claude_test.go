@@ -183,3 +183,45 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// Every text nexus hands Claude Code stays within MaxText: 9,999 units pass
+// whole, anything longer is cut to at most 9,999 with a note.
+func TestEncodeEnforcesTheTextLimit(t *testing.T) {
+	for _, n := range []int{MaxText, MaxText + 1, 3 * MaxText} {
+		long := strings.Repeat("y", n)
+		for _, ev := range []string{SessionStart, UserPromptSubmit, SubagentStart, PostToolUse, PreToolUse} {
+			r := lifecycle.Reply{Context: long, Notice: long}
+			if ev == PreToolUse {
+				r = lifecycle.Reply{Decision: "deny", Reason: long}
+			}
+			b, err := Encode(ev, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out struct {
+				Specific struct {
+					Context string `json:"additionalContext"`
+					Reason  string `json:"permissionDecisionReason"`
+				} `json:"hookSpecificOutput"`
+				System string `json:"systemMessage"`
+			}
+			if err := json.Unmarshal(b, &out); err != nil {
+				t.Fatal(err)
+			}
+			for _, got := range []string{out.Specific.Context, out.Specific.Reason, out.System} {
+				if got == "" {
+					continue
+				}
+				if lifecycle.TextLen(got) > MaxText {
+					t.Errorf("%s: %d units reach Claude Code", ev, lifecycle.TextLen(got))
+				}
+				if n == MaxText && got != long {
+					t.Errorf("%s: text of exactly %d units was changed", ev, MaxText)
+				}
+				if n > MaxText && !strings.Contains(got, "nexus cut this message") {
+					t.Errorf("%s: cut silently", ev)
+				}
+			}
+		}
+	}
+}

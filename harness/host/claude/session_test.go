@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -55,6 +56,7 @@ type sessionEnv struct {
 	cfg     *config.Config
 	mem     *fakeMemory
 	now     time.Time
+	home    string // the user's home folder ("" = none)
 }
 
 func newSessionEnv(t *testing.T) *sessionEnv {
@@ -93,10 +95,12 @@ func (s *sessionEnv) engine(context.Context, lifecycle.Event) (*lifecycle.Engine
 	for _, t := range he.Tools() {
 		classes[t.Name] = t.Classes
 	}
-	return lifecycle.New(lifecycle.Options{
+	o := lifecycle.Options{
 		Store: he.Store, Core: he.Core, Config: he.Config, Host: "claude",
 		Tools: he, ToolClasses: classes, Memory: s.mem, Now: s.clock,
-	}), nil
+	}
+	claude.Configure(&o, s.project, s.home, "")
+	return lifecycle.New(o), nil
 }
 
 // hook runs one payload the way `nexus hook --host claude` does.

@@ -1,0 +1,181 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nexus-harness/nexus/harness/tags"
+)
+
+// TextLen is the length of s as Claude Code (JavaScript) counts it: UTF-16
+// code units. Hook text budgets are in these units.
+func TextLen(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// part is one piece of a reply's context. A part with more can be clipped
+// to its first lines, ending with a line saying what was left out and where
+// to get it (a tool); a part with alt is replaced by alt when it cannot fit
+// whole (a skill body by "load it with the Skill tool"); other parts stay.
+type part struct {
+	text string
+	more string
+	alt  string
+}
+
+// fit joins the parts with blank lines within the engine's context budget
+// (Options.ContextBudget; 0 = no budget). Whatever it leaves out it says,
+// with a pointer to what returns the rest; nothing is cut silently. Text
+// still over the budget (fixed parts alone too long) is cut by the host
+// adapter, which enforces the hard limit.
+func (e *Engine) fit(parts []part) string {
+	budget := e.o.ContextBudget
+	join := func() string {
+		var kept []string
+		for _, p := range parts {
+			if p.text != "" {
+				kept = append(kept, strings.TrimRight(p.text, "\n"))
+			}
+		}
+		return strings.Join(kept, "\n\n")
+	}
+	out := join()
+	if budget <= 0 || TextLen(out) <= budget {
+		return out
+	}
+	// A part with an alternative that could not fit even with every
+	// clippable part at its minimum is replaced first, so status lists are
+	// not clipped for a skill that must go anyway.
+	minTotal := 0
+	for _, p := range parts {
+		switch {
+		case p.more != "":
+			minTotal += TextLen(firstLine(p.text)) + TextLen(moreLine(0, p.more)) + 3
+		default:
+			minTotal += TextLen(p.text) + 2
+		}
+	}
+	if minTotal > budget {
+		for i := range parts {
+			if parts[i].alt != "" {
+				parts[i].text, parts[i].alt = parts[i].alt, ""
+			}
+		}
+		if out = join(); TextLen(out) <= budget {
+			return out
+		}
+	}
+	for i := len(parts) - 1; i >= 0 && TextLen(out) > budget; i-- {
+		if parts[i].more == "" || parts[i].text == "" {
+			continue
+		}
+		over := TextLen(out) - budget
+		parts[i].text = clipLines(parts[i].text, TextLen(parts[i].text)-over, parts[i].more)
+		out = join()
+	}
+	for i := range parts {
+		if TextLen(out) <= budget {
+			break
+		}
+		if parts[i].alt != "" {
+			parts[i].text, parts[i].alt = parts[i].alt, ""
+			out = join()
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func moreLine(n int, more string) string {
+	return fmt.Sprintf("… %d more line(s) not shown here: %s", n, more)
+}
+
+// clipLines keeps the first whole lines of text (at least one) so that
+// they and the closing "more" line fit in max units.
+func clipLines(text string, max int, more string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	keep := 1
+	used := TextLen(lines[0])
+	for keep < len(lines) {
+		tail := TextLen(moreLine(len(lines)-keep-1, more)) + 1
+		if used+1+TextLen(lines[keep])+tail > max {
+			break
+		}
+		used += 1 + TextLen(lines[keep])
+		keep++
+	}
+	if keep == len(lines) {
+		return text
+	}
+	return strings.Join(lines[:keep], "\n") + "\n" + moreLine(len(lines)-keep, more)
+}
+
+// CutText cuts s to at most max units (UTF-16, as TextLen), at a line
+// boundary where one is near, and says so at the end. Host adapters call it
+// as the last guard of a host's hard limit.
+func CutText(s string, max int) string {
+	total := TextLen(s)
+	if total <= max {
+		return s
+	}
+	note := fmt.Sprintf("\n[nexus cut this message to %d of %d characters: the host shows at most %d. Ask for the rest with the nexus tools (nx_context, nx_plan_status, nx_task_list).]", max, total, max)
+	keep := max - TextLen(note)
+	if keep < 0 {
+		keep = 0
+	}
+	// Walk to the byte offset of keep units.
+	off, units := 0, 0
+	for off < len(s) {
+		r, size := utf8.DecodeRuneInString(s[off:])
+		u := 1
+		if r >= 0x10000 {
+			u = 2
+		}
+		if units+u > keep {
+			break
+		}
+		units += u
+		off += size
+	}
+	cut := s[:off]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 && off-i < 400 {
+		cut = cut[:i]
+	}
+	return cut + note
+}
+
+// skillPart is an activated skill as a reply part: injected whole when it
+// fits the budget, else named for the model to load itself
+// (Options.SkillLoader), else clipped with a pointer to its source.
+func (e *Engine) skillPart(st tags.SkillText, tag string) part {
+	p := part{text: st.Text}
+	if e.o.ContextBudget <= 0 || TextLen(st.Text) <= e.o.ContextBudget {
+		return p
+	}
+	mode := ""
+	if st.Mode != "" {
+		mode = " in " + st.Mode + " mode"
+	}
+	if e.o.SkillLoader != nil {
+		if how, ok := e.o.SkillLoader(st.Skill); ok {
+			p.alt = fmt.Sprintf("nexus activated the %s skill%s (by %s). Its instructions (%d characters) are longer than a hook message may carry, so they are not repeated here: load them now with %s, and follow them as your instructions for this request.",
+				st.Skill, mode, tag, TextLen(st.Text), how)
+			return p
+		}
+	}
+	p.more = fmt.Sprintf("the %s skill is longer than a hook message may carry, and it is not installed where the host can load it; run `nexus install claude` in the project so the whole skill is available (source: skills/%s/body.md of nexus-core %s)", st.Skill, st.Skill, e.o.Core.Version())
+	return p
+}

@@ -1,0 +1,203 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+func TestTextLenCountsUTF16(t *testing.T) {
+	for s, want := range map[string]int{"": 0, "abc": 3, "é": 1, "—": 1, "😀": 2, "a😀b": 4} {
+		if got := TextLen(s); got != want {
+			t.Errorf("TextLen(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// The boundary: max units pass untouched; one more is cut to max with a
+// note; a surrogate pair is never split.
+func TestCutTextBoundary(t *testing.T) {
+	const max = 9999
+	exact := strings.Repeat("x", max)
+	if got := CutText(exact, max); got != exact {
+		t.Fatal("text of exactly max units was changed")
+	}
+	for _, s := range []string{strings.Repeat("x", max+1), strings.Repeat("line of text\n", 2000), strings.Repeat("😀", max)} {
+		got := CutText(s, max)
+		if TextLen(got) > max {
+			t.Errorf("cut to %d units, over %d", TextLen(got), max)
+		}
+		if !strings.Contains(got, "nexus cut this message") || !strings.Contains(got, "nx_context") {
+			t.Errorf("a cut without saying so: %q", got[len(got)-200:])
+		}
+		if strings.ContainsRune(got, '\uFFFD') {
+			t.Error("a character was split")
+		}
+	}
+}
+
+func TestFitClipsWithPointersAndKeepsTheSkill(t *testing.T) {
+	e, _ := newEngine(t, Options{ContextBudget: 500})
+	var long []string
+	for i := range 100 {
+		long = append(long, fmt.Sprintf("- task #%d pending: something to do", i))
+	}
+	skill := strings.Repeat("s", 300)
+	out := e.fit([]part{
+		{text: skill, alt: "load the skill"},
+		{text: "Tasks: 100\n" + strings.Join(long, "\n"), more: "call nx_task_list"},
+	})
+	if TextLen(out) > 500 {
+		t.Fatalf("%d units over the budget", TextLen(out))
+	}
+	if !strings.HasPrefix(out, skill) {
+		t.Error("the skill was dropped although it fits once the list is clipped")
+	}
+	if !strings.Contains(out, "more line(s) not shown here: call nx_task_list") {
+		t.Errorf("clipped without a pointer:\n%s", out)
+	}
+	// A skill that cannot fit at all is replaced, and the list kept whole.
+	out = e.fit([]part{{text: strings.Repeat("s", 600), alt: "load the skill"}, {text: "Tasks: 1\n- task", more: "x"}})
+	if out != "load the skill\n\nTasks: 1\n- task" {
+		t.Errorf("got %q", out)
+	}
+	// No budget: everything, joined.
+	e0, _ := newEngine(t, Options{})
+	if got := e0.fit([]part{{text: skill}, {text: "b"}}); got != skill+"\n\nb" {
+		t.Error("unbudgeted fit changed the text")
+	}
+}
+
+func claudeOpts(project string) Options {
+	return Options{Host: "claude", ContextBudget: 9999, LeadReminders: true, SpawnTools: []string{"Agent", "Task"},
+		SkillLoader: func(skill string) (string, bool) {
+			if _, err := os.Stat(filepath.Join(project, ".claude", "skills", skill, "SKILL.md")); err == nil {
+				return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, skill), true
+			}
+			return "", false
+		}}
+}
+
+func TestPlanTagWithinBudget(t *testing.T) {
+	s := newStore(t, "nexus")
+	e, _ := newEngine(t, func() Options { o := claudeOpts(s.L.Project); o.Store = s; return o }())
+	// Not installed: the skill is clipped and says how to get all of it.
+	r := handle(t, e, Event{Name: UserMessage, Prompt: "[plan] cache the API"})
+	if TextLen(r.Context) > 9999 || !strings.Contains(r.Context, "run `nexus install claude`") {
+		t.Fatalf("%d units; tail %q", TextLen(r.Context), r.Context[len(r.Context)-300:])
+	}
+	// Installed: the hook names the skill for the Skill tool.
+	skill := filepath.Join(s.L.Project, ".claude", "skills", "nx-plan", "SKILL.md")
+	if err := os.MkdirAll(filepath.Dir(skill), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(skill, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = handle(t, e, Event{Name: UserMessage, Prompt: "[plan] cache the API"})
+	if !strings.Contains(r.Context, `load them now with the Skill tool (input {"skill": "nx-plan"})`) || TextLen(r.Context) > 9999 {
+		t.Fatalf("got:\n%s", r.Context)
+	}
+	if !strings.Contains(r.Context, "nexus status:") {
+		t.Error("the status block was dropped")
+	}
+	// A big status block is clipped with pointers to the tools.
+	var issues []string
+	for i := range 300 {
+		issues = append(issues, fmt.Sprintf("issue number %d with a rather long title to fill the block", i))
+	}
+	putPlan(t, s, issues...)
+	r = handle(t, e, Event{Name: UserMessage, Prompt: "[run]"})
+	if TextLen(r.Context) > 9999 || !strings.Contains(r.Context, "mcp__nexus__nx_plan_status") {
+		t.Fatalf("%d units, pointer missing", TextLen(r.Context))
+	}
+	// Compaction re-injection likewise.
+	r = handle(t, e, Event{Name: ContextCompact, Source: "compact"})
+	if TextLen(r.Context) > 9999 || !strings.Contains(r.Context, "not shown here") {
+		t.Fatalf("compaction: %d units", TextLen(r.Context))
+	}
+}
+
+// Claude Code's compaction agent stops without ever starting and without
+// an agent type: not tracked (it used to appear as "(unnamed)").
+func TestPhantomSubagentStopIgnored(t *testing.T) {
+	e, s := newEngine(t, Options{})
+	handle(t, e, Event{Name: SessionStart, SessionID: "s1"})
+	r := handle(t, e, Event{Name: SubagentComplete, AgentID: "acompact-1"})
+	entries, _, _ := s.ReadTracker()
+	if len(entries) != 0 || !r.Empty() {
+		t.Fatalf("tracker %+v, reply %+v", entries, r)
+	}
+	// A named agent nexus missed is still recorded.
+	handle(t, e, Event{Name: SubagentComplete, AgentID: "t1", AgentType: "tester"})
+	if entries, _, _ = s.ReadTracker(); len(entries) != 1 {
+		t.Fatalf("tracker %+v", entries)
+	}
+}
+
+func TestResumeOfSameSessionIsNoOrphan(t *testing.T) {
+	e, s := newEngine(t, Options{})
+	handle(t, e, Event{Name: SessionStart, SessionID: "s1", Source: "startup"})
+	putPlan(t, s, "an issue")
+	handle(t, e, Event{Name: SubagentSpawn, AgentID: "a1", AgentType: "architect"})
+	r := handle(t, e, Event{Name: SessionStart, SessionID: "s1", Source: "resume"})
+	if strings.Contains(r.Context, "earlier session") || r.Notice != "" {
+		t.Errorf("resume of the same session warned:\n%s\n%s", r.Context, r.Notice)
+	}
+	if !strings.Contains(r.Context, "This session's plan is open") {
+		t.Errorf("resume does not mention the open plan:\n%s", r.Context)
+	}
+	if entries, _, _ := s.ReadTracker(); len(entries) != 1 {
+		t.Errorf("resume reset the tracker: %+v", entries)
+	}
+	// Another session still gets the warning.
+	r = handle(t, e, Event{Name: SessionStart, SessionID: "s2", Source: "resume"})
+	if !strings.Contains(r.Context, "earlier session") {
+		t.Errorf("a different session was not warned:\n%s", r.Context)
+	}
+}
+
+func TestSessionStartBriefsLead(t *testing.T) {
+	e, _ := newEngine(t, Options{Host: "claude"})
+	r := handle(t, e, Event{Name: SessionStart, SessionID: "s1"})
+	for _, want := range []string{"You are Lead", "subagent_type = the role id", "architect (how", "tester (check", "Unplanned edits are denied", "mcp__nexus__nx_task_add"} {
+		if !strings.Contains(r.Context, want) {
+			t.Errorf("SessionStart lacks %q:\n%s", want, r.Context)
+		}
+	}
+}
+
+// The verification reminder reaches Lead's model on its next Agent (or
+// Task) result, once, and not inside a subagent's calls.
+func TestReminderRidesOnLeadsAgentResult(t *testing.T) {
+	s := newStore(t, "nexus")
+	o := claudeOpts(s.L.Project)
+	o.Store = s
+	e, _ := newEngine(t, o)
+	ctx := context.Background()
+	owner, accept := "engineer", "tests pass"
+	if err := s.Update(ctx, []string{s.L.TasksPath()}, func(tx *state.Tx) error {
+		return tx.PutTasks(&state.Tasks{Tasks: []state.Task{{ID: 1, Title: "Add cache", Context: "c", Status: state.TaskInProgress, Owner: &owner, Acceptance: &accept}}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	handle(t, e, Event{Name: SubagentSpawn, AgentID: "e1", AgentType: "engineer"})
+	if r := handle(t, e, Event{Name: SubagentComplete, AgentID: "e1", AgentType: "engineer"}); !r.Empty() {
+		t.Errorf("SubagentStop replied %+v; nothing there reaches a model", r)
+	}
+	if r := handle(t, e, Event{Name: PostToolUse, AgentID: "x1", AgentType: "architect", Tool: "Agent", Status: StatusOK}); strings.Contains(r.Context, "verified") {
+		t.Error("the reminder went to a subagent")
+	}
+	r := handle(t, e, Event{Name: PostToolUse, Tool: "Agent", Status: StatusOK})
+	if !strings.Contains(r.Context, "task #1 (Add cache) has acceptance criteria") {
+		t.Fatalf("Lead's Agent result lacks the reminder: %+v", r)
+	}
+	if r := handle(t, e, Event{Name: PostToolUse, Tool: "Task", Status: StatusOK}); r.Context != "" {
+		t.Errorf("the reminder was given twice: %q", r.Context)
+	}
+}
