@@ -138,6 +138,9 @@ type Problem struct {
 	Kind string `json:"kind,omitempty"`
 	// Keyword is the schema location that failed (for debugging).
 	Keyword string `json:"keyword,omitempty"`
+	// Properties, for an additionalProperties problem, are the unknown
+	// members (so a caller can point at each one's own position).
+	Properties []string `json:"properties,omitempty"`
 }
 
 // String renders "pointer: message" (the root is shown as "/").
@@ -229,6 +232,9 @@ func leaf(e *jsonschema.ValidationError, msg string) Problem {
 	}
 	if kp := e.ErrorKind.KeywordPath(); len(kp) > 0 {
 		p.Kind = kp[0]
+	}
+	if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+		p.Properties = ap.Properties
 	}
 	return p
 }

@@ -99,6 +99,15 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 		Disabled:    cfg.StringList("plugins.disabled"),
 		DigestCache: pluginhost.DefaultDigestCache(),
 	}
+	// The bundled store's names are reserved even while it is turned off,
+	// and so are nexus's own (mcp.tool_prefix): no plugin takes them.
+	o.Reserved = map[string]string{}
+	for _, n := range decisionTools {
+		o.Reserved[n] = "nexus's bundled decision store"
+	}
+	if p := cfg.String("mcp.tool_prefix"); p != "" {
+		o.ReservedPrefixes = []string{p}
+	}
 	prog, err := hostProgram()
 	if err == nil {
 		o.HostProgram = prog
@@ -167,16 +176,27 @@ func openPlugins(a *app, stderr io.Writer) (*pluginhost.Manager, error) {
 }
 
 type problemJSON struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
+	Path   string `json:"path"`
+	Plugin string `json:"plugin,omitempty"`
+	Tool   string `json:"tool,omitempty"` // set when only this tool is refused
+	Error  string `json:"error"`
 }
 
 func problemsJSON(ps []pluginhost.Problem) []problemJSON {
 	out := make([]problemJSON, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, problemJSON{p.Path, p.Error()})
+		out = append(out, problemJSON{p.Path, p.Plugin, p.Tool, p.Error()})
 	}
 	return out
+}
+
+// problemLine prints a problem: a manifest not loaded, or one tool refused
+// (the plugin itself is loaded).
+func problemLine(p pluginhost.Problem) string {
+	if p.Tool != "" {
+		return "refused: " + p.Error()
+	}
+	return "not loaded: " + p.Error()
 }
 
 func newPluginListCmd(a *app) *cobra.Command {
@@ -228,7 +248,7 @@ func newPluginListCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, "disabled: %s\n", d)
 			}
 			for _, p := range m.Problems() {
-				fmt.Fprintf(w, "not loaded: %s\n", p.Error())
+				fmt.Fprintln(w, problemLine(p))
 			}
 			return nil
 		},
@@ -399,7 +419,9 @@ afterwards; a running nexus is not disturbed. Exit status 1 when a plugin fails.
 				}
 				if len(args) == 0 {
 					for _, p := range m.Problems() {
-						fmt.Fprintf(w, "not loaded: %s\n", p.Error())
+						if p.Tool == "" { // a refused tool is a note of its plugin's report
+							fmt.Fprintln(w, problemLine(p))
+						}
 					}
 					if len(names) == 0 {
 						fmt.Fprintln(w, "no plugins found")

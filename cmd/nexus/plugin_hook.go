@@ -100,7 +100,11 @@ func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event
 	defer m.Close()
 	res := m.Dispatch(ctx, ev)
 	for _, p := range m.Problems() {
-		res.Outcomes = append(res.Outcomes, pluginhost.Outcome{Plugin: "(manifest)", Err: p, Error: p.Error(), Policy: pluginhost.FailOpen})
+		label := "(manifest)"
+		if p.Tool != "" {
+			label = "(refused)" // one tool refused for its name; the plugin runs
+		}
+		res.Outcomes = append(res.Outcomes, pluginhost.Outcome{Plugin: label, Err: p, Error: p.Error(), Policy: pluginhost.FailOpen})
 	}
 	return res
 }
@@ -115,6 +119,9 @@ func pluginReply(res *pluginhost.DispatchResult, event string, notes []string) l
 		}
 		what := "the event proceeds"
 		switch {
+		case o.Plugin == "(refused)":
+			r.Failures = append(r.Failures, "refused: "+o.Error)
+			continue
 		case strings.HasPrefix(o.Plugin, "("):
 			r.Failures = append(r.Failures, "plugin not loaded: "+o.Error)
 			continue

@@ -36,6 +36,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		for _, p := range m.Problems() {
+			if p.Tool != "" { // refused for its name; not-loaded manifests are logged by Open
+				fmt.Fprintf(os.Stderr, "nexus mcp: not served: %v\n", p.Err)
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.StartBudget()+mcpPluginSlack)
 		defer cancel()
 		list, err := m.Tools(ctx)

@@ -955,6 +955,27 @@ func TestPluginCommands(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "tampered: FAILED") || !strings.Contains(out, "plugin tampered refused") || !strings.Contains(out, "shellguard: ok") {
 		t.Fatalf("verify all: %d\n%s", code, out)
 	}
+	// A plugin never takes a name nexus or its bundled store serves; the
+	// refusal reads the same in list, verify and nexus mcp.
+	clash := f.project(t, "")
+	installPlugin(t, clash, "check", f.testplugin, "tools:\n  - {name: decision, capability_classes: []}\n  - {name: echo, capability_classes: []}\n")
+	refused := `plugin check: tool "decision" is not served: its name check_decision is reserved (nexus's built-in plugin decisions serves it); rename the plugin or the tool`
+	if out, _, _ := runNexus(t, f.nexus, clash, env, "", "plugin", "list"); !strings.Contains(out, "refused: "+refused) {
+		t.Errorf("list does not refuse the clash:\n%s", out)
+	}
+	if out, _, _ := runNexus(t, f.nexus, clash, env, "", "plugin", "verify", "check"); !strings.Contains(out, "note         "+refused) || strings.Contains(out, "tool         check_decision") {
+		t.Errorf("verify does not mention the clash:\n%s", out)
+	}
+	ms := startMCP(t, f.nexus, clash, env)
+	names := ms.toolNames()
+	if !slices.Contains(names, "check_echo") || slices.Contains(names, "check_check_decision") {
+		t.Errorf("tools/list with the clash: %v", names)
+	}
+	ms.closeStdin()
+	if !strings.Contains(ms.stderr.String(), "nexus mcp: not served: "+refused) {
+		t.Errorf("nexus mcp does not name the clash:\n%s", ms.stderr)
+	}
+
 	// Run by hand, the built-in plugin explains itself.
 	if _, errOut, code := runNexus(t, f.host, proj, env, "", "serve", "decisions"); code != 1 || !strings.Contains(errOut, "This binary is a plugin") {
 		t.Fatalf("nexus-plugins serve decisions by hand: %d %q", code, errOut)

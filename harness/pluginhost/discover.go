@@ -19,7 +19,11 @@ import (
 // shadowed by another plugin of the same name.
 type Problem struct {
 	Path string `json:"path"`
-	Err  error  `json:"-"`
+	// Plugin and Tool are set when the plugin is loaded but one of its
+	// tools is refused (its name is reserved or taken).
+	Plugin string `json:"plugin,omitempty"`
+	Tool   string `json:"tool,omitempty"`
+	Err    error  `json:"-"`
 }
 
 func (p Problem) Error() string { return p.Err.Error() }
@@ -337,6 +341,9 @@ func LookupTool(o Options, exposed string) (ToolRef, bool) {
 				return toolRef(b, t, o.ToolTimeout), true
 			}
 		}
+	}
+	if _, reserved := o.reservedBy(exposed); reserved {
+		return ToolRef{}, false // refused to any plugin (see Options.Reserved)
 	}
 	plugin, tool, ok := strings.Cut(exposed, "_")
 	if !ok {

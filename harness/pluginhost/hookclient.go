@@ -83,6 +83,8 @@ type WireOptions struct {
 	Paths         []string                     `json:"paths,omitempty"`
 	Settings      map[string]map[string]string `json:"settings,omitempty"`
 	Disabled      []string                     `json:"disabled,omitempty"`
+	Reserved      map[string]string            `json:"reserved,omitempty"`
+	ReservedPfx   []string                     `json:"reserved_prefixes,omitempty"`
 	Builtin       []*WireManifest              `json:"builtin,omitempty"`
 	DisableMTLS   bool                         `json:"disable_mtls,omitempty"`
 	StartTimeout  time.Duration                `json:"start_timeout,omitempty"`
@@ -94,6 +96,7 @@ type WireOptions struct {
 func (o Options) Wire() WireOptions {
 	w := WireOptions{ProjectDir: o.ProjectDir, UserDir: o.userDir(), NoUserPlugins: o.NoUserPlugins,
 		Paths: o.Paths, Settings: o.Settings, Disabled: o.Disabled, DisableMTLS: o.DisableMTLS,
+		Reserved: o.Reserved, ReservedPfx: o.ReservedPrefixes,
 		StartTimeout: o.StartTimeout, ToolTimeout: o.ToolTimeout, DigestCache: o.DigestCache}
 	for _, b := range o.Builtin {
 		w.Builtin = append(w.Builtin, WireOf(b))
@@ -106,6 +109,7 @@ func (o Options) Wire() WireOptions {
 func (w WireOptions) Apply(base Options) Options {
 	base.ProjectDir, base.UserDir, base.NoUserPlugins = w.ProjectDir, w.UserDir, w.NoUserPlugins || w.UserDir == ""
 	base.Paths, base.Settings, base.Disabled = w.Paths, w.Settings, w.Disabled
+	base.Reserved, base.ReservedPrefixes = w.Reserved, w.ReservedPfx
 	base.DisableMTLS, base.StartTimeout, base.ToolTimeout, base.DigestCache = w.DisableMTLS, w.StartTimeout, w.ToolTimeout, w.DigestCache
 	base.Builtin = nil
 	for _, b := range w.Builtin {

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +48,15 @@ type Options struct {
 	Builtin []*Manifest
 	// Disabled names plugins (built-in or discovered) not to load.
 	Disabled []string
+	// Reserved maps tool names nexus serves itself, or a plugin it bundles
+	// serves (even while turned off), to who serves them; ReservedPrefixes
+	// are the prefixes of nexus's own tool names (mcp.tool_prefix). A
+	// discovered plugin's tool exposed under such a name, or under a name
+	// a built-in plugin exposes, is refused, with the same message
+	// everywhere (see Problem.Tool); the plugin's other tools and events
+	// are kept.
+	Reserved         map[string]string
+	ReservedPrefixes []string
 	// OnlyEvent, for a hook process, keeps only the plugins subscribed to
 	// this event (and, for pre_tool_use and post_tool_use with OnlyTool
 	// set, whose subscription covers that tool): the others are neither
@@ -208,21 +218,76 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 		}
 		m.byName[man.Name] = man
 		m.names = append(m.names, man.Name)
-		for _, t := range man.Tools {
-			ref := toolRef(man, t, opts.ToolTimeout)
-			if prev, taken := m.tools[ref.Name]; taken {
-				// Only possible with a built-in plugin's bare names
-				// (check_decision vs a plugin "check" with a tool
-				// "decision"): the earlier manifest keeps the name.
-				m.problems = append(m.problems, Problem{Path: man.Path, Err: fmt.Errorf(
-					"plugin %s: tool %q is not exposed: plugin %s already exposes a tool under that name", man.Name, ref.Name, prev.Plugin)})
+	}
+	// Built-in plugins' names first, whatever the order of manifests: the
+	// names they expose are reserved.
+	for _, builtin := range []bool{true, false} {
+		for _, man := range manifests {
+			if man == nil || (man.Source == SourceBuiltin) != builtin {
 				continue
 			}
-			m.tools[ref.Name] = ref
+			for _, t := range man.Tools {
+				ref := toolRef(man, t, opts.ToolTimeout)
+				if !builtin {
+					if owner, reserved := opts.reservedBy(ref.Name); reserved {
+						m.problems = append(m.problems, refusal(man, t.Name, ref.Name, owner))
+						continue
+					}
+				}
+				if prev, taken := m.tools[ref.Name]; taken {
+					m.problems = append(m.problems, Problem{Path: man.Path, Plugin: man.Name, Tool: t.Name, Err: fmt.Errorf(
+						"plugin %s: tool %q is not served: plugin %s already serves %s", man.Name, t.Name, prev.Plugin, ref.Name)})
+					continue
+				}
+				m.tools[ref.Name] = ref
+			}
 		}
 	}
 	sort.Strings(m.names)
 	return m, nil
+}
+
+// reservedBy says who serves an exposed tool name a discovered plugin may
+// not take: a built-in plugin (even one turned off, through Reserved), or
+// nexus itself (ReservedPrefixes).
+func (o Options) reservedBy(exposed string) (string, bool) {
+	for _, b := range o.Builtin {
+		if b == nil {
+			continue
+		}
+		for _, t := range b.Tools {
+			if b.exposedName(t.Name) == exposed {
+				return "nexus's built-in plugin " + b.Name + " serves it", true
+			}
+		}
+	}
+	if who, ok := o.Reserved[exposed]; ok {
+		return who + " serves it", true
+	}
+	for _, p := range o.ReservedPrefixes {
+		if p != "" && strings.HasPrefix(exposed, p) {
+			return "nexus's own tools are named " + p + "*", true
+		}
+	}
+	return "", false
+}
+
+// refusal is the one message for a tool refused for its name, printed by
+// `nexus plugin list` and `verify`, `nexus mcp` and logged by hooks.
+func refusal(man *Manifest, tool, exposed, owner string) Problem {
+	return Problem{Path: man.Path, Plugin: man.Name, Tool: tool, Err: fmt.Errorf(
+		"plugin %s: tool %q is not served: its name %s is reserved (%s); rename the plugin or the tool", man.Name, tool, exposed, owner)}
+}
+
+// Refused lists the tools of a plugin refused for their name.
+func (m *Manager) Refused(plugin string) []Problem {
+	var out []Problem
+	for _, p := range m.problems {
+		if p.Plugin == plugin && p.Tool != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // toolRef describes a declared tool; timeout is the default for tools

@@ -311,6 +311,13 @@ func ParseManifest(file string, data []byte) (*Manifest, error) {
 	if len(probs) > 0 {
 		me := &ManifestError{Path: file}
 		for _, p := range probs {
+			if p.Kind == schema.KindAdditionalProperties && len(p.Properties) > 0 {
+				// At each unknown key's own line, not its parent's.
+				for _, k := range p.Properties {
+					me.Problems = append(me.Problems, at(doc, p.Pointer+"/"+escapePointer(k), "unknown key; see the manifest's fields in docs/plugins.md"))
+				}
+				continue
+			}
 			me.Problems = append(me.Problems, at(doc, p.Pointer, p.Message))
 		}
 		return nil, me
@@ -385,6 +392,11 @@ func (m *Manifest) check() []problem {
 func at(doc *yamljson.Doc, ptr, msg string) string {
 	pos := doc.PosOf(ptr)
 	return fmt.Sprintf("%d:%d: %s: %s", pos.Line, pos.Col, fieldName(ptr), msg)
+}
+
+// escapePointer escapes a key for a JSON pointer.
+func escapePointer(k string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
 }
 
 // fieldName turns "/tools/0/name" into "tools[0].name".

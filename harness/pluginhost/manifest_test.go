@@ -72,13 +72,13 @@ func TestManifestErrorsNameFileAndField(t *testing.T) {
 		{"short digest", strings.Replace(validHead, "e7ae\"", "\"", 1) + "tools: [{name: t, capability_classes: []}]\n", []string{
 			"5:1: sha256: '2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266' does not match pattern '^[0-9a-f]{64}$'"}},
 		{"typo key", validHead + "tools: [{name: t, capability_classes: []}]\ndescripton: x\n", []string{
-			"1:1: (top level): additional properties 'descripton' not allowed"}},
+			"7:1: descripton: unknown key"}},
 		{"tool without classes", validHead + "tools:\n  - name: t\n", []string{
 			"7:5: tools[0]: missing property 'capability_classes'"}},
 		{"bad class", validHead + "tools:\n  - name: t\n    capability_classes: [File-Edit]\n", []string{
 			"8:26: tools[0].capability_classes[0]: 'File-Edit' does not match pattern"}},
 		{"unknown event", validHead + "events:\n  pre_tool: {timeout: 1s, on_failure: fail-open}\n", []string{
-			"6:1: events: additional properties 'pre_tool' not allowed"}},
+			"7:3: events.pre_tool: unknown key"}},
 		{"bad timeout", validHead + "events:\n  session_start: {timeout: 5 seconds, on_failure: fail-open}\n", []string{
 			"7:19: events.session_start.timeout: '5 seconds' does not match pattern"}},
 		{"bad policy", validHead + "events:\n  session_start: {timeout: 1s, on_failure: ignore}\n", []string{

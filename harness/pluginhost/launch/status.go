@@ -90,13 +90,20 @@ func (m *Manager) Verify(ctx context.Context, name string) (*pluginhost.VerifyRe
 	}
 	defer l.inst.stop()
 	r.OK = true
-	r.Protocol, r.StartTime, r.Info, r.Notes = l.inst.protocol, l.inst.startDur, l.inst.info, l.inst.notes
+	r.Protocol, r.StartTime, r.Info = l.inst.protocol, l.inst.startDur, l.inst.info
+	r.Notes = append(r.Notes, l.inst.notes...)
+	for _, pr := range m.cat.Refused(name) {
+		r.Notes = append(r.Notes, pr.Error())
+	}
 	for _, t := range p.man.Tools {
 		spec, ok := l.inst.tools[t.Name]
 		if !ok {
 			continue
 		}
-		ref, _ := m.cat.Resolve(p.man.ExposedName(t.Name))
+		ref, ok := m.cat.Resolve(p.man.ExposedName(t.Name))
+		if !ok || ref.Plugin != name {
+			continue // refused for its name: noted below
+		}
 		r.Tools = append(r.Tools, pluginhost.Tool{ToolRef: ref, Spec: spec})
 		if err := compileToolSchema(spec.InputSchema); err != nil {
 			r.OK = false
