@@ -266,7 +266,7 @@ func (p *Plugin) checkDecision(ctx context.Context, pr *project, args json.RawMe
 	if a.Context != nil {
 		ctxText = *a.Context
 	}
-	res, err := kernel.Check(c, *a.Approach, ctxText)
+	res, err := kernel.CheckWithProblems(c, *a.Approach, ctxText)
 	if err != nil {
 		return nil, err
 	}
@@ -418,8 +418,8 @@ func (p *Plugin) listDecisions(ctx context.Context, pr *project, args json.RawMe
 	for i, r := range rows {
 		items[i] = r
 	}
-	env := withProject(pyjson.NewObject().Set("store", "local").Set("decisions", items), pr)
-	return textResult(kernel.RenderList(rows), env), nil
+	env := withProject(kernel.WithProblems(pyjson.NewObject().Set("store", "local").Set("decisions", items), c.Problems), pr)
+	return textResult(kernel.RenderList(rows)+kernel.RenderProblems(c.Problems), env), nil
 }
 
 func (p *Plugin) searchDecisions(ctx context.Context, pr *project, args json.RawMessage) (*sdk.ToolResult, error) {
@@ -458,8 +458,13 @@ func (p *Plugin) searchDecisions(ctx context.Context, pr *project, args json.Raw
 			rows[i] = h.JSON()
 		}
 		env.Set("results", rows)
+		kernel.WithProblems(env, c.Problems)
 	}
-	return textResult(kernel.RenderSearch(hits, errp), withProject(env, pr)), nil
+	text := kernel.RenderSearch(hits, errp)
+	if errp == nil {
+		text += kernel.RenderProblems(c.Problems)
+	}
+	return textResult(text, withProject(env, pr)), nil
 }
 
 func (p *Plugin) getContext(ctx context.Context, pr *project, args json.RawMessage) (*sdk.ToolResult, error) {

@@ -143,6 +143,14 @@ func (r *runner) open(storeDir string) (*store.FS, error) {
 
 func (r *runner) printf(format string, a ...any) { fmt.Fprintf(r.opt.Stdout, format, a...) }
 
+// warnProblems reports, on stderr, every decision file the command had to
+// leave out (never silently).
+func (r *runner) warnProblems(c *kernel.Corpus) {
+	for _, p := range c.Problems {
+		fmt.Fprintf(r.opt.Stderr, "nexus: warning: %s was left out: %s\n", p.File, p.Reason)
+	}
+}
+
 func jsonText(v any) string { return pyjson.Dumps(v, pyjson.Options{Indent: 2}) + "\n" }
 
 func (r *runner) initCmd() *cobra.Command {
@@ -225,6 +233,7 @@ func (r *runner) checkCmd() *cobra.Command {
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
 			}
+			r.warnProblems(corpus)
 			res, err := kernel.Check(corpus, a[0], context)
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
@@ -420,6 +429,7 @@ func (r *runner) listCmd() *cobra.Command {
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
 			}
+			r.warnProblems(corpus)
 			rows := kernel.ListDecisions(corpus, limit, all)
 			if asJSON {
 				items := make([]any, len(rows))
@@ -457,6 +467,7 @@ func (r *runner) searchCmd() *cobra.Command {
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
 			}
+			r.warnProblems(corpus)
 			hits, errp, err := kernel.Search(corpus, a[0], limit, all)
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
@@ -56,6 +57,7 @@ type CheckResult struct {
 	Related    []RelatedDecision
 	Assessment string
 	Error      *ErrorPayload
+	Problems   []Problem // decision files that could not be read
 }
 
 // Round3 is Python's round(x, 3): correctly rounded on the exact binary
@@ -70,6 +72,16 @@ func lengthError(label string, text string, max int) *ErrorPayload {
 		return &ErrorPayload{Kind: "rejected", Reason: fmt.Sprintf("%s exceeds maximum length of %d characters (got %d).", label, max, n)}
 	}
 	return nil
+}
+
+// CheckWithProblems is Check, reporting the files the corpus could not
+// read next to the result.
+func CheckWithProblems(c *Corpus, approach, context string) (*CheckResult, error) {
+	r, err := Check(c, approach, context)
+	if r != nil && r.Error == nil {
+		r.Problems = c.Problems
+	}
+	return r, err
 }
 
 // Check is check_decision: rank the active decisions (seed excluded) by
@@ -117,7 +129,11 @@ func (c *Corpus) related(query string) ([]RelatedDecision, error) {
 	q := si.tok.Tokens(query)
 	var out []RelatedDecision
 	for _, h := range si.ix.Top(q, CheckTopK) {
-		out = append(out, relatedOf(si.entries[h.Doc].D, h.Score))
+		d, err := c.Full(si.entries[h.Doc])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, relatedOf(d, h.Score))
 	}
 	return out, nil
 }
@@ -151,5 +167,37 @@ func (r *CheckResult) Envelope() *pyjson.Object {
 	if r.Error != nil {
 		o.Set("error", r.Error.JSON())
 	}
-	return o
+	return WithProblems(o, r.Problems)
+}
+
+// WithProblems adds "unreadable_decisions": [{file, reason}] to an
+// envelope when some decision files could not be read (nexus's addition;
+// absent otherwise, so the reference's payloads are unchanged).
+func WithProblems(o *pyjson.Object, ps []Problem) *pyjson.Object {
+	if len(ps) == 0 {
+		return o
+	}
+	items := make([]any, len(ps))
+	for i, p := range ps {
+		items[i] = pyjson.NewObject().Set("file", p.File).Set("reason", p.Reason)
+	}
+	return o.Set("unreadable_decisions", items)
+}
+
+// RenderProblems is the text appended to a tool's answer when decision
+// files could not be read ("" when none).
+func RenderProblems(ps []Problem) string {
+	if len(ps) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if len(ps) == 1 {
+		b.WriteString("\n\n1 decision file could not be read and was left out:")
+	} else {
+		fmt.Fprintf(&b, "\n\n%d decision files could not be read and were left out:", len(ps))
+	}
+	for _, p := range ps {
+		b.WriteString("\n  - " + p.File + ": " + pytext.Head(p.Reason, 300))
+	}
+	return b.String()
 }

@@ -128,7 +128,11 @@ func GetContext(s Store, level int, now time.Time) (string, error) {
 			recent := active[:min(len(active), l1DecisionsLimit)]
 			parts := make([]string, len(recent))
 			for i, d := range recent {
-				parts[i] = pytext.Strip(d.Content)
+				full, err := c.Full(Entry{Stem: stemOf(c, d), D: d})
+				if err != nil {
+					return "", err
+				}
+				parts[i] = pytext.Strip(full.Content)
 			}
 			sections = append(sections, "## Decisions\n\n"+strings.Join(parts, "\n\n---\n\n"))
 			if len(active) > l1DecisionsLimit {
@@ -152,7 +156,11 @@ func GetContext(s Store, level int, now time.Time) (string, error) {
 		if len(c.Entries) > 0 {
 			parts := make([]string, len(c.Entries))
 			for i, e := range c.Entries {
-				parts[i] = pytext.Strip(e.D.Content)
+				full, err := c.Full(e)
+				if err != nil {
+					return "", err
+				}
+				parts[i] = pytext.Strip(full.Content)
 			}
 			sections = append(sections, "## All Decisions\n\n"+strings.Join(parts, "\n\n---\n\n"))
 		}
@@ -385,6 +393,16 @@ func EnvelopeFragment(field, v string) string {
 	for _, tok := range envelopeTokens {
 		if strings.Contains(v, tok) {
 			return fmt.Sprintf("%s contains tool-use envelope fragment %s. This usually means the client failed to extract the parameter value cleanly from an XML tool call. Resend the call with just the prose content.", field, pytext.Repr(tok))
+		}
+	}
+	return ""
+}
+
+// stemOf finds the stem of an entry's decision.
+func stemOf(c *Corpus, d *decision.Decision) string {
+	for _, e := range c.Entries {
+		if e.D == d {
+			return e.Stem
 		}
 	}
 	return ""

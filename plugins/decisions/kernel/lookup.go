@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"sort"
@@ -69,6 +70,10 @@ func GetDecision(s Store, num int, mode string) (string, error) {
 			continue
 		}
 		text, ok, err := s.ReadFile(DecisionsDir + "/" + stem + ".md")
+		var pe *ProblemError
+		if errors.As(err, &pe) {
+			return fmt.Sprintf("Error: Decision %d cannot be read: %s", num, pe.Error()), nil
+		}
 		if err != nil {
 			return "", err
 		}
@@ -143,7 +148,10 @@ func Search(c *Corpus, query string, limit int, includeSuperseded bool) ([]Searc
 	}
 	var out []SearchHit
 	for _, h := range si.ix.Top(si.tok.Tokens(query), limit) {
-		d := si.entries[h.Doc].D
+		d, err := c.Full(si.entries[h.Doc])
+		if err != nil {
+			return nil, nil, err
+		}
 		out = append(out, SearchHit{Num: d.Num, Title: d.Title, Date: d.Date.String(), Status: d.Status,
 			Snippet: snippet(d.Rationale, query), Score: Round3(float64(h.Score))})
 	}

@@ -11,6 +11,10 @@ import (
 // RenderCheck is the text the check_decision tool returns (the reference's
 // render_check_decision).
 func RenderCheck(r *CheckResult) string {
+	return renderCheck(r) + RenderProblems(r.Problems)
+}
+
+func renderCheck(r *CheckResult) string {
 	if r.Error != nil {
 		return "Error: " + r.Error.Reason
 	}

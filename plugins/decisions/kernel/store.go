@@ -5,6 +5,7 @@
 package kernel
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -57,17 +58,36 @@ type CorpusCache interface {
 	Corpus() (*Corpus, error)
 }
 
-// Entry is one parsed decision and its stem.
+// Entry is one parsed decision and its stem. A store that keeps many
+// decisions may hand out a slim D (no Content, Body or Rationale) with the
+// check tokens precomputed; Corpus.Full reads the whole decision back.
 type Entry struct {
 	Stem string
 	D    *decision.Decision
+
+	// Tokens are the check tokeniser's stems of Title + " " + Rationale and
+	// UseCount the number of words equal to "use" in it (stop-worded for
+	// checks, kept by search); nil Tokens means "tokenise D".
+	Tokens   []string
+	UseCount int
+}
+
+// Problem is a decision file that cannot be read or parsed: every reader
+// reports it (file, reason) instead of dropping it silently.
+type Problem struct {
+	File   string // store-relative, e.g. decisions/042-x.md
+	Reason string
 }
 
 // Corpus is every decision that parses, in list order (the BM25 corpus
 // order), with lazily built search indexes.
 type Corpus struct {
-	Entries []Entry
-	Stems   []string // every stem, parseable or not
+	Entries  []Entry
+	Stems    []string  // every stem, parseable or not
+	Problems []Problem // files that could not be read or parsed, in list order
+
+	// Load reads one decision in full (nil: Entries hold full decisions).
+	Load func(stem string) (*decision.Decision, error)
 
 	checkOnce sync.Once
 	check     *searchIndex
@@ -75,6 +95,15 @@ type Corpus struct {
 
 	searchMu sync.Mutex
 	search   map[bool]*searchIndex
+}
+
+// Full returns e's decision with its text, reading it back when the
+// corpus keeps only what the check needs.
+func (c *Corpus) Full(e Entry) (*decision.Decision, error) {
+	if c.Load == nil || e.D.Content != "" {
+		return e.D, nil
+	}
+	return c.Load(e.Stem)
 }
 
 type searchIndex struct {
@@ -88,44 +117,60 @@ var (
 	searchTokenizer = bm25.NewTokenizer(bm25.StopwordsEN)
 )
 
+// CheckTokens returns the check tokens of a decision and how many of its
+// words are "use" (what the search tokeniser keeps on top of them).
+func CheckTokens(d *decision.Decision) ([]string, int) {
+	text := docText(d)
+	n := 0
+	for _, w := range bm25.Words(text) {
+		if w == "use" {
+			n++
+		}
+	}
+	return checkTokenizer.Tokens(text), n
+}
+
 // LoadCorpus parses every decision of s. Files that fail to parse are
-// skipped, as the reference does.
+// reported in Problems.
 func LoadCorpus(s Store) (*Corpus, error) {
 	stems, err := s.ListDecisions()
 	if err != nil {
 		return nil, err
 	}
-	texts := make([]string, len(stems))
-	for i, stem := range stems {
-		text, ok, err := s.ReadFile(DecisionsDir + "/" + stem + ".md")
+	c := &Corpus{Stems: stems}
+	for _, stem := range stems {
+		file := DecisionsDir + "/" + stem + ".md"
+		text, ok, err := s.ReadFile(file)
 		if err != nil {
+			var pe *ProblemError
+			if errors.As(err, &pe) {
+				c.Problems = append(c.Problems, Problem{File: file, Reason: pe.Reason})
+				continue
+			}
 			return nil, err
 		}
 		if !ok {
-			texts[i] = "\x00missing"
+			c.Problems = append(c.Problems, Problem{File: file, Reason: "the file disappeared while it was read"})
 			continue
 		}
-		texts[i] = text
-	}
-	return NewCorpus(stems, texts), nil
-}
-
-// NewCorpus parses decision texts (texts[i] belongs to stems[i]). A text
-// starting with NUL marks a missing file.
-func NewCorpus(stems, texts []string) *Corpus {
-	c := &Corpus{Stems: stems}
-	for i, stem := range stems {
-		if strings.HasPrefix(texts[i], "\x00") {
-			continue
-		}
-		d, err := decision.Parse(texts[i], stem+".md")
+		d, err := decision.Parse(text, stem+".md")
 		if err != nil {
+			c.Problems = append(c.Problems, Problem{File: file, Reason: err.Error()})
 			continue
 		}
 		c.Entries = append(c.Entries, Entry{Stem: stem, D: d})
 	}
-	return c
+	return c, nil
 }
+
+// ProblemError is a store's refusal to read one file (for example a
+// symlink whose target leaves the store).
+type ProblemError struct {
+	File   string
+	Reason string
+}
+
+func (e *ProblemError) Error() string { return e.File + ": " + e.Reason }
 
 // Decisions returns the store's corpus, cached when the store supports it.
 func Decisions(s Store) (*Corpus, error) {
@@ -137,10 +182,23 @@ func Decisions(s Store) (*Corpus, error) {
 
 func docText(d *decision.Decision) string { return d.Title + " " + d.Rationale }
 
-func buildIndex(entries []Entry, tok *bm25.Tokenizer) (*searchIndex, error) {
+func buildIndex(entries []Entry, tok *bm25.Tokenizer, withUse bool) (*searchIndex, error) {
 	docs := make([][]string, len(entries))
 	for i, e := range entries {
-		docs[i] = tok.Tokens(docText(e.D))
+		switch {
+		case e.Tokens == nil:
+			docs[i] = tok.Tokens(docText(e.D))
+		case withUse && e.UseCount > 0:
+			// Term order does not change BM25 scores: counts and lengths do.
+			d := make([]string, 0, len(e.Tokens)+e.UseCount)
+			d = append(d, e.Tokens...)
+			for range e.UseCount {
+				d = append(d, "use")
+			}
+			docs[i] = d
+		default:
+			docs[i] = e.Tokens
+		}
 	}
 	ix, err := bm25.Build(docs)
 	if err != nil {
@@ -159,7 +217,7 @@ func (c *Corpus) checkIndex() (*searchIndex, error) {
 				active = append(active, e)
 			}
 		}
-		c.check, c.checkErr = buildIndex(active, checkTokenizer)
+		c.check, c.checkErr = buildIndex(active, checkTokenizer, false)
 	})
 	return c.check, c.checkErr
 }
@@ -178,7 +236,7 @@ func (c *Corpus) searchIndex(includeSuperseded bool) (*searchIndex, error) {
 			cands = append(cands, e)
 		}
 	}
-	si, err := buildIndex(cands, searchTokenizer)
+	si, err := buildIndex(cands, searchTokenizer, true)
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,8 @@ func BenchmarkIndexRebuild(b *testing.B) {
 	fs := syntheticStore(b, 1000)
 	for i := 0; i < b.N; i++ {
 		fs.mu.Lock()
-		fs.corpus, fs.parsed = nil, nil
+		fs.cache.close()
+		fs.cache = corpusCache{}
 		fs.mu.Unlock()
 		c, err := kernel.Decisions(fs)
 		if err != nil {

@@ -82,11 +82,14 @@ func Scaffold(dir, projectName string, now time.Time, mode decision.Frontmatter)
 	if err != nil {
 		return err
 	}
+	defer fs.Close()
+	// Like nauro init, the scaffold is written without sidecar locks: the
+	// store is new and nobody else writes it yet.
 	for rel, text := range ScaffoldFiles(projectName, now, mode) {
 		if _, ok, _ := fs.ReadFile(rel); ok {
 			continue
 		}
-		if err := fs.WriteFile(rel, text); err != nil {
+		if err := fs.writeUnlocked(rel, text); err != nil {
 			return err
 		}
 	}

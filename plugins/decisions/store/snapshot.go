@@ -2,17 +2,16 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
-	"github.com/nexus-harness/nexus/internal/atomicfile"
-	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
@@ -40,15 +39,10 @@ type SnapshotMeta struct {
 	Tokens    int
 }
 
-func (f *FS) snapshotDir() string { return filepath.Join(f.root, kernel.SnapshotsDir) }
-
 // snapshotFiles lists snapshots/v*.json by file name, newest name first.
 func (f *FS) snapshotFiles() ([]string, error) {
-	ents, err := os.ReadDir(f.snapshotDir())
+	ents, err := f.readDir(kernel.SnapshotsDir)
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	var names []string
@@ -62,9 +56,9 @@ func (f *FS) snapshotFiles() ([]string, error) {
 }
 
 func (f *FS) loadSnapshot(name string) (*pyjson.Object, error) {
-	b, err := os.ReadFile(filepath.Join(f.snapshotDir(), name))
+	b, err := f.r.ReadFile(kernel.SnapshotsDir + "/" + name)
 	if err != nil {
-		return nil, fmt.Errorf("read snapshot %s: %w", name, err)
+		return nil, fmt.Errorf("read snapshot %s: %w", name, f.explain(kernel.SnapshotsDir+"/"+name, err))
 	}
 	v, err := pyjson.Parse(string(b))
 	if err != nil {
@@ -115,7 +109,7 @@ func (f *FS) ListSnapshots() ([]SnapshotMeta, error) {
 // LoadSnapshot reads snapshots/vNNN.json.
 func (f *FS) LoadSnapshot(version int) (*pyjson.Object, error) {
 	name := fmt.Sprintf("v%03d.json", version)
-	if _, err := os.Stat(filepath.Join(f.snapshotDir(), name)); err != nil {
+	if _, err := f.r.Stat(kernel.SnapshotsDir + "/" + name); err != nil {
 		//lint:ignore ST1005 Nauro's message, byte for byte
 		return nil, fmt.Errorf("Snapshot v%03d not found.", version)
 	}
@@ -142,7 +136,7 @@ func SerializeSnapshot(snap *pyjson.Object) (string, error) {
 // Capture writes the next snapshot of the store's markdown and prunes old
 // ones, under snapshots/.lock.
 func (f *FS) Capture(ctx context.Context, trigger, detail string, now time.Time) (int, error) {
-	lock, err := filelock.AcquirePath(ctx, filepath.Join(f.snapshotDir(), ".lock"), lockTimeout)
+	lock, err := f.lock(ctx, kernel.SnapshotsDir+"/.lock")
 	if err != nil {
 		return 0, err
 	}
@@ -162,11 +156,8 @@ func (f *FS) Capture(ctx context.Context, trigger, detail string, now time.Time)
 	files := pyjson.NewObject()
 	tokens := 0
 	addDir := func(dir, prefix string) error {
-		ents, err := os.ReadDir(dir)
+		ents, err := f.readDir(dir)
 		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
 			return err
 		}
 		var mds []string
@@ -177,19 +168,19 @@ func (f *FS) Capture(ctx context.Context, trigger, detail string, now time.Time)
 		}
 		sort.Strings(mds)
 		for _, n := range mds {
-			b, err := os.ReadFile(filepath.Join(dir, n))
+			b, err := f.r.ReadFile(path.Join(dir, n))
 			if err != nil {
-				return err
+				return f.explain(path.Join(dir, n), err)
 			}
 			files.Set(prefix+n, string(b))
 			tokens += pytext.Len(string(b))
 		}
 		return nil
 	}
-	if err := addDir(f.root, ""); err != nil {
+	if err := addDir(".", ""); err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
-	if err := addDir(filepath.Join(f.root, kernel.DecisionsDir), kernel.DecisionsDir+"/"); err != nil {
+	if err := addDir(kernel.DecisionsDir, kernel.DecisionsDir+"/"); err != nil {
 		return 0, fmt.Errorf("snapshot: %w", err)
 	}
 	snap := pyjson.NewObject().Set("schema_version", SnapshotSchemaVersion).Set("version", version).
@@ -199,7 +190,7 @@ func (f *FS) Capture(ctx context.Context, trigger, detail string, now time.Time)
 	if err != nil {
 		return 0, err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(f.snapshotDir(), fmt.Sprintf("v%03d.json", version)), []byte(text), 0o644); err != nil {
+	if err := f.writeAtomic(fmt.Sprintf("%s/v%03d.json", kernel.SnapshotsDir, version), []byte(text)); err != nil {
 		return 0, err
 	}
 	return version, f.prune(now)
@@ -312,8 +303,8 @@ func (f *FS) prune(now time.Time) error {
 	}
 	for _, it := range items {
 		if !keep[it.name] {
-			if err := atomicfile.Remove(filepath.Join(f.snapshotDir(), it.name)); err != nil {
-				return err
+			if err := f.r.Remove(kernel.SnapshotsDir + "/" + it.name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("prune snapshot %s: %w", it.name, err)
 			}
 		}
 	}
@@ -323,3 +314,19 @@ func (f *FS) prune(now time.Time) error {
 // PruneNow runs the retention rules at the given time (used by tests and
 // by maintenance commands).
 func (f *FS) PruneNow(now time.Time) error { return f.prune(now) }
+
+// readDir lists a store folder beneath the root ("." for the root); a
+// missing folder is empty.
+func (f *FS) readDir(dir string) ([]fs.DirEntry, error) {
+	d, err := f.r.Open(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, f.explain(dir, err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
+}

@@ -32,17 +32,18 @@ func newDirWatch(dir string) (*dirWatch, error) {
 	return &dirWatch{fd: fd}, nil
 }
 
-// changed drains the queue and reports whether a decision file (or the
-// directory itself) changed. Errors and overflows count as changes.
-func (w *dirWatch) changed() (changed, broken bool) {
+// changes drains the queue: the *.md names that changed, or all when
+// the directory itself changed or the queue overflowed (then every file
+// must be re-checked). broken means the watch is gone.
+func (w *dirWatch) changes() (names []string, all, broken bool) {
 	var buf [16 * 1024]byte
 	for {
 		n, err := unix.Read(w.fd, buf[:])
 		if err == unix.EAGAIN || err == unix.EWOULDBLOCK {
-			return changed, false
+			return names, all, false
 		}
 		if err != nil || n <= 0 {
-			return true, true
+			return nil, true, true
 		}
 		for off := 0; off+unix.SizeofInotifyEvent <= n; {
 			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
@@ -52,10 +53,12 @@ func (w *dirWatch) changed() (changed, broken bool) {
 				name = strings.TrimRight(string(raw), "\x00")
 			}
 			switch {
-			case ev.Mask&(unix.IN_Q_OVERFLOW|unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
-				return true, true
-			case name == "" || strings.HasSuffix(name, ".md"):
-				changed = true
+			case ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED|unix.IN_UNMOUNT) != 0:
+				return nil, true, true
+			case ev.Mask&unix.IN_Q_OVERFLOW != 0 || name == "":
+				all = true
+			case strings.HasSuffix(name, ".md"):
+				names = append(names, name)
 			}
 			off += unix.SizeofInotifyEvent + int(ev.Len)
 		}

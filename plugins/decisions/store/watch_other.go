@@ -11,6 +11,6 @@ func newDirWatch(string) (*dirWatch, error) {
 	return nil, errors.New("no directory watch on this platform")
 }
 
-func (w *dirWatch) changed() (bool, bool) { return true, true }
+func (w *dirWatch) changes() ([]string, bool, bool) { return nil, true, true }
 
 func (w *dirWatch) close() {}

@@ -94,6 +94,8 @@ func (t *Tokenizer) stem(w string) string {
 	}
 	s = stem.English(w)
 	t.mu.Lock()
+	// Clones: a substring would pin the whole text it was cut from.
+	s = strings.Clone(s)
 	t.stems[strings.Clone(w)] = s
 	t.mu.Unlock()
 	return s

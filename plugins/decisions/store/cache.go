@@ -1,0 +1,298 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
+)
+
+// The corpus cache keeps, per decision file, what list, check and search
+// need (metadata and check tokens, not the text), keyed by the file's
+// identity: device, inode, size and modification time. A change re-reads
+// that one file.
+//
+// What tells the cache a file changed:
+//   - on Linux, an inotify watch on decisions/ (one non-blocking read per
+//     call; the kernel queues the event before the writer's call returns,
+//     so a check never misses an earlier write). Only the files it names
+//     are re-checked; an overflow re-checks all.
+//   - decision files that are symlinks (within the store) are re-checked
+//     on every call: the watch does not see edits through the target.
+//   - without inotify: the folder's modification time on every call (a
+//     file added, removed or renamed) and a full pass over the files'
+//     identities at most every fullCheckInterval (files edited in place).
+//
+// A persistent index (index.go) carries the same records between
+// processes, so a cold CLI run or plugin start re-reads only files whose
+// identity changed.
+type corpusCache struct {
+	files    map[string]*fileRecord
+	current  *kernel.Corpus
+	watch    *dirWatch
+	watched  bool // a watch was attempted
+	dirMtime int64
+	lastFull time.Time
+	loaded   bool // the persistent index was consulted
+	// racyBefore: a file modified at or after this time (the index's
+	// write time, less a margin for coarse clocks) may have been rewritten
+	// within one timestamp tick with the same size, so its identity alone
+	// does not prove it unchanged: it is re-hashed.
+	racyBefore int64
+	dirty      bool // records changed since the index was written
+}
+
+// fullCheckInterval bounds how long the folder's modification time alone
+// vouches for the cache when there is no inotify watch.
+const fullCheckInterval = 2 * time.Second
+
+// fileID identifies one version of a file.
+type fileID struct {
+	dev, ino    uint64
+	size, mtime int64
+	symlink     bool
+}
+
+// fileRecord is what the cache keeps of one decision file: the parsed
+// metadata and tokens, or why it cannot be read.
+type fileRecord struct {
+	id      fileID
+	hash    uint64 // FNV-1a of the content
+	entry   kernel.Entry
+	problem string
+}
+
+func (c *corpusCache) close() {
+	if c.watch != nil {
+		c.watch.close()
+		c.watch = nil
+	}
+}
+
+func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
+	if !c.watched {
+		c.watched = true
+		// Watch before the first listing so a change made after it is
+		// reported by the next drain.
+		if w, err := newDirWatch(f.root + "/" + kernel.DecisionsDir); err == nil {
+			c.watch = w
+		}
+	}
+	if !c.loaded {
+		c.loaded = true
+		c.files, c.racyBefore = loadIndex(f.root)
+	}
+	if c.current != nil {
+		names, full := c.pending(f)
+		if !full {
+			changed := false
+			for _, n := range names {
+				if c.refresh(f, n) {
+					changed = true
+				}
+			}
+			if !changed {
+				return c.current, nil
+			}
+			c.assemble(f)
+			c.save(f)
+			return c.current, nil
+		}
+	}
+	if err := c.fullPass(f); err != nil {
+		return nil, err
+	}
+	c.assemble(f)
+	c.save(f)
+	return c.current, nil
+}
+
+// pending returns the names to re-check, or full when every file must be.
+func (c *corpusCache) pending(f *FS) (names []string, full bool) {
+	if c.watch != nil {
+		changed, all, broken := c.watch.changes()
+		if broken {
+			c.watch.close()
+			c.watch = nil
+		}
+		if all || broken {
+			return nil, true
+		}
+		names = changed
+	} else {
+		st, err := f.r.Stat(kernel.DecisionsDir)
+		if err != nil || st.ModTime().UnixNano() != c.dirMtime || time.Since(c.lastFull) >= fullCheckInterval {
+			return nil, true
+		}
+	}
+	for n, r := range c.files {
+		if r.id.symlink {
+			names = append(names, n)
+		}
+	}
+	return names, false
+}
+
+// refresh re-checks one file by name and reports whether its record
+// changed (added, removed or replaced).
+func (c *corpusCache) refresh(f *FS, name string) bool {
+	old := c.files[name]
+	id, err := statDecision(f, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if old == nil {
+			return false
+		}
+		delete(c.files, name)
+		c.dirty = true
+		return true
+	}
+	if old != nil && err == nil && old.id == id && old.problem == "" {
+		return false
+	}
+	c.files[name] = c.read(f, name, id, err, old)
+	c.dirty = true
+	return true
+}
+
+// fullPass lists decisions/ and re-checks every file's identity.
+func (c *corpusCache) fullPass(f *FS) error {
+	c.lastFull = time.Now()
+	if st, err := f.r.Stat(kernel.DecisionsDir); err == nil {
+		c.dirMtime = st.ModTime().UnixNano()
+	}
+	names, err := f.decisionNames()
+	if err != nil {
+		return err
+	}
+	if c.files == nil {
+		c.files = map[string]*fileRecord{}
+	}
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		seen[n] = true
+		old := c.files[n]
+		id, err := statDecision(f, n)
+		if old != nil && err == nil && old.id == id && old.problem == "" && old.id.mtime < c.racyBefore {
+			continue
+		}
+		c.files[n] = c.read(f, n, id, err, old)
+		c.dirty = true
+	}
+	for n := range c.files {
+		if !seen[n] {
+			delete(c.files, n)
+			c.dirty = true
+		}
+	}
+	return nil
+}
+
+// statDecision returns a decision file's identity; a symlink is followed
+// only while it stays in the store.
+func statDecision(f *FS, name string) (fileID, error) {
+	rel := kernel.DecisionsDir + "/" + name
+	info, err := f.r.Lstat(rel)
+	if err != nil {
+		return fileID{}, err
+	}
+	link := info.Mode()&fs.ModeSymlink != 0
+	if link {
+		if info, err = f.r.Stat(rel); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fileID{symlink: true}, fmt.Errorf("the symlink's target does not exist")
+			}
+			return fileID{symlink: true}, f.explain(rel, err)
+		}
+	}
+	if !info.Mode().IsRegular() {
+		return fileID{symlink: link}, fmt.Errorf("not a regular file")
+	}
+	dev, ino := devIno(info)
+	return fileID{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano(), symlink: link}, nil
+}
+
+// read parses one file into a record. old (if any) is reused when the
+// content hash shows the file did not really change.
+func (c *corpusCache) read(f *FS, name string, id fileID, statErr error, old *fileRecord) *fileRecord {
+	stem := strings.TrimSuffix(name, ".md")
+	rec := &fileRecord{id: id, entry: kernel.Entry{Stem: stem}}
+	if statErr != nil {
+		rec.problem = statErr.Error()
+		return rec
+	}
+	b, err := f.r.ReadFile(kernel.DecisionsDir + "/" + name)
+	if err != nil {
+		rec.problem = f.explain(kernel.DecisionsDir+"/"+name, err).Error()
+		return rec
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	rec.hash = h.Sum64()
+	if old != nil && old.problem == "" && old.hash == rec.hash && old.entry.D != nil {
+		rec.entry = old.entry
+		return rec
+	}
+	d, err := decision.Parse(string(b), name)
+	if err != nil {
+		rec.problem = err.Error()
+		return rec
+	}
+	rec.entry.Tokens, rec.entry.UseCount = kernel.CheckTokens(d)
+	rec.entry.D = slim(d)
+	return rec
+}
+
+// slim keeps what list, check and the propose screen read; the text is
+// read back from the file when a tool shows it (Corpus.Full).
+func slim(d *decision.Decision) *decision.Decision {
+	return &decision.Decision{
+		Date: d.Date, Version: d.Version, Status: d.Status, Confidence: d.Confidence,
+		DecisionType: d.DecisionType, Reversibility: d.Reversibility, Source: d.Source,
+		Supersedes: d.Supersedes, SupersededBy: d.SupersededBy, Num: d.Num, Title: d.Title,
+	}
+}
+
+// assemble builds the corpus from the records, in list order.
+func (c *corpusCache) assemble(f *FS) {
+	names := make([]string, 0, len(c.files))
+	for n := range c.files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	k := &kernel.Corpus{Stems: make([]string, len(names)), Entries: make([]kernel.Entry, 0, len(names))}
+	for i, n := range names {
+		r := c.files[n]
+		k.Stems[i] = r.entry.Stem
+		if r.problem != "" {
+			k.Problems = append(k.Problems, kernel.Problem{File: kernel.DecisionsDir + "/" + n, Reason: r.problem})
+			continue
+		}
+		k.Entries = append(k.Entries, r.entry)
+	}
+	k.Load = func(stem string) (*decision.Decision, error) {
+		rel := kernel.DecisionsDir + "/" + stem + ".md"
+		text, ok, err := f.ReadFile(rel)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s disappeared; call again", rel)
+		}
+		return decision.Parse(text, stem+".md")
+	}
+	c.current = k
+}
+
+func (c *corpusCache) save(f *FS) {
+	if !c.dirty {
+		return
+	}
+	c.dirty = false
+	saveIndex(f.root, c.files)
+}
