@@ -1,8 +1,9 @@
 #!/bin/sh
 # Measures the wall time of one `nexus hook --host claude` process per event
 # (PostToolUse, PreToolUse allowed and denied, UserPromptSubmit with the
-# nx-plan skill body injected) over RUNS runs each (default 300), and fails
-# when a median is over its budget (5 ms, 5 ms, 10 ms). The binary is built
+# nx-plan skill body injected) and of `nexus statusline` over RUNS runs each
+# (default 300), and fails when a median is over its budget (5 ms; 10 ms for
+# UserPromptSubmit). The binary is built
 # like `make build` (CGO_ENABLED=0, -trimpath -ldflags "-s -w"). Medians depend on machine
 # load; the report prints the load average next to them.
 #

@@ -105,6 +105,11 @@ func TestHookLatency(t *testing.T) {
 		b, _ := json.Marshal(c.p)
 		probes = append(probes, &probe{name: c.name, args: []string{"hook", "--host", "claude"}, stdin: b, check: c.check, budget: c.budget})
 	}
+	// Claude Code's status line runs after every assistant message: a
+	// hook-class process with the same budget.
+	sl, _ := json.Marshal(map[string]any{"cwd": proj, "workspace": map[string]any{"current_dir": proj, "project_dir": proj}, "model": map[string]any{"display_name": "Opus"}})
+	probes = append(probes, &probe{name: "nexus statusline", args: []string{"statusline"}, stdin: sl, budget: 5 * time.Millisecond,
+		check: func(r hookResult) bool { return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running") }})
 	probes = append(probes, &probe{name: "(reference) nexus version", args: []string{"version"}})
 	// Stdin comes from a file and stdout goes to /dev/null in the measured
 	// runs, so the harness's own pipe copying is not timed; the warm-up

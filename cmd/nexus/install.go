@@ -10,6 +10,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/tools"
+	"github.com/nexus-harness/nexus/internal/config"
 )
 
 func init() {
@@ -20,8 +21,9 @@ func init() {
 type installFlags struct {
 	scope   string
 	dryRun  bool
-	command string
-	force   bool
+	command    string
+	force      bool
+	statusLine bool
 }
 
 func newInstallCmd(a *app, install bool) *cobra.Command {
@@ -67,6 +69,7 @@ backups as for install.`
 	sub.Flags().BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
 	if install {
 		sub.Flags().StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
+		sub.Flags().BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as Claude Code's status line")
 	}
 	cmd.AddCommand(sub)
 	return cmd
@@ -76,7 +79,7 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 	if fl.scope != claude.ScopeProject && fl.scope != claude.ScopeUser {
 		return usagef("--scope must be project or user, not %q", fl.scope)
 	}
-	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command, Force: fl.force, Version: version}
+	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command, Force: fl.force, Version: version, StatusLine: fl.statusLine}
 	if fl.scope == claude.ScopeProject {
 		proj, err := a.Project()
 		if err != nil {
@@ -106,6 +109,9 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 			return err
 		}
 		o.Files, o.CoreVersion = files, coreVersion
+		if o.CoreDir, err = chosenCoreDir(a); err != nil {
+			return err
+		}
 	}
 	var changes []claude.FileChange
 	var err error
@@ -171,4 +177,26 @@ func renderCatalog(a *app, nexus, agentPrefix string) ([]claude.OwnedFile, strin
 		out[i] = claude.OwnedFile{Path: f.Path, Content: f.Content}
 	}
 	return out, core.Version(), nil
+}
+
+// chosenCoreDir is the distribution directory the registered commands must
+// name: one chosen with --core or NEXUS_CORE_DIR, which Claude Code's
+// environment (an IDE launcher, a bare shell) would not have. Locations
+// the commands find by themselves (config files, node_modules, the
+// built-in distribution) give "".
+func chosenCoreDir(a *app) (string, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return "", err
+	}
+	switch cfg.Source("core.dir").Layer {
+	case config.LayerFlag, config.LayerEnv:
+	default:
+		return "", nil
+	}
+	dir, err := a.CoreDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(dir)
 }

@@ -234,8 +234,9 @@ func measureHooks(e *env) []*row {
 		{figure: "hook `PreToolUse` (allowed)", target: 5, unit: "ms"},
 		{figure: "hook `PreToolUse` (denied)", target: 5, unit: "ms"},
 		{figure: "hook `UserPromptSubmit` with a skill", target: 10, unit: "ms"},
+		{figure: "`nexus statusline`", target: 5, unit: "ms"},
 	}
-	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit"}
+	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit", "nexus statusline"}
 	cmdline := fmt.Sprintf("RUNS=%d scripts/bench-hooks.sh", e.runs)
 	for _, r := range rows {
 		r.command = "`" + cmdline + "`"

@@ -14,7 +14,7 @@ func TestHookExecutable(t *testing.T) {
 		"relative/nexus",
 	} {
 		for _, ev := range []string{PreToolUse, SessionEnd} {
-			if got := HookExecutable(HookCommand(exe, ev)); got != exe {
+			if got := HookExecutable(HookCommand(exe, "", ev)); got != exe {
 				t.Errorf("HookExecutable(HookCommand(%q)) = %q", exe, got)
 			}
 		}
@@ -53,7 +53,7 @@ func TestInspectAfterInstall(t *testing.T) {
 		t.Fatalf("after install: %+v", r)
 	}
 	for _, ie := range InstalledEvents {
-		if cmds := r.Hooks[ie.Event]; len(cmds) != 1 || cmds[0] != HookCommand(o.Command, ie.Event) {
+		if cmds := r.Hooks[ie.Event]; len(cmds) != 1 || cmds[0] != HookCommand(o.Command, "", ie.Event) {
 			t.Errorf("%s: %q", ie.Event, cmds)
 		}
 	}

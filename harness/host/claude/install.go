@@ -62,6 +62,14 @@ type InstallOptions struct {
 	Force bool
 	// Version and CoreVersion are stored in the record.
 	Version, CoreVersion string
+	// StatusLine registers `nexus statusline` as Claude Code's status line
+	// (an existing one nexus did not write is left alone). Without it an
+	// installed nexus status line stays; Uninstall removes it.
+	StatusLine bool
+	// CoreDir, when set, is passed to every registered command as --core:
+	// the user chose a distribution Claude Code's environment would not
+	// find (a flag or NEXUS_CORE_DIR).
+	CoreDir string
 }
 
 // FileChange is the outcome for one settings file.
@@ -105,9 +113,59 @@ func Paths(o InstallOptions) (settings, mcp string, err error) {
 	return "", "", fmt.Errorf("unknown scope %q: use project or user", o.Scope)
 }
 
-// HookCommand is the command line written for one event.
-func HookCommand(nexus, event string) string {
-	return shellQuote(nexus) + " hook --host claude " + ManagedFlag + " " + event
+// HookCommand is the command line written for one event; coreDir (when
+// not "") is passed as --core.
+func HookCommand(nexus, coreDir, event string) string {
+	core := ""
+	if coreDir != "" {
+		core = "--core " + shellQuote(coreDir) + " "
+	}
+	return shellQuote(nexus) + " hook --host claude " + ManagedFlag + " " + core + event
+}
+
+// StatusLineCommand is the status-line command install writes.
+func StatusLineCommand(nexus string) string {
+	return shellQuote(nexus) + " statusline " + ManagedFlag
+}
+
+// isOurStatusLine reports whether a statusLine entry is the one install
+// writes.
+func isOurStatusLine(v any) bool {
+	o, ok := v.(*object)
+	if !ok {
+		return false
+	}
+	cmd, _ := getAs[string](o, "command")
+	return strings.Contains(cmd, " statusline "+ManagedFlag)
+}
+
+// editStatusLine adds (with want) or removes nexus's status line.
+func editStatusLine(root *object, nexus string, install, want bool) []string {
+	cur, exists := root.Get("statusLine")
+	if !install {
+		if exists && isOurStatusLine(cur) {
+			root.Delete("statusLine")
+		}
+		return nil
+	}
+	if exists && !isOurStatusLine(cur) {
+		if want {
+			return []string{"a status line nexus did not write is configured; nexus left it alone (remove statusLine from the settings to use nexus's)"}
+		}
+		return nil
+	}
+	if !exists && !want {
+		return nil
+	}
+	entry, _ := cur.(*object)
+	if entry == nil {
+		entry = newObject()
+	}
+	entry.Set("type", "command")
+	entry.Set("command", StatusLineCommand(nexus))
+	entry.Set("padding", json.Number("0"))
+	root.Set("statusLine", entry)
+	return nil
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
@@ -164,8 +222,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		path string
 		edit func(*object) []string
 	}{
-		{settingsPath, func(root *object) []string { editHooks(root, o.Command, install); return nil }},
-		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, install) }},
+		{settingsPath, func(root *object) []string {
+			editHooks(root, o.Command, o.CoreDir, install)
+			return editStatusLine(root, o.Command, install, o.StatusLine)
+		}},
+		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install) }},
 	} {
 		ch, err := editFile(f.path, o, f.edit)
 		if err != nil {
@@ -251,7 +312,7 @@ func backupName(path string, t time.Time) string {
 }
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.
-func editHooks(root *object, nexus string, install bool) {
+func editHooks(root *object, nexus, coreDir string, install bool) {
 	hv, _ := root.Get("hooks")
 	hooks, ok := hv.(*object)
 	if !ok {
@@ -311,7 +372,7 @@ func editHooks(root *object, nexus string, install bool) {
 		return
 	}
 	for _, ie := range InstalledEvents {
-		want := HookCommand(nexus, ie.Event)
+		want := HookCommand(nexus, coreDir, ie.Event)
 		groups, _ := getAs[[]any](hooks, ie.Event)
 		found := false
 		for _, g := range groups {
@@ -365,7 +426,7 @@ func ourServer(v any, nexus string) bool {
 }
 
 // editMCP adds (or removes) the nexus MCP server.
-func editMCP(root *object, nexus string, install bool) []string {
+func editMCP(root *object, nexus, coreDir string, install bool) []string {
 	sv, _ := root.Get("mcpServers")
 	servers, ok := sv.(*object)
 	if !install {
@@ -399,7 +460,11 @@ func editMCP(root *object, nexus string, install bool) []string {
 	}
 	entry.Set("type", "stdio")
 	entry.Set("command", nexus)
-	entry.Set("args", []any{"mcp"})
+	args := []any{"mcp"}
+	if coreDir != "" {
+		args = append(args, "--core", coreDir)
+	}
+	entry.Set("args", args)
 	servers.Set(MCPServerName, entry)
 	return nil
 }

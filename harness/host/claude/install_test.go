@@ -90,7 +90,7 @@ func TestInstallProject(t *testing.T) {
 		}
 		last := groups[len(groups)-1].(map[string]any)
 		h := last["hooks"].([]any)[0].(map[string]any)
-		if h["command"] != HookCommand("/opt/nexus bin/nexus", ie.Event) || h["type"] != "command" {
+		if h["command"] != HookCommand("/opt/nexus bin/nexus", "", ie.Event) || h["type"] != "command" {
 			t.Errorf("%s handler %v", ie.Event, h)
 		}
 		if m, _ := last["matcher"].(string); m != ie.Matcher {

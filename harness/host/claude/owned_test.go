@@ -218,3 +218,51 @@ func TestCheckOwned(t *testing.T) {
 		}
 	}
 }
+
+func TestInstallStatusLineAndCoreDir(t *testing.T) {
+	proj := t.TempDir()
+	settings := filepath.Join(proj, ".claude", "settings.json")
+	o := InstallOptions{Scope: ScopeProject, Project: proj, Command: "/opt/nexus", StatusLine: true, CoreDir: "/srv/nexus core"}
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	m := readJSON(t, settings)
+	sl, _ := m["statusLine"].(map[string]any)
+	if sl["command"] != "/opt/nexus statusline --managed" || sl["type"] != "command" {
+		t.Fatalf("statusLine %v", m["statusLine"])
+	}
+	if got := m["hooks"].(map[string]any)["PreToolUse"].([]any)[0].(map[string]any)["hooks"].([]any)[0].(map[string]any)["command"]; got != "/opt/nexus hook --host claude --managed --core '/srv/nexus core' PreToolUse" {
+		t.Errorf("hook command %v", got)
+	}
+	mcp := readJSON(t, filepath.Join(proj, ".mcp.json"))["mcpServers"].(map[string]any)["nexus"].(map[string]any)
+	if args := mcp["args"].([]any); len(args) != 3 || args[2] != "/srv/nexus core" {
+		t.Errorf("mcp args %v", args)
+	}
+	// Without a chosen core dir the commands name none again.
+	o.CoreDir, o.StatusLine = "", false
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	m = readJSON(t, settings)
+	if strings.Contains(readString(t, settings), "--core") || m["statusLine"] == nil {
+		t.Errorf("re-install without --core or --statusline: %s", readString(t, settings))
+	}
+	// Uninstall removes nexus's status line; another tool's stays.
+	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(settings); !os.IsNotExist(err) {
+		t.Errorf("settings left after uninstall: %s", readString(t, settings))
+	}
+	writeFile(t, settings, `{"statusLine":{"type":"command","command":"my-line"}}`)
+	changes, err := Install(InstallOptions{Scope: ScopeProject, Project: proj, Command: "/opt/nexus", StatusLine: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch := findChange(changes, "settings.json"); ch == nil || len(ch.Notes) == 0 || !strings.Contains(ch.Notes[0], "left it alone") {
+		t.Errorf("foreign status line: %+v", ch)
+	}
+	if readJSON(t, settings)["statusLine"].(map[string]any)["command"] != "my-line" {
+		t.Error("a foreign status line was replaced")
+	}
+}

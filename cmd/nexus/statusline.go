@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+func init() { registerHot("statusline", newStatusLineCmd) }
+
+// newStatusLineCmd is Claude Code's status-line command. Like `nexus hook`
+// it is a hot command: it runs after every assistant message, so it loads
+// only the configuration and reads four small state files.
+func newStatusLineCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "statusline",
+		Short: "Print one status line for Claude Code (its status-line JSON on stdin)",
+		Long: `Print one line about the project's nexus state for Claude Code's status line: the
+active skill, plan issues decided/total, tasks done/total and agents running. Claude Code
+passes its status-line JSON on stdin; the project is its workspace.project_dir (else cwd,
+else this folder), or --project. "nexus install claude --statusline" registers it.
+
+It never fails: a problem is printed as the line itself.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintln(cmd.OutOrStdout(), statusLine(a, cmd))
+			return nil
+		},
+	}
+	var managed bool
+	cmd.Flags().BoolVar(&managed, "managed", false, "marks the status line written by nexus install (no effect)")
+	_ = cmd.Flags().MarkHidden("managed")
+	return cmd
+}
+
+func statusLine(a *app, cmd *cobra.Command) string {
+	in, err := claude.ReadStatusInput(cmd.InOrStdin())
+	if err != nil {
+		return "nexus: " + err.Error()
+	}
+	if a.projectFlag == "" {
+		if d := in.Dir(); d != "" && filepath.IsAbs(d) {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				a.projectFlag = findProjectRoot(d)
+			}
+		}
+	}
+	cfg, err := a.Config()
+	if err != nil {
+		return "nexus: configuration error (run nexus doctor)"
+	}
+	proj, _ := a.Project()
+	dir, err := nexusDir(cfg, proj, "")
+	if err != nil {
+		return "nexus: " + err.Error()
+	}
+	if dir == "" {
+		dir = filepath.Join(proj, ".nexus")
+	}
+	l, err := state.NewLayoutAt(proj, dir, cfg.String("harness.id"))
+	if err != nil {
+		return "nexus: " + err.Error()
+	}
+	return claude.StatusLine(l)
+}
