@@ -6,6 +6,8 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 # The nexus-core distribution `make run` and `make bench` use: the vendored copy.
 CORE      ?= $(CURDIR)/third_party/nexus-core/dist
+# The Node peer `make bench` compares against (optional; needs Node.js 20+).
+PEER      ?= $(abspath ../shared/peers/claude-nexus-0.27.0/bridge/mcp-server.cjs)
 
 .PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz e2e
 
@@ -66,7 +68,7 @@ vet:
 # One table of the performance figures the issues set: median, target,
 # PASS/MISS and the command behind each (docs/performance.md).
 bench:
-	$(GO) run ./scripts/benchtable -core $(CORE)
+	$(GO) run ./scripts/benchtable -core $(CORE) -peer $(PEER)
 
 # Every Go benchmark of the module, raw.
 bench-all:

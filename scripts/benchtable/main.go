@@ -49,6 +49,7 @@ type row struct {
 type env struct {
 	root, core, work, bin string
 	runs, confRuns        int
+	peer                  string   // the peer's mcp-server.cjs ("" = none)
 	nexusEnv              []string // a clean environment for nexus processes
 }
 
@@ -67,6 +68,7 @@ var measurers = []measurer{
 	{"observe", measureObserve},
 	{"gc", measureGC},
 	{"plugins", measurePlugins},
+	{"peer", measurePeer},
 }
 
 func main() {
@@ -79,11 +81,16 @@ func main() {
 	flag.StringVar(&e.core, "core", filepath.Join(root, "third_party", "nexus-core", "dist"), "nexus-core distribution")
 	flag.IntVar(&e.runs, "runs", 200, "runs per process-level figure (nexus validate and memory gc use a quarter and a tenth)")
 	flag.IntVar(&e.confRuns, "conf-runs", 11, "runs of the in-process conformance suite (the --target nexus mcp run gets half)")
+	flag.StringVar(&e.peer, "peer", os.Getenv("NEXUS_PEER_MCP"), "the Node peer's MCP server (claude-nexus 0.27.0 bridge/mcp-server.cjs) for the side-by-side rows; needs Node.js 20+")
+	sizes := flag.String("peer-sizes", "100,1000,10000", "task/cycle counts of the side-by-side rows")
 	strict := flag.Bool("strict", false, "exit 1 when a figure misses its target")
 	flag.Parse()
 	filter, err := regexp.Compile(*only)
 	if err != nil {
 		fail(fmt.Errorf("-only: %w", err))
+	}
+	if peerSizes, err = parseSizes(*sizes); err != nil {
+		fail(fmt.Errorf("-peer-sizes: %w", err))
 	}
 	if e.core, err = filepath.Abs(e.core); err != nil {
 		fail(err)
@@ -478,6 +485,10 @@ func (r *row) valueText() string {
 		return r.na
 	case r.unit == "obs/s":
 		return fmt.Sprintf("%s obs/s", thousands(r.value))
+	case r.unit == "ratio":
+		return fmt.Sprintf("%.2f×", r.value)
+	case r.unit == "MiB":
+		return fmt.Sprintf("%.1f MiB", r.value)
 	case r.value < 1:
 		return fmt.Sprintf("%.3f ms", r.value)
 	case r.target >= 1000:
@@ -487,8 +498,13 @@ func (r *row) valueText() string {
 }
 
 func (r *row) targetText() string {
-	if r.unit == "obs/s" {
+	switch r.unit {
+	case "obs/s":
 		return "≥ " + thousands(r.target) + " obs/s"
+	case "ratio":
+		return fmt.Sprintf("≤ %g×", r.target)
+	case "MiB":
+		return fmt.Sprintf("≤ %g MiB", r.target)
 	}
 	if r.target >= 1000 {
 		return fmt.Sprintf("≤ %g s", r.target/1000)
