@@ -3,6 +3,7 @@ module github.com/nexus-harness/nexus
 go 1.26.8
 
 require (
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gofrs/flock v0.13.2
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0

@@ -59,17 +59,19 @@ func (c StateFiles) Run(context.Context) []Finding {
 		}
 		return present
 	}
-	check(l.PlanPath(), func() (bool, error) { _, ok, err := s.ReadPlan(); return ok, err })
-	check(l.TasksPath(), func() (bool, error) { _, ok, err := s.ReadTasks(); return ok, err })
+	check(l.PlanPath(), func() (bool, error) { return s.CheckFile(l.PlanPath()) })
+	check(l.TasksPath(), func() (bool, error) { return s.CheckFile(l.TasksPath()) })
 	var hist *state.History
 	if check(l.HistoryPath(), func() (bool, error) {
-		h, ok, err := s.ReadHistory()
-		hist = h
+		ok, err := s.CheckFile(l.HistoryPath())
+		if ok && err == nil {
+			hist, _, err = s.ReadHistory()
+		}
 		return ok, err
 	}) {
 		out = append(out, c.cycles(hist)...)
 	}
-	check(l.TrackerPath(), func() (bool, error) { _, ok, err := s.ReadTracker(); return ok, err })
+	check(l.TrackerPath(), func() (bool, error) { return s.CheckFile(l.TrackerPath()) })
 	out = append(out, c.memoryAccess(&valid)...)
 
 	if len(out) == 0 || allOK(out) {

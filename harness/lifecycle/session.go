@@ -564,7 +564,7 @@ func peek(path string, v any) (bool, error) {
 		}
 		return false, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := state.Decode(b, v); err != nil {
 		return true, &state.CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
 	}
 	return true, nil

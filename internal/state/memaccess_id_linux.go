@@ -3,6 +3,7 @@ package state
 import (
 	"os"
 	"syscall"
+	"time"
 )
 
 // fileID tells two versions of a file apart. Every atomic replacement
@@ -24,4 +25,13 @@ func idOf(st os.FileInfo) (fileID, bool) {
 		mtimeSec: s.Mtim.Sec, mtimeNsec: s.Mtim.Nsec,
 		ctimeSec: s.Ctim.Sec, ctimeNsec: s.Ctim.Nsec,
 	}, true
+}
+
+// changed is the later of the modification and change times.
+func (id fileID) changed() time.Time {
+	m, c := time.Unix(id.mtimeSec, id.mtimeNsec), time.Unix(id.ctimeSec, id.ctimeNsec)
+	if c.After(m) {
+		return c
+	}
+	return m
 }

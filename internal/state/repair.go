@@ -28,11 +28,12 @@ func (s *Store) Repair(ctx context.Context) ([]Moved, error) {
 	checks := []struct {
 		path string
 		load func() error
-	}{
-		{s.L.PlanPath(), func() error { _, _, err := s.ReadPlan(); return err }},
-		{s.L.TasksPath(), func() error { _, _, err := s.ReadTasks(); return err }},
-		{s.L.HistoryPath(), func() error { _, _, err := s.ReadHistory(); return err }},
-		{s.L.TrackerPath(), func() error { _, _, err := s.ReadTracker(); return err }},
+	}{}
+	for _, p := range []string{s.L.PlanPath(), s.L.TasksPath(), s.L.HistoryPath(), s.L.TrackerPath()} {
+		checks = append(checks, struct {
+			path string
+			load func() error
+		}{p, func() error { _, err := s.CheckFile(p); return err }})
 	}
 	for _, c := range checks {
 		l, err := filelock.AcquirePath(ctx, s.L.LockPath(c.path), s.LockTimeout)

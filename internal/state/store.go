@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -28,12 +29,14 @@ type Store struct {
 	V           Validator
 	LockTimeout time.Duration
 	Now         Clock
+
+	cache *fileCache // parsed plan.json, tasks.json and tracker; nil = none
 }
 
 // New returns a store. v must not be nil in production: it is what keeps
 // invalid content off the disk.
 func New(l Layout, v Validator) *Store {
-	return &Store{L: l, V: v, Now: time.Now}
+	return &Store{L: l, V: v, Now: time.Now, cache: &fileCache{entries: map[string]*cacheEntry{}}}
 }
 
 // Timestamp returns the current time in TimeLayout.
@@ -133,19 +136,94 @@ func readFile(path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-// load reads and decodes path into v, checking it against its schema
-// (history.json only for shape: legacy cycles are tolerated, digest C9).
-func (s *Store) load(path string, v any) (bool, error) {
+// Reads decode a file once into its typed value and do not check it
+// against its schema: the schema guards what nexus writes (see commit),
+// and CheckFile checks a file whole (nexus state repair, nexus doctor).
+// plan.json, tasks.json and the tracker are cached per file version (see
+// cache.go); the values returned are shared and must not be modified.
+
+func decodeAs[T any](b []byte) (any, error) {
+	v := new(T)
+	if err := Decode(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func (s *Store) decoderFor(path string) func([]byte) (any, error) {
+	switch path {
+	case s.L.PlanPath():
+		return decodeAs[Plan]
+	case s.L.TasksPath():
+		return decodeAs[Tasks]
+	case s.L.TrackerPath():
+		return decodeAs[[]TrackerEntry]
+	case s.L.HistoryPath():
+		return decodeAs[History]
+	}
+	return decodeAs[any]
+}
+
+// ReadPlan reads plan.json without locking (files are replaced atomically,
+// so a reader sees a whole old or whole new file).
+func (s *Store) ReadPlan() (*Plan, bool, error) {
+	l, ok, err := s.loadCached(s.L.PlanPath(), decodeAs[Plan])
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return l.value.(*Plan), true, nil
+}
+
+// ReadTasks reads tasks.json without locking.
+func (s *Store) ReadTasks() (*Tasks, bool, error) {
+	l, ok, err := s.loadCached(s.L.TasksPath(), decodeAs[Tasks])
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return l.value.(*Tasks), true, nil
+}
+
+// ReadHistory reads history.json without locking. It is not cached: the
+// file grows without bound, and history_search scans its bytes instead.
+func (s *Store) ReadHistory() (*History, bool, error) {
+	b, ok, err := readFile(s.L.HistoryPath())
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	var h History
+	if err := Decode(b, &h); err != nil {
+		return nil, true, &CorruptError{Path: s.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
+	}
+	return &h, true, nil
+}
+
+// ReadHistoryBytes returns history.json's bytes as they are on disk.
+func (s *Store) ReadHistoryBytes() ([]byte, bool, error) { return readFile(s.L.HistoryPath()) }
+
+// ReadTracker reads this harness's agent-tracker.json without locking.
+func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
+	l, ok, err := s.loadCached(s.L.TrackerPath(), decodeAs[[]TrackerEntry])
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	return *l.value.(*[]TrackerEntry), true, nil
+}
+
+// CheckFile reads one of the JSON state files and checks it whole: it must
+// decode into nexus's model and match its schema (history.json only for
+// shape: legacy cycles are tolerated, digest C9). A file that does not is a
+// *CorruptError; a missing file is (false, nil).
+func (s *Store) CheckFile(path string) (bool, error) {
 	b, ok, err := readFile(path)
 	if err != nil || !ok {
 		return ok, err
 	}
-	if err := json.Unmarshal(b, v); err != nil {
+	if _, err := s.decoderFor(path)(b); err != nil {
 		return true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
 	}
 	loc := s.schemaFor(path)
 	if path == s.L.HistoryPath() {
-		loc = "" // cycles from other harnesses and versions are read leniently
+		loc = ""
 	}
 	ps, err := s.check(path, loc, b)
 	if err != nil {
@@ -155,47 +233,6 @@ func (s *Store) load(path string, v any) (bool, error) {
 		return true, &CorruptError{Path: path, Reason: "does not match its schema: " + schema.Join(ps)}
 	}
 	return true, nil
-}
-
-// ReadPlan reads plan.json without locking (files are replaced atomically,
-// so a reader sees a whole old or whole new file).
-func (s *Store) ReadPlan() (*Plan, bool, error) {
-	var p Plan
-	ok, err := s.load(s.L.PlanPath(), &p)
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	return &p, true, nil
-}
-
-// ReadTasks reads tasks.json without locking.
-func (s *Store) ReadTasks() (*Tasks, bool, error) {
-	var t Tasks
-	ok, err := s.load(s.L.TasksPath(), &t)
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	return &t, true, nil
-}
-
-// ReadHistory reads history.json without locking.
-func (s *Store) ReadHistory() (*History, bool, error) {
-	var h History
-	ok, err := s.load(s.L.HistoryPath(), &h)
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	return &h, true, nil
-}
-
-// ReadTracker reads this harness's agent-tracker.json without locking.
-func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
-	var t []TrackerEntry
-	ok, err := s.load(s.L.TrackerPath(), &t)
-	if !ok || err != nil {
-		return nil, ok, err
-	}
-	return t, true, nil
 }
 
 // Exists reports whether a file exists (no parsing).
@@ -210,6 +247,11 @@ type Tx struct {
 	locked map[string]bool
 	writes map[string][]byte // nil value = delete
 	order  []string
+	// bases are the versions the transaction read (cached, shared);
+	// values are the typed values staged, so commit can check only what
+	// changed and the cache can keep them.
+	bases  map[string]*loaded
+	values map[string]any
 }
 
 // rank orders lock acquisition so concurrent transactions never deadlock.
@@ -239,7 +281,7 @@ func (s *Store) Update(ctx context.Context, files []string, fn func(tx *Tx) erro
 		}
 		return files[i] < files[j]
 	})
-	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}}
+	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}, bases: map[string]*loaded{}, values: map[string]any{}}
 	var held []*filelock.Lock
 	defer func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -269,26 +311,40 @@ func (tx *Tx) mustLock(path string) {
 	}
 }
 
-// Plan returns plan.json as of this transaction.
-func (tx *Tx) Plan() (*Plan, bool, error) {
-	p := tx.s.L.PlanPath()
-	tx.mustLock(p)
-	if b, staged := tx.writes[p]; staged {
-		if b == nil {
-			return nil, false, nil
-		}
+// read returns a locked file's current version (nil when it is missing,
+// or when this transaction staged its deletion) and records it as the base
+// the transaction's writes are checked against.
+func (tx *Tx) read(path string, decode func([]byte) (any, error)) (*loaded, error) {
+	tx.mustLock(path)
+	if b, staged := tx.writes[path]; staged && b == nil {
+		return nil, nil
 	}
-	return tx.s.ReadPlan()
+	l, ok, err := tx.s.loadCached(path, decode)
+	if err != nil || !ok {
+		return nil, err
+	}
+	tx.bases[path] = l
+	return l, nil
 }
 
-// Tasks returns tasks.json as of this transaction.
-func (tx *Tx) Tasks() (*Tasks, bool, error) {
-	p := tx.s.L.TasksPath()
-	tx.mustLock(p)
-	if b, staged := tx.writes[p]; staged && b == nil {
-		return nil, false, nil
+// Plan returns a copy of plan.json as of this transaction, free to modify.
+func (tx *Tx) Plan() (*Plan, bool, error) {
+	l, err := tx.read(tx.s.L.PlanPath(), decodeAs[Plan])
+	if l == nil || err != nil {
+		return nil, false, err
 	}
-	return tx.s.ReadTasks()
+	return l.value.(*Plan).clone(), true, nil
+}
+
+// Tasks returns a copy of tasks.json as of this transaction, free to
+// modify (the tasks are copied; their pointer fields are shared, so replace
+// them rather than writing through them).
+func (tx *Tx) Tasks() (*Tasks, bool, error) {
+	l, err := tx.read(tx.s.L.TasksPath(), decodeAs[Tasks])
+	if l == nil || err != nil {
+		return nil, false, err
+	}
+	return l.value.(*Tasks).clone(), true, nil
 }
 
 // History returns history.json as of this transaction.
@@ -297,10 +353,20 @@ func (tx *Tx) History() (*History, bool, error) {
 	return tx.s.ReadHistory()
 }
 
-// Tracker returns agent-tracker.json as of this transaction.
+// Tracker returns a copy of agent-tracker.json as of this transaction.
 func (tx *Tx) Tracker() ([]TrackerEntry, bool, error) {
-	tx.mustLock(tx.s.L.TrackerPath())
-	return tx.s.ReadTracker()
+	l, err := tx.read(tx.s.L.TrackerPath(), decodeAs[[]TrackerEntry])
+	if l == nil || err != nil {
+		return nil, false, err
+	}
+	entries := *l.value.(*[]TrackerEntry)
+	out := make([]TrackerEntry, len(entries))
+	for i, e := range entries {
+		e.FilesTouched = slices.Clone(e.FilesTouched)
+		e.Extra = cloneExtra(e.Extra)
+		out[i] = e
+	}
+	return out, true, nil
 }
 
 func (tx *Tx) stage(path string, v any) error {
@@ -313,13 +379,14 @@ func (tx *Tx) stage(path string, v any) error {
 		tx.order = append(tx.order, path)
 	}
 	tx.writes[path] = b
+	tx.values[path] = v
 	return nil
 }
 
-// PutPlan stages a new plan.json.
+// PutPlan stages a new plan.json. p must not be modified afterwards.
 func (tx *Tx) PutPlan(p *Plan) error { return tx.stage(tx.s.L.PlanPath(), p) }
 
-// PutTasks stages a new tasks.json.
+// PutTasks stages a new tasks.json. t must not be modified afterwards.
 func (tx *Tx) PutTasks(t *Tasks) error { return tx.stage(tx.s.L.TasksPath(), t) }
 
 // PutTracker stages a new agent-tracker.json.
@@ -327,7 +394,7 @@ func (tx *Tx) PutTracker(entries []TrackerEntry) error {
 	if entries == nil {
 		entries = []TrackerEntry{}
 	}
-	return tx.stage(tx.s.L.TrackerPath(), entries)
+	return tx.stage(tx.s.L.TrackerPath(), &entries)
 }
 
 // AppendCycle stages history.json with one more cycle. Existing cycles are
@@ -382,6 +449,7 @@ func (tx *Tx) Delete(path string) {
 		tx.order = append(tx.order, path)
 	}
 	tx.writes[path] = nil
+	delete(tx.values, path)
 }
 
 // PutRaw stages arbitrary bytes for a locked path (validated at commit when
@@ -392,6 +460,7 @@ func (tx *Tx) PutRaw(path string, data []byte) {
 		tx.order = append(tx.order, path)
 	}
 	tx.writes[path] = data
+	delete(tx.values, path)
 }
 
 func (tx *Tx) commit() error {
@@ -401,7 +470,7 @@ func (tx *Tx) commit() error {
 		if b == nil || path == tx.s.L.HistoryPath() {
 			continue
 		}
-		ps, err := tx.s.check(path, tx.s.schemaFor(path), b)
+		ps, err := tx.validate(path, b)
 		if err != nil {
 			return err
 		}
@@ -422,16 +491,68 @@ func (tx *Tx) commit() error {
 	for _, path := range order {
 		b := tx.writes[path]
 		if b == nil {
+			tx.s.remember(path, nil, nil)
 			if err := atomicfile.Remove(path); err != nil {
 				return err
 			}
 			continue
 		}
+		tx.s.remember(path, nil, nil) // forget the old version first
 		if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
 			return err
 		}
+		if v, ok := tx.values[path]; ok {
+			tx.s.remember(path, b, v)
+		}
 	}
 	return nil
+}
+
+// validate checks staged content against its schema. When the transaction
+// read a version known to be valid and staged a typed tasks.json, only
+// what the write can have changed is checked: the top-level members and
+// every task that differs from the base; the rest is byte-for-byte what
+// was valid before. Otherwise the whole file is checked.
+func (tx *Tx) validate(path string, b []byte) ([]schema.Problem, error) {
+	s := tx.s
+	loc := s.schemaFor(path)
+	if s.V == nil || loc == "" {
+		return nil, nil
+	}
+	base := tx.bases[path]
+	nt, typed := tx.values[path].(*Tasks)
+	if path != s.L.TasksPath() || !typed || base == nil || !base.valid {
+		return s.check(path, loc, b)
+	}
+	bt := base.value.(*Tasks)
+	shell := *nt
+	shell.Tasks = nil
+	sb, err := MarshalCompact(&shell)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := s.check(path, loc, sb)
+	if err != nil || len(ps) > 0 {
+		return ps, err
+	}
+	for i := range nt.Tasks {
+		if i < len(bt.Tasks) && nt.Tasks[i].equal(&bt.Tasks[i]) {
+			continue
+		}
+		tb, err := MarshalCompact(&nt.Tasks[i])
+		if err != nil {
+			return nil, err
+		}
+		tps, err := s.check(path, loc+"#/$defs/task", tb)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range tps {
+			p.Pointer = fmt.Sprintf("/tasks/%d%s", i, p.Pointer)
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
 }
 
 // AppendLine appends one JSON line to a log file under its lock and

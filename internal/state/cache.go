@@ -1,0 +1,188 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// A long-lived process (nexus mcp) keeps the parsed plan.json and
+// tasks.json of its project, keyed by each file's identity, and re-reads a
+// file only when that identity changes: repeated calls on unchanged state
+// cost a stat, not a parse. Locks and atomic writes are unchanged; the
+// cache only decides whether bytes on disk must be read again.
+//
+// A file's identity is its device, inode, size, modification and change
+// times. File times have a coarse granularity (a kernel tick), so a file
+// rewritten in place within the same tick as an earlier look can keep its
+// identity. An entry last confirmed less than racyWindow after the file's
+// last change is therefore "racy" (as git calls it): it is confirmed again
+// by reading the file and comparing a hash of its bytes, which costs a read
+// but no parse.
+const racyWindow = 20 * time.Millisecond
+
+// fileCache holds the parsed state files of one Store. Values in it are
+// shared by every reader and must be treated as read-only; transactions
+// get copies.
+type fileCache struct {
+	mu      sync.Mutex
+	entries map[string]*cacheEntry
+}
+
+type cacheEntry struct {
+	id       fileID
+	idKnown  bool // the platform gives an identity (else always racy)
+	hash     uint64
+	verified time.Time // when id and hash were last confirmed
+	value    any       // *Plan, *Tasks or []TrackerEntry
+	// valid: this version is known to match its schema (nexus wrote it
+	// after validating it, or validated it whole).
+	valid bool
+}
+
+var hashSeed = maphash.MakeSeed()
+
+func hashBytes(b []byte) uint64 { return maphash.Bytes(hashSeed, b) }
+
+// racy reports whether a change after e.verified could have left the
+// file's identity unchanged.
+func (e *cacheEntry) racy() bool {
+	if !e.idKnown {
+		return true
+	}
+	return e.verified.Sub(e.id.changed()) < racyWindow
+}
+
+func (c *fileCache) get(path string) *cacheEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[path]
+}
+
+func (c *fileCache) put(path string, e *cacheEntry) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e == nil {
+		delete(c.entries, path)
+		return
+	}
+	c.entries[path] = e
+}
+
+// loaded is one read of a cached state file.
+type loaded struct {
+	value any
+	valid bool
+}
+
+// load returns the parsed content of path: from the cache when the file
+// is unchanged, else read (once) and decoded by decode. A missing file is
+// (nil, false, nil). The returned value is shared: do not modify it.
+func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*loaded, bool, error) {
+	c := s.cache
+	e := c.get(path)
+	if e != nil && !e.racy() {
+		st, err := os.Stat(path)
+		if errors.Is(err, os.ErrNotExist) {
+			c.put(path, nil)
+			return nil, false, nil
+		}
+		if err == nil {
+			if id, ok := idOf(st); ok && id == e.id {
+				return &loaded{e.value, e.valid}, true, nil
+			}
+		}
+	}
+	b, id, idKnown, ok, err := readWithID(path)
+	if err != nil || !ok {
+		c.put(path, nil)
+		return nil, ok, err
+	}
+	now := time.Now()
+	h := hashBytes(b)
+	if e != nil && e.hash == h {
+		// Same bytes: keep the parsed value, note the identity it has now.
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, valid: e.valid})
+		return &loaded{e.value, e.valid}, true, nil
+	}
+	v, err := decode(b)
+	if err != nil {
+		c.put(path, nil)
+		return nil, true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
+	}
+	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v})
+	return &loaded{v, false}, true, nil
+}
+
+// remember records what a transaction just wrote to path, so the next read
+// needs no parse (it is confirmed by hash while the write is recent).
+func (s *Store) remember(path string, data []byte, v any) {
+	if s.cache == nil {
+		return
+	}
+	if v == nil {
+		s.cache.put(path, nil)
+		return
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		s.cache.put(path, nil)
+		return
+	}
+	id, idKnown := idOf(st)
+	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true})
+}
+
+// markValid records that the cached version of path matches its schema.
+func (s *Store) markValid(path string, v any) {
+	if s.cache == nil {
+		return
+	}
+	s.cache.mu.Lock()
+	defer s.cache.mu.Unlock()
+	if e := s.cache.entries[path]; e != nil && e.value == v {
+		e.valid = true
+	}
+}
+
+// readWithID reads a whole file and the identity of the very file read.
+func readWithID(path string) (b []byte, id fileID, idKnown, ok bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fileID{}, false, false, nil
+		}
+		return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+	}
+	b = make([]byte, 0, fi.Size()+512)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+	id, idKnown = idOf(fi)
+	return b, id, idKnown, true, nil
+}
