@@ -170,18 +170,57 @@ func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any)
 			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
 		}
 	}()
-	args, err = checkArgs(t, args)
+	out, err := e.run(ctx, t, args)
+	if err != nil {
+		return nil, err
+	}
+	return jsonShape(out)
+}
+
+// CallToolJSON is CallTool for a door that sends the result on as JSON
+// (the MCP server): the result is encoded once, compact, without HTML
+// escaping and with object members sorted, and never decoded again.
+func (e *Engine) CallToolJSON(ctx context.Context, name string, args map[string]any) (res []byte, err error) {
+	t, ok := e.Tool(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	if t.Call != nil {
+		m, err := e.CallTool(ctx, name, args)
+		if err != nil {
+			return nil, err
+		}
+		return state.MarshalCompact(m)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
+		}
+	}()
+	out, err := e.run(ctx, t, args)
+	if err != nil {
+		return nil, err
+	}
+	if out == nil {
+		out = map[string]any{}
+	}
+	b, err := state.MarshalCompact(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode tool result: %w", err)
+	}
+	return b, nil
+}
+
+// run checks the arguments, applies the gate and runs a Run tool.
+func (e *Engine) run(ctx context.Context, t *tools.Tool, args map[string]any) (map[string]any, error) {
+	args, err := checkArgs(t, args)
 	if err != nil {
 		return nil, err
 	}
 	if err := e.authorize(ctx, t, args); err != nil {
 		return nil, err
 	}
-	out, err := t.Run(ctx, e.env, args)
-	if err != nil {
-		return nil, err
-	}
-	return jsonShape(out)
+	return t.Run(ctx, e.env, args)
 }
 
 // CallToolResult runs a tool that answers with a tools.Result (Call): the
@@ -252,12 +291,13 @@ func (e *Engine) callerGate() (*gate.Gate, error) {
 }
 
 // jsonShape round-trips a result through JSON so every caller sees the
-// same types whichever door it uses.
+// same types whichever door it uses (the conformance runner and the
+// lifecycle compare JSON-shaped values; the MCP server uses CallToolJSON).
 func jsonShape(m map[string]any) (map[string]any, error) {
 	if m == nil {
 		return map[string]any{}, nil
 	}
-	b, err := json.Marshal(m)
+	b, err := state.MarshalCompact(m)
 	if err != nil {
 		return nil, fmt.Errorf("encode tool result: %w", err)
 	}

@@ -35,6 +35,13 @@ type Engine interface {
 	CallToolResult(ctx context.Context, name string, args map[string]any) (*tools.Result, error)
 }
 
+// jsonCaller is implemented by engines that can hand over a tool's result
+// already encoded (harness.Engine.CallToolJSON): the server then sends
+// those bytes as the text and the structured content, encoding nothing.
+type jsonCaller interface {
+	CallToolJSON(ctx context.Context, name string, args map[string]any) ([]byte, error)
+}
+
 // Options configure the server.
 type Options struct {
 	// Prefix is prepended to every tool name ("" keeps the abstract names).
@@ -185,6 +192,16 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 				out.RawStructuredContent = s
 			}
 			return out, nil
+		}
+		if jc, ok := e.(jsonCaller); ok {
+			raw, err := jc.CallToolJSON(ctx, abstract, args)
+			if err != nil {
+				return failed(err), nil
+			}
+			return &mcp.CallToolResult{
+				Content:              []mcp.Content{mcp.NewTextContent(string(raw))},
+				RawStructuredContent: raw,
+			}, nil
 		}
 		res, err := e.CallTool(ctx, abstract, args)
 		if err != nil {

@@ -114,17 +114,3 @@ func strMap(args map[string]any, key string) (map[string]string, bool) {
 // itoa renders an id the way the contract's messages do ("Issue 999 not
 // found", never "999.0" or "9.99e+02").
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// jsonValue turns a typed value into its JSON-shaped form (map[string]any,
-// []any, float64...), so results carry exactly what the wire would.
-func jsonValue(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}

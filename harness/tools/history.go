@@ -3,8 +3,14 @@ package tools
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nexus-harness/nexus/internal/state"
 )
@@ -25,57 +31,250 @@ func historySearch() *Tool {
 
 func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[string]any, error) {
 	query, _ := str(args, "query")
-	query = strings.ToLower(query)
 	lastN := int64(defaultLastN)
 	if n, ok := integer(args, "last_n"); ok {
 		lastN = n
 	}
-	h, ok, err := env.Store.ReadHistory()
+	b, ok, err := env.Store.ReadHistoryBytes()
 	if err != nil {
 		return nil, err
 	}
-	matches := []json.RawMessage{}
+	var matches []jsontext.Value
+	total := 0
 	if ok {
-		for _, raw := range h.Cycles {
-			if query == "" || strings.Contains(strings.ToLower(searchText(raw)), query) {
-				matches = append(matches, raw)
-			}
+		if matches, total, err = searchCycles(b, strings.ToLower(query), lastN); err != nil {
+			return nil, &state.CorruptError{Path: env.Store.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
 		}
 	}
-	total := len(matches)
-	if int64(len(matches)) > lastN {
-		matches = matches[len(matches)-int(lastN):]
-	}
-	cycles := make([]any, 0, len(matches))
-	for _, raw := range matches {
-		cycles = append(cycles, summarizeCycle(raw))
+	cycles := make([]cycleSummary, len(matches))
+	for i, raw := range matches {
+		cycles[i] = summarizeCycle(raw)
 	}
 	return map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}, nil
 }
 
-// searchText renders a cycle the way the contract matches it: its compact
-// JSON serialisation, with <, > and & left alone as JavaScript's
-// JSON.stringify leaves them (the file on disk is indented).
-func searchText(raw json.RawMessage) string {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
+// searchCycles walks history.json once: each cycle is read as a raw value
+// and, when there is a query, its search text (see appendSearchText) is
+// matched against the lower-cased query. It returns the last lastN
+// matching cycles (copied out of the decoder's buffer) and the number of
+// matches.
+func searchCycles(b []byte, query string, lastN int64) ([]jsontext.Value, int, error) {
+	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if tok, err := dec.ReadToken(); err != nil {
+		return nil, 0, err
+	} else if tok.Kind() != '{' {
+		return nil, 0, errors.New("history.json is not a JSON object")
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return string(raw)
+	var (
+		ring  []jsontext.Value // the last lastN matches, oldest at next
+		next  int
+		total int
+		text  []byte
+		q     = []byte(query)
+	)
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, 0, err
+		}
+		if name.String() != "cycles" {
+			if err := dec.SkipValue(); err != nil {
+				return nil, 0, err
+			}
+			continue
+		}
+		if tok, err := dec.ReadToken(); err != nil {
+			return nil, 0, err
+		} else if tok.Kind() != '[' {
+			return nil, 0, errors.New(`history.json's "cycles" is not an array`)
+		}
+		for dec.PeekKind() != ']' {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return nil, 0, err
+			}
+			if len(q) > 0 {
+				text = appendSearchText(text[:0], raw)
+				if !bytes.Contains(text, q) {
+					continue
+				}
+			}
+			total++
+			if lastN <= 0 {
+				continue
+			}
+			if int64(len(ring)) < lastN {
+				ring = append(ring, bytes.Clone(raw))
+			} else {
+				ring[next] = append(ring[next][:0], raw...)
+				next = (next + 1) % len(ring)
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, 0, err
+		}
 	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, 0, err
+	}
+	return append(ring[next:], ring[:next]...), total, nil
+}
+
+// appendSearchText appends the text history_search matches for one cycle:
+// its JSON.stringify serialisation, lower-cased. The file on disk is
+// indented and may spell strings with other escapes, so whitespace between
+// tokens is dropped and string escapes are re-spelled as JSON.stringify
+// writes them (only ", \, and control characters escaped; everything else
+// literal). Members keep their order in the file, as in JavaScript.
+func appendSearchText(dst []byte, raw []byte) []byte {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case !inString:
+			switch c {
+			case ' ', '\t', '\n', '\r':
+				continue
+			case '"':
+				inString = true
+			}
+			dst = append(dst, lowerASCII[c])
+		case c == '"':
+			inString = false
+			dst = append(dst, c)
+		case c == '\\' && i+1 < len(raw):
+			n, r := unescape(raw[i:])
+			i += n - 1
+			dst = appendJSChar(dst, r)
+		case c < utf8.RuneSelf:
+			dst = append(dst, lowerASCII[c])
+		default:
+			r, n := utf8.DecodeRune(raw[i:])
+			i += n - 1
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+	}
+	return dst
+}
+
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] = byte(i + 'a' - 'A')
+		}
+	}
+	return t
+}()
+
+// unescape decodes the escape sequence at the start of s (s[0] is '\')
+// and returns its length and the character (a lone surrogate stays one).
+func unescape(s []byte) (int, rune) {
+	switch s[1] {
+	case 'b':
+		return 2, '\b'
+	case 'f':
+		return 2, '\f'
+	case 'n':
+		return 2, '\n'
+	case 'r':
+		return 2, '\r'
+	case 't':
+		return 2, '\t'
+	case 'u':
+		r1, ok := hex4(s[2:])
+		if !ok {
+			return 2, rune(s[1])
+		}
+		if utf16.IsSurrogate(r1) && len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
+			if r2, ok := hex4(s[8:]); ok {
+				if r := utf16.DecodeRune(r1, r2); r != unicode.ReplacementChar {
+					return 12, r
+				}
+			}
+		}
+		return 6, r1
+	}
+	return 2, rune(s[1]) // \" \\ \/
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// appendJSChar appends one string character as JSON.stringify spells it,
+// lower-cased.
+func appendJSChar(dst []byte, r rune) []byte {
+	switch r {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	if r < 0x20 || utf16.IsSurrogate(r) {
+		return fmt.Appendf(dst, `\u%04x`, r)
+	}
+	return utf8.AppendRune(dst, unicode.ToLower(r))
+}
+
+// cycleSummary is one cycle of history_search's answer.
+type cycleSummary struct {
+	CompletedAt string `json:"completed_at"`
+	Branch      string `json:"branch"`
+	// Topic and Decisions are present when the cycle has a plan;
+	// TaskCount when it has a task list.
+	Topic     *string            `json:"topic,omitzero"`
+	Decisions *[]decisionSummary `json:"decisions,omitzero"`
+	TaskCount *int               `json:"task_count,omitzero"`
+}
+
+type decisionSummary struct {
+	Title    string  `json:"title"`
+	Decision *string `json:"decision,omitzero"`
 }
 
 // summarizeCycle reads any history record leniently (legacy records lack
-// schema_version; other harnesses may omit plan) and returns its summary.
-func summarizeCycle(raw json.RawMessage) map[string]any {
-	var c state.CycleView
-	_ = json.Unmarshal(raw, &c) // a record that is not an object summarises as empty
-	out := map[string]any{"completed_at": c.CompletedAt, "branch": c.Branch}
+// schema_version; other harnesses may omit plan; a member of an unexpected
+// type reads as absent) and returns its summary.
+func summarizeCycle(raw []byte) cycleSummary {
+	var c struct {
+		CompletedAt jsontext.Value `json:"completed_at"`
+		Branch      jsontext.Value `json:"branch"`
+		Plan        jsontext.Value `json:"plan"`
+		Tasks       jsontext.Value `json:"tasks"`
+	}
+	var out cycleSummary
+	if state.Decode(raw, &c) != nil {
+		return out
+	}
+	_ = state.Decode(c.CompletedAt, &out.CompletedAt)
+	_ = state.Decode(c.Branch, &out.Branch)
 	var plan *struct {
 		Topic  string `json:"topic"`
 		Issues []struct {
@@ -84,23 +283,20 @@ func summarizeCycle(raw json.RawMessage) map[string]any {
 			Decision *string `json:"decision"`
 		} `json:"issues"`
 	}
-	if len(c.Plan) > 0 && json.Unmarshal(c.Plan, &plan) == nil && plan != nil {
-		out["topic"] = plan.Topic
-		decisions := []any{}
+	if len(c.Plan) > 0 && state.Decode(c.Plan, &plan) == nil && plan != nil {
+		out.Topic = &plan.Topic
+		decisions := []decisionSummary{}
 		for _, is := range plan.Issues {
-			if is.Status != state.IssueDecided {
-				continue
+			if is.Status == state.IssueDecided {
+				decisions = append(decisions, decisionSummary{Title: is.Title, Decision: is.Decision})
 			}
-			d := map[string]any{"title": is.Title}
-			if is.Decision != nil {
-				d["decision"] = *is.Decision
-			}
-			decisions = append(decisions, d)
 		}
-		out["decisions"] = decisions
+		out.Decisions = &decisions
 	}
-	if c.Tasks != nil {
-		out["task_count"] = len(c.Tasks)
+	var tasks []jsontext.Value
+	if len(c.Tasks) > 0 && state.Decode(c.Tasks, &tasks) == nil && tasks != nil {
+		n := len(tasks)
+		out.TaskCount = &n
 	}
 	return out
 }

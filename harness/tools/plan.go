@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -114,7 +116,7 @@ func newCycle(now, branch string, p *state.Plan, tasks []state.Task) (state.Cycl
 		SchemaVersion: state.SchemaVersion,
 		CompletedAt:   now,
 		Branch:        branch,
-		Plan:          json.RawMessage("null"),
+		Plan:          jsontext.Value("null"),
 		Tasks:         make([]state.Task, len(tasks)),
 	}
 	for i, t := range tasks {
@@ -130,7 +132,7 @@ func newCycle(now, branch string, p *state.Plan, tasks []state.Task) (state.Cycl
 			is.Extra = nil
 			cp.Issues[i] = is
 		}
-		raw, err := json.Marshal(cp)
+		raw, err := state.MarshalCompact(&cp)
 		if err != nil {
 			return c, fmt.Errorf("encode archived plan: %w", err)
 		}
@@ -157,10 +159,6 @@ func runPlanStatus(_ context.Context, env *Env, _ map[string]any) (map[string]an
 	if !ok {
 		return map[string]any{"active": false}, nil
 	}
-	issues, err := jsonValue(p.Issues)
-	if err != nil {
-		return nil, err
-	}
 	pending, decided := 0, 0
 	for _, is := range p.Issues {
 		switch is.Status {
@@ -174,7 +172,7 @@ func runPlanStatus(_ context.Context, env *Env, _ map[string]any) (map[string]an
 		"active":  true,
 		"plan_id": p.ID,
 		"topic":   p.Topic,
-		"issues":  issues,
+		"issues":  p.Issues,
 		"summary": map[string]any{"total": len(p.Issues), "pending": pending, "decided": decided},
 	}
 	if p.ResearchSummary != nil {

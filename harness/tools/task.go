@@ -78,11 +78,7 @@ func runTaskAdd(ctx context.Context, env *Env, args map[string]any) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	task, err := jsonValue(added)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"task": task}, nil
+	return map[string]any{"task": added}, nil
 }
 
 func taskList() *Tool {
@@ -103,10 +99,6 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	}
 	if !ok {
 		return map[string]any{"exists": false}, nil
-	}
-	tasks, err := jsonValue(t.Tasks)
-	if err != nil {
-		return nil, err
 	}
 	status := make(map[int64]string, len(t.Tasks))
 	completed, pending, inProgress := 0, 0, 0
@@ -139,7 +131,7 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	}
 	return map[string]any{
 		"goal":  t.Goal,
-		"tasks": tasks,
+		"tasks": t.Tasks, // shared with the store's cache: encoded, never modified
 		"summary": map[string]any{
 			"total":     len(t.Tasks),
 			"completed": completed,
@@ -187,11 +179,7 @@ func runTaskUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	task, err := jsonValue(updated)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"task": task}, nil
+	return map[string]any{"task": updated}, nil
 }
 
 func taskClose() *Tool {
