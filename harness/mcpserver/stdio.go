@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -162,7 +163,7 @@ type lineWriter struct {
 }
 
 func (l *lineWriter) write(v any) {
-	b, err := json.Marshal(v)
+	b, err := encodeMessage(v)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
@@ -213,4 +214,51 @@ func (s *stdioSession) ProtocolVersion() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.version
+}
+
+// encodeMessage renders one outgoing message. A tool call's answer (one
+// text block and structured content already encoded, as nexus's tools and
+// plugins produce them) is written directly: encoding/json would escape
+// the text, then re-validate the structured content and the whole result
+// once per nesting level, several passes over what can be megabytes.
+func encodeMessage(v any) ([]byte, error) {
+	resp, ok := v.(mcp.JSONRPCResponse)
+	if !ok {
+		return json.Marshal(v)
+	}
+	r, ok := resp.Result.(*mcp.CallToolResult)
+	if !ok || r.Meta != nil || r.ResultType != "" || len(r.InputRequests) > 0 || r.RequestState != "" ||
+		len(r.RawStructuredContent) == 0 || len(r.Content) != 1 ||
+		bytes.IndexByte(r.RawStructuredContent, '\n') >= 0 || bytes.IndexByte(r.RawStructuredContent, '\r') >= 0 {
+		// Pretty-printed structured content must be compacted: one message
+		// per line.
+		return json.Marshal(v)
+	}
+	tc, ok := r.Content[0].(mcp.TextContent)
+	if !ok || tc.Annotations != nil || tc.Meta != nil {
+		return json.Marshal(v)
+	}
+	id, err := json.Marshal(resp.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 96+len(tc.Text)*11/10+len(r.RawStructuredContent))
+	b = append(b, `{"id":`...)
+	b = append(b, id...)
+	b = append(b, `,"jsonrpc":`...)
+	b, _ = jsontext.AppendQuote(b, resp.JSONRPC)
+	b = append(b, `,"result":{"content":[{"text":`...)
+	if b, err = jsontext.AppendQuote(b, tc.Text); err != nil {
+		return json.Marshal(v)
+	}
+	b = append(b, `,"type":`...)
+	b, _ = jsontext.AppendQuote(b, tc.Type)
+	b = append(b, `}]`...)
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	b = append(b, `,"structuredContent":`...)
+	b = append(b, r.RawStructuredContent...)
+	b = append(b, `}}`...)
+	return b, nil
 }

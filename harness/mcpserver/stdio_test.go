@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,39 @@ func TestStdioWriteFailureEndsServing(t *testing.T) {
 	err := ServeStdio(context.Background(), newServer(t, e, "nx_"), strings.NewReader(req(1, "ping", nil)+req(2, "ping", nil)), failWriter{})
 	if err == nil || !strings.Contains(err.Error(), "write") {
 		t.Fatalf("err = %v, want a write error", err)
+	}
+}
+
+// The direct encoding of tool answers says what encoding/json says.
+func TestEncodeMessageMatchesEncodingJSON(t *testing.T) {
+	text := `{"a":"<b> & \"c\"\n","é":[1,2.5,null]}`
+	cases := map[string]any{
+		"tool result": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(7), &mcp.CallToolResult{
+			Content: []mcp.Content{mcp.NewTextContent(text)}, RawStructuredContent: json.RawMessage(text)}),
+		"tool error, string id": mcp.NewJSONRPCResultResponse(mcp.NewRequestId("x\"y"), &mcp.CallToolResult{
+			Content: []mcp.Content{mcp.NewTextContent(`{"error":"no"}`)}, RawStructuredContent: json.RawMessage(`{"error":"no"}`), IsError: true}),
+		"pretty structured content": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(1), &mcp.CallToolResult{
+			Content: []mcp.Content{mcp.NewTextContent("t")}, RawStructuredContent: json.RawMessage("{\n \"a\": 1\n}")}),
+		"other result": mcp.NewJSONRPCResultResponse(mcp.NewRequestId(2), map[string]any{"tools": []any{}}),
+	}
+	for name, msg := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := encodeMessage(msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(msg)
+			var g, w any
+			if err := json.Unmarshal(got, &g); err != nil {
+				t.Fatalf("not JSON: %s", got)
+			}
+			json.Unmarshal(want, &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("got  %s\nwant %s", got, want)
+			}
+			if bytes.ContainsAny(got, "\n\r") {
+				t.Fatalf("a line break inside the message: %q", got)
+			}
+		})
 	}
 }
