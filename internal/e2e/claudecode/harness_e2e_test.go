@@ -119,6 +119,15 @@ func newSession(t *testing.T, api *fakeanthropic.Server, o sessionOpts) *session
 		}
 	}
 	t.Cleanup(func() {
+		// Claude Code replaces a hook's additionalContext of 10,000
+		// characters or more with a 2 KB preview and a file path: every
+		// context nexus gives must arrive whole, in every session.
+		for _, r := range api.Messages() {
+			if i := strings.Index(r.Messages.AllText(), persistedMarker); i >= 0 {
+				t.Errorf("request %d (turn %q): Claude Code cut a hook context to a preview: %.300q", r.Seq, r.Turn, r.Messages.AllText()[max(0, i-40):])
+				break
+			}
+		}
 		if t.Failed() {
 			dump := filepath.Join(os.TempDir(), "nexus-e2e-"+strings.ReplaceAll(t.Name(), "/", "_")+"-requests.jsonl")
 			if err := api.Dump(dump); err == nil {
@@ -189,30 +198,77 @@ func (r result) hooks(hookEvent string) []event {
 // run starts `claude -p` with the prompt in the project and waits for it.
 func (s *session) run(prompt string, args ...string) result {
 	s.t.Helper()
+	return s.converse([]string{prompt}, args...)
+}
+
+// converse runs one Claude Code process that gets the prompts one after
+// the other as stream-json user messages, each sent once the previous one
+// has its result (so slash commands such as /compact act on the
+// conversation so far, inside one session).
+func (s *session) converse(prompts []string, args ...string) result {
+	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	argv := append([]string{"-p", prompt, "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}, args...)
+	argv := append([]string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"}, args...)
 	cmd := exec.CommandContext(ctx, s.claude, argv...)
 	cmd.Dir, cmd.Env = s.proj, s.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	send := func(p string) {
+		msg, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": p}})
+		stdin.Write(append(msg, '\n'))
+	}
 	start := time.Now()
-	err := cmd.Run()
-	r := result{stderr: stderr.String(), wall: time.Since(start)}
-	sc := bufio.NewScanner(&stdout)
+	if err := cmd.Start(); err != nil {
+		s.t.Fatalf("start claude: %v", err)
+	}
+	var r result
+	var raw strings.Builder
+	send(prompts[0])
+	next := 1
+	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
+		raw.Write(sc.Bytes())
+		raw.WriteByte('\n')
 		var e event
-		if json.Unmarshal(sc.Bytes(), &e) == nil {
-			e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
-			r.events = append(r.events, e)
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
+		r.events = append(r.events, e)
+		if e.Type == "result" {
+			if next < len(prompts) {
+				send(prompts[next])
+				next++
+			} else {
+				stdin.Close()
+			}
 		}
 	}
+	err = cmd.Wait()
+	r.stderr, r.wall = stderr.String(), time.Since(start)
 	if err != nil {
-		s.t.Fatalf("claude -p: %v\nstderr: %s\nstdout tail: %s", err, r.stderr, tail(stdout.String(), 4000))
+		s.t.Fatalf("claude -p: %v\nstderr: %s\nstdout tail: %s", err, r.stderr, tail(raw.String(), 4000))
 	}
-	if f := r.final(); f.Type == "" || f.IsError {
-		s.t.Fatalf("claude -p did not finish cleanly: %s\nstderr: %s", f.Raw, r.stderr)
+	if next < len(prompts) {
+		s.t.Fatalf("claude -p ended after %d of %d prompts\nstderr: %s\nstdout tail: %s", next, len(prompts), r.stderr, tail(raw.String(), 4000))
+	}
+	for _, e := range r.events {
+		if e.Type == "result" && e.IsError {
+			s.t.Fatalf("claude -p did not finish cleanly: %s\nstderr: %s", e.Raw, r.stderr)
+		}
+	}
+	if r.final().Type == "" {
+		s.t.Fatalf("claude -p gave no result\nstderr: %s\nstdout tail: %s", r.stderr, tail(raw.String(), 4000))
 	}
 	return r
 }

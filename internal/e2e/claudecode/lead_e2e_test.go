@@ -39,6 +39,7 @@ func call(name string, input any) fa.ToolUse {
 // are offered and each call succeeds, a memory file read is recorded, and
 // SessionEnd cleans the session's files.
 func TestE2ELeadSession(t *testing.T) {
+	t.Parallel()
 	var proj string
 	var during []string
 	memFile := func() string { return filepath.Join(proj, ".nexus", "memory", "e2e-note.md") }

@@ -44,6 +44,7 @@ func (s *snapshot) take(proj string) {
 // TestE2ERoles: each of the nine roles is offered to the Lead, spawned by
 // its bare id through the Agent tool, briefed, and tracked under its name.
 func TestE2ERoles(t *testing.T) {
+	t.Parallel()
 	var proj string
 	var snap snapshot
 	var spawns []fa.ToolUse
@@ -107,6 +108,7 @@ func TestE2ERoles(t *testing.T) {
 // which denies it, and the denial reaches the architect's own conversation,
 // not the Lead's.
 func TestE2EGateInSubagent(t *testing.T) {
+	t.Parallel()
 	api := fa.New(
 		fa.Turn{Name: "lead", When: fa.Prompt("e2e: ask the architect"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_spawn", Name: "Agent", Input: map[string]any{
 			"description": "e2e design", "subagent_type": "architect", "prompt": "e2e architect: write the design into design.md.",
