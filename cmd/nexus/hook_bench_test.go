@@ -109,7 +109,9 @@ func TestHookLatency(t *testing.T) {
 	// hook-class process with the same budget.
 	sl, _ := json.Marshal(map[string]any{"cwd": proj, "workspace": map[string]any{"current_dir": proj, "project_dir": proj}, "model": map[string]any{"display_name": "Opus"}})
 	probes = append(probes, &probe{name: "nexus statusline", args: []string{"statusline"}, stdin: sl, budget: 5 * time.Millisecond,
-		check: func(r hookResult) bool { return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running") }})
+		check: func(r hookResult) bool {
+			return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running")
+		}})
 	probes = append(probes, &probe{name: "(reference) nexus version", args: []string{"version"}})
 	// Stdin comes from a file and stdout goes to /dev/null in the measured
 	// runs, so the harness's own pipe copying is not timed; the warm-up

@@ -302,15 +302,22 @@ func TestInstallBinary(t *testing.T) {
 	}
 	run("--project", proj, "install", "claude")
 	out = run("--project", proj, "install", "claude")
-	if strings.Count(out, "already up to date") != 2 {
+	if strings.Count(out, "already up to date") != 2 || !strings.Contains(out, "14 agent and skill file(s) nexus wrote here are up to date") || strings.Contains(out, ": written") {
 		t.Errorf("second install:\n%s", out)
 	}
+	// The distribution came from NEXUS_CORE_DIR, which Claude Code may not
+	// have: the commands name it.
 	settings, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
-	if !strings.Contains(string(settings), bin+" hook --host claude --managed PreToolUse") {
+	if !strings.Contains(string(settings), bin+" hook --host claude --managed --core "+testenv.CoreDir(t)+" PreToolUse") {
 		t.Errorf("settings:\n%s", settings)
 	}
+	for _, f := range []string{".claude/agents/architect.md", ".claude/skills/nx-plan/SKILL.md", ".claude/skills/nx-setup/SKILL.md", ".claude/nexus-install.json"} {
+		if _, err := os.Stat(filepath.Join(proj, f)); err != nil {
+			t.Errorf("install did not write %s: %v", f, err)
+		}
+	}
 	run("--project", proj, "uninstall", "claude")
-	for _, f := range []string{".claude/settings.json", ".mcp.json"} {
+	for _, f := range []string{".claude/settings.json", ".mcp.json", ".claude/agents", ".claude/skills", ".claude/nexus-install.json"} {
 		if _, err := os.Stat(filepath.Join(proj, f)); !os.IsNotExist(err) {
 			t.Errorf("%s left after uninstall", f)
 		}

@@ -19,8 +19,8 @@ func init() {
 }
 
 type installFlags struct {
-	scope   string
-	dryRun  bool
+	scope      string
+	dryRun     bool
 	command    string
 	force      bool
 	statusLine bool
