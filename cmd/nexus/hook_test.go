@@ -316,6 +316,21 @@ func TestInstallBinary(t *testing.T) {
 			t.Errorf("install did not write %s: %v", f, err)
 		}
 	}
+	// The decision store (on by default) is its own server, "nauro".
+	var mcpFile struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(proj, ".mcp.json"))
+	if err := json.Unmarshal(raw, &mcpFile); err != nil {
+		t.Fatal(err)
+	}
+	if n, x := mcpFile.MCPServers["nauro"], mcpFile.MCPServers["nexus"]; n.Command != bin || !strings.HasPrefix(strings.Join(n.Args, " "), "mcp --only decisions") ||
+		x.Command != bin || !strings.HasPrefix(strings.Join(x.Args, " "), "mcp --without decisions") {
+		t.Errorf(".mcp.json:\n%s", raw)
+	}
 	run("--project", proj, "uninstall", "claude")
 	for _, f := range []string{".claude/settings.json", ".mcp.json", ".claude/agents", ".claude/skills", ".claude/nexus-install.json"} {
 		if _, err := os.Stat(filepath.Join(proj, f)); !os.IsNotExist(err) {

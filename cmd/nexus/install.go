@@ -80,6 +80,10 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 		return usagef("--scope must be project or user, not %q", fl.scope)
 	}
 	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command, Force: fl.force, Version: version, StatusLine: fl.statusLine}
+	if cfg, err := a.Config(); err == nil {
+		// The bundled decision store gets its own server entry, "nauro".
+		o.Nauro = cfg.Bool("decisions.enabled")
+	}
 	if fl.scope == claude.ScopeProject {
 		proj, err := a.Project()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/mcpserver"
+	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/config"
 )
 
@@ -38,7 +40,31 @@ type mcpFlags struct {
 	nexusRoot string
 	prefix    string
 	agent     string
+	only      string
+	without   string
 }
+
+// mcpScope says which tools one `nexus mcp` serves: everything (""),
+// only the bundled decision store's (--only decisions, what the "nauro"
+// server entry runs, so agents see mcp__nauro__check_decision as with
+// Nauro's own server), or everything but the store's (--without
+// decisions, the "nexus" entry beside it).
+type mcpScope string
+
+const (
+	scopeAll              mcpScope = ""
+	scopeOnlyDecisions    mcpScope = "only-decisions"
+	scopeWithoutDecisions mcpScope = "without-decisions"
+)
+
+// NauroServerName is the MCP server name the decision store is served
+// under on its own, Nauro's own server name.
+const NauroServerName = "nauro"
+
+// nauroInstructions tell the model what the store's tools are for.
+const nauroInstructions = "This server keeps the project's architectural decisions (a Nauro store). " +
+	"Call check_decision before adopting an approach, get_decision on each related decision, " +
+	"and propose_decision to record a new one; get_context gives the project's context."
 
 func newMCPCmd(a *app) *cobra.Command {
 	var fl mcpFlags
@@ -65,6 +91,12 @@ other plugins' as <plugin>_<tool> (see "nexus plugin list"). Plugins start befor
 answer and stop when the server does. The .nexus folder is the project's unless --nexus-root or
 NEXUS_RUNTIME_ROOT (runtime.root) names another one.
 
+--only decisions serves just the bundled decision store's tools, under the server name
+"nauro" (what "nexus install claude" registers as the MCP server "nauro" when the store is
+enabled, so agents see mcp__nauro__check_decision exactly as with Nauro's own server);
+--without decisions serves everything else (the "nexus" entry beside it). Without either,
+one server serves all tools, for hosts that want a single entry.
+
 When the caller is known (--agent ROLE, or "nexus/agent_type" in a request's _meta), every
 call goes through the capability gate, as the hooks do.`,
 		Args: cobra.NoArgs,
@@ -76,6 +108,8 @@ call goes through the capability gate, as the hooks do.`,
 	f.StringVar(&fl.http, "http", "", "serve streamable HTTP on ADDR instead of stdio (\"\" = mcp.http_addr)")
 	f.StringVar(&fl.nexusRoot, "nexus-root", "", "the .nexus folder to serve (overrides runtime.root / NEXUS_RUNTIME_ROOT)")
 	f.StringVar(&fl.prefix, "tool-prefix", "", "prefix of the tool names (overrides mcp.tool_prefix)")
+	f.StringVar(&fl.only, "only", "", "serve only these tools: \"decisions\" (the bundled decision store, as the MCP server \"nauro\")")
+	f.StringVar(&fl.without, "without", "", "serve every tool but these: \"decisions\" (the store is then served by its own \"nexus mcp --only decisions\")")
 	f.StringVar(&fl.agent, "agent", "", "the agent whose calls this server answers (a role such as architect, or lead): the capability gate applies to them")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "token",
@@ -120,6 +154,14 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	if err != nil {
 		return err
 	}
+	scope, err := mcpScopeOf(fl)
+	if err != nil {
+		return err
+	}
+	if scope == scopeOnlyDecisions && !cfg.Bool("decisions.enabled") {
+		return usagef("--only decisions: the decision store is turned off (decisions.enabled: false)")
+	}
+	a.mcpScope = scope
 	caller, err := mcpCaller(fl.agent)
 	if err != nil {
 		return err
@@ -147,14 +189,20 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		prefix = fl.prefix
 	}
 	logger := log.New(os.Stderr, "nexus mcp: ", 0)
-	srv, err := mcpserver.New(e, mcpserver.Options{Prefix: prefix, Version: version, Log: logger, Caller: caller})
+	var served mcpserver.Engine = e
+	opts := mcpserver.Options{Prefix: prefix, Version: version, Log: logger, Caller: caller}
+	if scope == scopeOnlyDecisions {
+		served = decisionsOnly{e}
+		opts.Name, opts.Instructions = NauroServerName, nauroInstructions
+	}
+	srv, err := mcpserver.New(served, opts)
 	if err != nil {
 		return usagef("%v", err)
 	}
 	if !useHTTP {
 		// Plugin tools run beside other requests (a slow one holds up
 		// nothing); nexus's own requests keep their arrival order.
-		return mcpserver.ServeStdioWith(ctx, srv, os.Stdin, proto, mcpserver.StdioOptions{Parallel: mcpserver.ParallelTools(e)})
+		return mcpserver.ServeStdioWith(ctx, srv, os.Stdin, proto, mcpserver.StdioOptions{Parallel: mcpserver.ParallelTools(served)})
 	}
 
 	addr := fl.http
@@ -274,4 +322,35 @@ func mcpCaller(flagAgent string) (func(context.Context, mcp.CallToolRequest) (st
 		}
 		return fixed, known
 	}, nil
+}
+
+func mcpScopeOf(fl mcpFlags) (mcpScope, error) {
+	for _, v := range []struct{ flag, val string }{{"--only", fl.only}, {"--without", fl.without}} {
+		if v.val != "" && v.val != decisionsName {
+			return "", usagef("%s %q: the only tool set that can be named is %q (the bundled decision store)", v.flag, v.val, decisionsName)
+		}
+	}
+	switch {
+	case fl.only != "" && fl.without != "":
+		return "", usagef("--only and --without cannot be combined")
+	case fl.only != "":
+		return scopeOnlyDecisions, nil
+	case fl.without != "":
+		return scopeWithoutDecisions, nil
+	}
+	return scopeAll, nil
+}
+
+// decisionsOnly is the engine as the "nauro" server shows it: the bundled
+// decision store's tools and nothing else.
+type decisionsOnly struct{ *harness.Engine }
+
+func (d decisionsOnly) Tools() []*tools.Tool {
+	var out []*tools.Tool
+	for _, t := range d.Engine.Tools() {
+		if t.Unprefixed && slices.Contains(decisionTools, t.Name) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

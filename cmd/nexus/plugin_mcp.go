@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,10 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
+		if a.mcpScope == scopeWithoutDecisions {
+			// The store is served by its own server: do not start it here.
+			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == decisionsName })
+		}
 		o.Logger = stderrLogger{os.Stderr}
 		o.HostStderr = os.Stderr // the plugin host's log; never stdout
 		m, err := pluginhost.Open(o)
@@ -52,6 +57,9 @@ func init() {
 			}
 		}
 		for _, t := range list {
+			if a.mcpScope == scopeOnlyDecisions && t.Plugin != decisionsName {
+				continue
+			}
 			if _, taken := e.Tool(t.Name); taken {
 				fmt.Fprintf(os.Stderr, "nexus mcp: plugin tool %s is not served: a nexus tool has that name\n", t.Name)
 				continue

@@ -680,6 +680,45 @@ func TestPluginsMCPShutdownAndGate(t *testing.T) {
 		s.closeStdin()
 	})
 
+	t.Run("--only decisions and --without decisions", func(t *testing.T) {
+		s := startMCP(t, f.nexus, proj, env, "--only", "decisions")
+		init := s.request("initialize", map[string]any{"protocolVersion": "2025-03-26", "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "test", "version": "0"}})
+		if name := init["result"].(map[string]any)["serverInfo"].(map[string]any)["name"]; name != "nauro" {
+			t.Errorf("serverInfo.name = %v, want nauro", name)
+		}
+		names := s.toolNames()
+		slices.Sort(names)
+		want := slices.Clone(decisionTools)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Fatalf("--only decisions serves %v, want %v", names, want)
+		}
+		if text, isErr := s.call("check_decision", map[string]any{"proposed_approach": "use redis"}, nil); isErr {
+			t.Fatalf("check_decision: %q", text)
+		}
+		s.closeStdin()
+
+		s = startMCP(t, f.nexus, proj, env, "--without", "decisions")
+		names = s.toolNames()
+		if slices.Contains(names, "check_decision") || !slices.Contains(names, "nx_plan_start") || !slices.Contains(names, "tp_echo") {
+			t.Fatalf("--without decisions serves %v", names)
+		}
+		if store := childPIDs(t, s.cmd.Process.Pid, "serve decisions"); len(store) != 0 {
+			t.Errorf("--without decisions started the store: %v", store)
+		}
+		s.closeStdin()
+
+		for _, args := range [][]string{{"--only", "tp"}, {"--only", "decisions", "--without", "decisions"}} {
+			if _, stderr, code := runNexus(t, f.nexus, proj, env, "", append([]string{"mcp"}, args...)...); code != 2 {
+				t.Errorf("mcp %v exit %d, want 2: %s", args, code, stderr)
+			}
+		}
+		if _, stderr, code := runNexus(t, f.nexus, proj, f.env(t, "NEXUS_DECISIONS_ENABLED=false"), "", "mcp", "--only", "decisions"); code != 2 || !strings.Contains(stderr, "turned off") {
+			t.Errorf("--only decisions with the store off: exit %d %s", code, stderr)
+		}
+	})
+
 	t.Run("capability gate over MCP", func(t *testing.T) {
 		gated := f.project(t, "gate:\n  unplanned_edit: off\n")
 		installPlugin(t, gated, "tp", f.testplugin, tpTools)

@@ -45,6 +45,8 @@ type app struct {
 	lazyCore bool
 	coreFlag string
 	jsonOut  bool
+	// mcpScope is which tools `nexus mcp` serves (its --only/--without).
+	mcpScope mcpScope
 
 	cfgOnce sync.Once
 	cfg     *config.Config

@@ -55,6 +55,9 @@ type Options struct {
 	// Lead); a known caller's calls go through the capability gate. nil or
 	// known false: the caller is unknown and only the hooks gate.
 	Caller func(ctx context.Context, req mcp.CallToolRequest) (role string, known bool)
+	// Name and Instructions replace the server's name ("nexus") and its
+	// instructions (a server that serves one plugin's tools only).
+	Name, Instructions string
 }
 
 // validName applies the tool-name rule of the MCP specification,
@@ -91,10 +94,16 @@ func New(e Engine, o Options) (*server.MCPServer, error) {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := server.NewMCPServer("nexus", o.Version,
+	if o.Name == "" {
+		o.Name = "nexus"
+	}
+	if o.Instructions == "" {
+		o.Instructions = instructions
+	}
+	s := server.NewMCPServer(o.Name, o.Version,
 		server.WithToolCapabilities(false),
 		server.WithRecovery(),
-		server.WithInstructions(instructions),
+		server.WithInstructions(o.Instructions),
 	)
 	var list []server.ServerTool
 	served := map[string]bool{}

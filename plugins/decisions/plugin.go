@@ -140,7 +140,9 @@ func (p *Plugin) locate(t target) (*project, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fs, ok := p.stores[r.Store.Root()]
-	if !ok {
+	if ok {
+		r.Store.Close() // keep the one whose cache is warm
+	} else {
 		fs = r.Store
 		p.stores[fs.Root()] = fs
 	}

@@ -26,6 +26,11 @@ const ManagedFlag = "--managed"
 // MCPServerName is the name nexus registers its MCP server under.
 const MCPServerName = "nexus"
 
+// NauroServerName is the entry the bundled decision store is registered
+// under (with InstallOptions.Nauro), so its tools keep the names Nauro's
+// users know: mcp__nauro__check_decision.
+const NauroServerName = "nauro"
+
 // HookTimeout is the timeout (seconds) written on each hook entry.
 const HookTimeout = 30
 
@@ -70,6 +75,11 @@ type InstallOptions struct {
 	// the user chose a distribution Claude Code's environment would not
 	// find (a flag or NEXUS_CORE_DIR).
 	CoreDir string
+	// Nauro registers the bundled decision store as its own MCP server
+	// "nauro" (`nexus mcp --only decisions`) beside "nexus" (then run as
+	// `nexus mcp --without decisions`). Without it an entry "nauro" nexus
+	// wrote is removed and "nexus" serves every tool.
+	Nauro bool
 }
 
 // FileChange is the outcome for one settings file.
@@ -226,7 +236,7 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 			editHooks(root, o.Command, o.CoreDir, install)
 			return editStatusLine(root, o.Command, install, o.StatusLine)
 		}},
-		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install) }},
+		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) }},
 	} {
 		ch, err := editFile(f.path, o, f.edit)
 		if err != nil {
@@ -425,22 +435,53 @@ func ourServer(v any, nexus string) bool {
 	return named && len(args) >= 1 && args[0] == "mcp"
 }
 
-// editMCP adds (or removes) the nexus MCP server.
-func editMCP(root *object, nexus, coreDir string, install bool) []string {
+// editMCP adds (or removes) the nexus MCP server, and the "nauro" one
+// when the decision store is served on its own.
+func editMCP(root *object, nexus, coreDir string, install, nauro bool) []string {
+	var notes []string
+	if sv, ok := root.Get("mcpServers"); ok && install && nauro {
+		if servers, ok := sv.(*object); ok {
+			if cur, exists := servers.Get(NauroServerName); exists && !ourServer(cur, nexus) {
+				// Nauro's own server (or another tool) holds the name: the
+				// store's tools stay on the nexus entry.
+				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", NauroServerName, MCPServerName))
+				nauro = false
+			}
+		}
+	}
+	nexusArgs := []any{"mcp"}
+	if nauro {
+		nexusArgs = []any{"mcp", "--without", "decisions"}
+	}
+	nauroArgs := []any{"mcp", "--only", "decisions"}
+	if coreDir != "" {
+		nexusArgs = append(nexusArgs, "--core", coreDir)
+		nauroArgs = append(nauroArgs, "--core", coreDir)
+	}
+	notes = append(notes, editServer(root, MCPServerName, nexus, nexusArgs, install)...)
+	return append(notes, editServer(root, NauroServerName, nexus, nauroArgs, install && nauro)...)
+}
+
+// editServer writes (want) or removes one MCP server entry running nexus;
+// an entry of that name nexus did not write is left alone.
+func editServer(root *object, name, nexus string, args []any, want bool) []string {
 	sv, _ := root.Get("mcpServers")
 	servers, ok := sv.(*object)
-	if !install {
+	if !want {
 		if !ok {
 			return nil
 		}
-		cur, exists := servers.Get(MCPServerName)
+		cur, exists := servers.Get(name)
 		if !exists {
 			return nil
 		}
 		if !ourServer(cur, nexus) {
-			return []string{fmt.Sprintf("the MCP server %q was not written by nexus install; left alone", MCPServerName)}
+			if name == MCPServerName {
+				return []string{fmt.Sprintf("the MCP server %q was not written by nexus install; left alone", name)}
+			}
+			return nil
 		}
-		servers.Delete(MCPServerName)
+		servers.Delete(name)
 		if servers.Len() == 0 {
 			root.Delete("mcpServers")
 		}
@@ -450,22 +491,18 @@ func editMCP(root *object, nexus, coreDir string, install bool) []string {
 		servers = newObject()
 		root.Set("mcpServers", servers)
 	}
-	if cur, exists := servers.Get(MCPServerName); exists && !ourServer(cur, nexus) {
-		return []string{fmt.Sprintf("an MCP server named %q already exists and does not run nexus; nexus left it alone, so its tools are not registered", MCPServerName)}
+	if cur, exists := servers.Get(name); exists && !ourServer(cur, nexus) {
+		return []string{fmt.Sprintf("an MCP server named %q already exists and does not run nexus; nexus left it alone, so its tools are not registered", name)}
 	}
-	cur, _ := servers.Get(MCPServerName)
+	cur, _ := servers.Get(name)
 	entry, _ := cur.(*object)
 	if entry == nil {
 		entry = newObject()
 	}
 	entry.Set("type", "stdio")
 	entry.Set("command", nexus)
-	args := []any{"mcp"}
-	if coreDir != "" {
-		args = append(args, "--core", coreDir)
-	}
 	entry.Set("args", args)
-	servers.Set(MCPServerName, entry)
+	servers.Set(name, entry)
 	return nil
 }
 

@@ -36,7 +36,6 @@ type corpusCache struct {
 	files    map[string]*fileRecord
 	current  *kernel.Corpus
 	watch    *dirWatch
-	watched  bool // a watch was attempted
 	dirMtime int64
 	lastFull time.Time
 	loaded   bool // the persistent index was consulted
@@ -76,14 +75,6 @@ func (c *corpusCache) close() {
 }
 
 func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
-	if !c.watched {
-		c.watched = true
-		// Watch before the first listing so a change made after it is
-		// reported by the next drain.
-		if w, err := newDirWatch(f.root + "/" + kernel.DecisionsDir); err == nil {
-			c.watch = w
-		}
-	}
 	if !c.loaded {
 		c.loaded = true
 		c.files, c.racyBefore = loadIndex(f.root)
@@ -162,6 +153,13 @@ func (c *corpusCache) refresh(f *FS, name string) bool {
 
 // fullPass lists decisions/ and re-checks every file's identity.
 func (c *corpusCache) fullPass(f *FS) error {
+	if c.watch == nil {
+		// decisions/ may exist now; a watch set up before the listing
+		// catches every later change.
+		if w, err := newDirWatch(f.root + "/" + kernel.DecisionsDir); err == nil {
+			c.watch = w
+		}
+	}
 	c.lastFull = time.Now()
 	if st, err := f.r.Stat(kernel.DecisionsDir); err == nil {
 		c.dirMtime = st.ModTime().UnixNano()
