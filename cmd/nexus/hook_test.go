@@ -338,3 +338,49 @@ func TestInstallBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestInstallPluginBinary writes the Claude Code plugin package and
+// removes it again.
+func TestInstallPluginBinary(t *testing.T) {
+	bin := hookBinary(t)
+	home := t.TempDir()
+	proj := t.TempDir()
+	plugin := filepath.Join(t.TempDir(), "nexus-plugin")
+	env := hookEnv(t, home)
+	run := func(args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Dir, cmd.Env = proj, env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := run("install", "claude", "--plugin", plugin)
+	if !strings.Contains(out, "claude plugin marketplace add "+plugin) {
+		t.Errorf("install output:\n%s", out)
+	}
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(plugin, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if s := read("skills/nx-plan/SKILL.md"); !strings.Contains(s, `subagent_type "nexus:researcher"`) {
+		t.Error("plugin skills must spawn the plugin's agents (nexus:<id>)")
+	}
+	if s := read("agents/architect.md"); !strings.Contains(s, "mcp__plugin_nexus_nexus__nx_task_add") || strings.Contains(s, "mcp__nexus__") {
+		t.Error("plugin agents must name the plugin's MCP tools")
+	}
+	if s := read("hooks/hooks.json"); !strings.Contains(s, bin+" hook --host claude --managed") {
+		t.Errorf("hooks.json does not run this nexus:\n%s", s)
+	}
+	if _, err := exec.Command(bin, "install", "claude", "--plugin", plugin, "--scope", "user").CombinedOutput(); err == nil {
+		t.Error("--plugin with --scope was accepted")
+	}
+	run("uninstall", "claude", "--plugin", plugin)
+	if ents, _ := os.ReadDir(plugin); len(ents) != 0 {
+		t.Errorf("left in the plugin folder: %v", ents)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ type installFlags struct {
 	command    string
 	force      bool
 	statusLine bool
+	plugin     string
 }
 
 func newInstallCmd(a *app, install bool) *cobra.Command {
@@ -66,6 +68,7 @@ backups as for install.`
 	}
 	sub.Flags().StringVar(&fl.scope, "scope", claude.ScopeProject, "where to install: project or user")
 	sub.Flags().BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
+	sub.Flags().StringVar(&fl.plugin, "plugin", "", "instead of registering in a scope, write (or remove) a Claude Code plugin package with a local marketplace in this folder")
 	sub.Flags().BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
 	if install {
 		sub.Flags().StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
@@ -76,6 +79,12 @@ backups as for install.`
 }
 
 func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error {
+	if fl.plugin != "" {
+		if cmd.Flags().Changed("scope") || fl.statusLine {
+			return usagef("--plugin writes a plugin package: it takes no --scope or --statusline (a plugin cannot set the status line)")
+		}
+		return runPlugin(cmd, a, fl, install)
+	}
 	if fl.scope != claude.ScopeProject && fl.scope != claude.ScopeUser {
 		return usagef("--scope must be project or user, not %q", fl.scope)
 	}
@@ -98,12 +107,9 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 		o.Home = home
 	}
 	if o.Command == "" {
-		exe, err := os.Executable()
+		exe, err := thisExecutable()
 		if err != nil && install {
-			return fmt.Errorf("find the nexus executable: %w (pass --command)", err)
-		}
-		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = resolved
+			return err
 		}
 		o.Command = exe
 	}
@@ -124,6 +130,11 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 	} else {
 		changes, err = claude.Uninstall(o)
 	}
+	return printChanges(cmd, a, fl, changes, err)
+}
+
+// printChanges reports what install or uninstall did (or would do).
+func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []claude.FileChange, err error) error {
 	if a.jsonOut {
 		if werr := writeJSON(cmd.OutOrStdout(), map[string]any{"dry_run": fl.dryRun, "files": changes}); werr != nil {
 			return werr
@@ -203,4 +214,60 @@ func chosenCoreDir(a *app) (string, error) {
 		return "", err
 	}
 	return filepath.Abs(dir)
+}
+
+func thisExecutable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find the nexus executable: %w (pass --command)", err)
+	}
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
+	}
+	return exe, nil
+}
+
+// runPlugin writes or removes the Claude Code plugin package.
+func runPlugin(cmd *cobra.Command, a *app, fl installFlags, install bool) error {
+	dir, err := filepath.Abs(fl.plugin)
+	if err != nil {
+		return fmt.Errorf("resolve --plugin %s: %w", fl.plugin, err)
+	}
+	o := claude.InstallOptions{DryRun: fl.dryRun, Force: fl.force, Version: version, Command: fl.command}
+	var files []claude.OwnedFile
+	if install {
+		if o.Command == "" {
+			if o.Command, err = thisExecutable(); err != nil {
+				return err
+			}
+		}
+		if !filepath.IsAbs(o.Command) {
+			return usagef("--command must be an absolute path for a plugin (Claude Code runs it from its plugin cache)")
+		}
+		rendered, coreVersion, err := renderCatalog(a, o.Command, claude.PluginName+":")
+		if err != nil {
+			return err
+		}
+		if o.CoreDir, err = chosenCoreDir(a); err != nil {
+			return err
+		}
+		own, err := claude.PluginFiles(claude.PluginOptions{Command: o.Command, CoreDir: o.CoreDir, Version: version})
+		if err != nil {
+			return err
+		}
+		// Inside a plugin, Claude Code names the MCP server's tools
+		// mcp__plugin_nexus_nexus__*.
+		for i := range rendered {
+			rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte("mcp__"+claude.MCPServerName+"__"), []byte(claude.PluginMCPPrefix))
+		}
+		files, o.CoreVersion = append(own, rendered...), coreVersion
+	}
+	changes, err := claude.WritePlugin(dir, files, o, install)
+	if perr := printChanges(cmd, a, fl, changes, err); perr != nil || err != nil {
+		return perr
+	}
+	if install && !fl.dryRun && !a.jsonOut {
+		fmt.Fprintf(cmd.OutOrStdout(), "plugin written; add it to Claude Code with:\n  claude plugin marketplace add %s\n  claude plugin install %s@%s\n", claude.ShellQuote(dir), claude.PluginName, claude.PluginMarketplace)
+	}
+	return nil
 }

@@ -55,13 +55,18 @@ func hashOf(b []byte) string {
 }
 
 // validOwnedPath accepts agents/<name>.md and skills/<name>/SKILL.md style
-// relative paths: slash-separated, clean, no "..", no hidden components.
+// relative paths (and a plugin's .claude-plugin/ and .mcp.json):
+// slash-separated, clean, no "..", no other hidden components.
 func validOwnedPath(p string) bool {
 	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.Contains(p, "\\") {
 		return false
 	}
 	for _, part := range strings.Split(p, "/") {
-		if part == "" || part == "." || part == ".." || strings.HasPrefix(part, ".") {
+		if part == "" || part == "." || part == ".." {
+			return false
+		}
+		// Hidden names only where a plugin package needs them.
+		if strings.HasPrefix(part, ".") && part != ".claude-plugin" && part != ".mcp.json" {
 			return false
 		}
 	}
@@ -251,9 +256,11 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 		if err := atomicfile.RemoveIn(root, p); err != nil {
 			return err
 		}
-		// A skill lives in its own folder: drop it once empty.
-		if d := path.Dir(p); strings.HasPrefix(d, "skills/") {
-			_ = root.Remove(d)
+		// Folders left empty (a skill's own folder, agents/, hooks/) go too.
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			if root.Remove(d) != nil {
+				break
+			}
 		}
 		return nil
 	}
@@ -345,11 +352,6 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 			recCh.Changed, recCh.Removed = true, true
 			if err := remove(RecordName); err != nil {
 				return changes, err
-			}
-			if !o.DryRun {
-				// Folders nexus created and left empty.
-				_ = root.Remove("skills")
-				_ = root.Remove("agents")
 			}
 		}
 		return append(changes, recCh), nil

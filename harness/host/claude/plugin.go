@@ -1,0 +1,97 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// PluginMarketplace is the name of the local marketplace written beside the
+// plugin: `claude plugin marketplace add DIR`, then
+// `claude plugin install nexus@nexus-local`.
+const PluginMarketplace = "nexus-local"
+
+// PluginMCPPrefix is how Claude Code names the tools of the plugin's MCP
+// server: mcp__plugin_<plugin>_<server>__<tool>.
+const PluginMCPPrefix = "mcp__plugin_" + PluginName + "_" + MCPServerName + "__"
+
+// PluginOptions describe the plugin package.
+type PluginOptions struct {
+	Command string // the nexus executable, absolute
+	CoreDir string // passed as --core when set (see InstallOptions.CoreDir)
+	Version string // nexus's version: the plugin's version
+}
+
+// PluginFiles renders the plugin's own files: the manifest, the local
+// marketplace listing it, the hooks and the MCP server, all running
+// o.Command by absolute path (Claude Code copies an installed plugin into
+// its cache, so nothing may point into the package folder).
+func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
+	if o.Command == "" {
+		return nil, fmt.Errorf("no nexus executable for the plugin")
+	}
+	desc := "nexus harness for nexus-core: lifecycle hooks with the capability gate, the nx_* MCP tools, the nine role agents and the nx-* skills"
+	manifest := map[string]any{
+		"name":        PluginName,
+		"version":     o.Version,
+		"description": desc,
+		"author":      map[string]any{"name": "nexus"},
+	}
+	market := map[string]any{
+		"name":        PluginMarketplace,
+		"description": "the nexus plugin for this machine, written by `nexus install claude --plugin`",
+		"owner":       map[string]any{"name": "nexus"},
+		"plugins": []any{map[string]any{
+			"name":        PluginName,
+			"source":      "./",
+			"description": desc,
+			"version":     o.Version,
+		}},
+	}
+	hooks := newObject()
+	for _, ie := range InstalledEvents {
+		handler := newObject()
+		handler.Set("type", "command")
+		handler.Set("command", HookCommand(o.Command, o.CoreDir, ie.Event))
+		handler.Set("timeout", json.Number(fmt.Sprint(HookTimeout)))
+		group := newObject()
+		if ie.Matcher != "" {
+			group.Set("matcher", ie.Matcher)
+		}
+		group.Set("hooks", []any{handler})
+		hooks.Set(ie.Event, []any{group})
+	}
+	hooksFile := newObject()
+	hooksFile.Set("hooks", hooks)
+	mcp := newObject()
+	editMCP(mcp, o.Command, o.CoreDir, true)
+	var files []OwnedFile
+	for _, f := range []struct {
+		path string
+		v    any
+	}{
+		{".claude-plugin/plugin.json", manifest},
+		{".claude-plugin/marketplace.json", market},
+	} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(f.v); err != nil {
+			return nil, err
+		}
+		files = append(files, OwnedFile{Path: f.path, Content: buf.Bytes()})
+	}
+	files = append(files,
+		OwnedFile{Path: "hooks/hooks.json", Content: encodeOrdered(hooksFile)},
+		OwnedFile{Path: ".mcp.json", Content: encodeOrdered(mcp)},
+	)
+	return files, nil
+}
+
+// WritePlugin writes (install) or removes (uninstall) a plugin package in
+// dir: the files given (PluginFiles plus the rendered agents and skills),
+// recorded in dir/RecordName like the agents of a scope.
+func WritePlugin(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+	return syncOwned(dir, files, o, install)
+}

@@ -1,0 +1,96 @@
+package claude
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPluginPackage(t *testing.T) {
+	files, err := PluginFiles(PluginOptions{Command: "/opt/nexus bin/nexus", Version: "1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string][]byte{}
+	for _, f := range files {
+		byPath[f.Path] = f.Content
+	}
+	var manifest struct {
+		Name, Version string
+	}
+	if err := json.Unmarshal(byPath[".claude-plugin/plugin.json"], &manifest); err != nil || manifest.Name != PluginName || manifest.Version != "1.2.3" {
+		t.Fatalf("plugin.json %s: %v", byPath[".claude-plugin/plugin.json"], err)
+	}
+	var market struct {
+		Name    string
+		Owner   struct{ Name string }
+		Plugins []struct{ Name, Source string }
+	}
+	if err := json.Unmarshal(byPath[".claude-plugin/marketplace.json"], &market); err != nil || market.Name != PluginMarketplace || market.Owner.Name == "" ||
+		len(market.Plugins) != 1 || market.Plugins[0].Name != PluginName || market.Plugins[0].Source != "./" {
+		t.Fatalf("marketplace.json %s: %v", byPath[".claude-plugin/marketplace.json"], err)
+	}
+	var hooks struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct{ Type, Command string }
+		}
+	}
+	if err := json.Unmarshal(byPath["hooks/hooks.json"], &hooks); err != nil {
+		t.Fatal(err)
+	}
+	for _, ie := range InstalledEvents {
+		g := hooks.Hooks[ie.Event]
+		if len(g) != 1 || g[0].Matcher != ie.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != HookCommand("/opt/nexus bin/nexus", "", ie.Event) {
+			t.Errorf("%s: %+v", ie.Event, g)
+		}
+	}
+	var mcp struct {
+		MCPServers map[string]struct {
+			Command string
+			Args    []string
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(byPath[".mcp.json"], &mcp); err != nil || mcp.MCPServers[MCPServerName].Command != "/opt/nexus bin/nexus" || mcp.MCPServers[MCPServerName].Args[0] != "mcp" {
+		t.Fatalf(".mcp.json %s: %v", byPath[".mcp.json"], err)
+	}
+	if _, err := PluginFiles(PluginOptions{}); err == nil {
+		t.Error("a plugin without an executable was rendered")
+	}
+
+	// Written, re-written unchanged, removed with nothing left behind.
+	dir := filepath.Join(t.TempDir(), "plugin")
+	all := append(files, OwnedFile{Path: "agents/architect.md", Content: []byte("a\n")}, OwnedFile{Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")})
+	if _, err := WritePlugin(dir, all, InstallOptions{}, true); err != nil {
+		t.Fatal(err)
+	}
+	for p := range byPath {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s not written: %v", p, err)
+		}
+	}
+	changes, err := WritePlugin(dir, all, InstallOptions{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range changes {
+		if ch.Changed {
+			t.Errorf("rewrite changed %s", ch.Path)
+		}
+	}
+	if _, err := WritePlugin(dir, nil, InstallOptions{}, false); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if p != dir {
+			left = append(left, strings.TrimPrefix(p, dir))
+		}
+		return nil
+	})
+	if len(left) > 0 {
+		t.Errorf("left after removal: %v", left)
+	}
+}
