@@ -64,7 +64,7 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 	hooksFile := newObject()
 	hooksFile.Set("hooks", hooks)
 	mcp := newObject()
-	editMCP(mcp, o.Command, o.CoreDir, true)
+	editMCP(mcp, o.Command, o.CoreDir, true, false)
 	var files []OwnedFile
 	for _, f := range []struct {
 		path string
