@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -163,7 +162,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	}
 	var deleted []string
 	for _, t := range targets {
-		if err := atomicfile.Remove(t.abs); err != nil {
+		if err := m.store.L.RemoveFile(t.abs); err != nil {
 			res.Warnings = append(res.Warnings, err.Error())
 		}
 		deleted = append(deleted, t.file)

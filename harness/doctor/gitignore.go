@@ -58,7 +58,7 @@ func (g Gitignore) Run(context.Context) []Finding {
 func (g Gitignore) create(context.Context) (string, error) {
 	path := g.Layout.GitignorePath()
 	// O_EXCL: never replace a file a session start wrote meanwhile.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := g.Layout.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("create %s: %w", path, err)
 	}
@@ -81,7 +81,7 @@ func (g Gitignore) appendState(context.Context) (string, error) {
 	}
 	// Appending keeps the user's lines; a later line wins in gitignore, so
 	// state/ ends up ignored whatever came before.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := g.Layout.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return "", fmt.Errorf("open %s: %w", path, err)
 	}

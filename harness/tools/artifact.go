@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/nexus-harness/nexus/internal/state"
@@ -27,10 +28,14 @@ func runArtifactWrite(ctx context.Context, env *Env, args map[string]any) (map[s
 	s := env.Store
 	// A name that leaves the artifacts folder is the caller's mistake, not
 	// a failure of nexus: report it as a tool error.
-	if _, err := state.ContainedPath(s.L.ArtifactsDir(), name); err != nil {
+	if _, err := state.CheckName(s.L.ArtifactsDir(), name); err != nil {
 		return nil, Errorf(err.Error())
 	}
 	path, err := s.WriteArtifact(ctx, name, []byte(content))
+	var ee *state.EscapeError
+	if errors.As(err, &ee) {
+		return nil, Errorf(err.Error()) // the folder's state, not a nexus failure
+	}
 	if err != nil {
 		return nil, fmt.Errorf("write artifact %s: %w", name, err)
 	}

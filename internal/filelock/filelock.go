@@ -33,6 +33,7 @@ var ErrTimeout = errors.New("lock timeout")
 // Lock is a held lock. Release it exactly once.
 type Lock struct {
 	fl *flock.Flock
+	f  *os.File // AcquireAt's lock: closing the file releases it
 }
 
 // PathFor returns the sidecar lock path guarding file.
@@ -74,6 +75,11 @@ func AcquirePath(ctx context.Context, lockPath string, timeout time.Duration) (*
 
 // Release unlocks. It is safe to call on a nil Lock.
 func (l *Lock) Release() error {
+	if l != nil && l.f != nil {
+		f := l.f
+		l.f = nil
+		return f.Close()
+	}
 	if l == nil || l.fl == nil {
 		return nil
 	}

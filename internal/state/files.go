@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,12 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 )
 
-// ContainedPath joins name under root and refuses anything that would land
-// outside it: absolute names, ".." segments, and symlinks (in the parents or
-// the file itself) that lead out of root.
-func ContainedPath(root, name string) (string, error) {
+// CheckName refuses a file name that could not stay inside its folder by
+// its text alone: empty, absolute, containing ".." or a NUL byte, or naming
+// the folder itself. It returns the cleaned, slash-separated name. Symlinks
+// are not its business: the write itself is made beneath the folder with
+// os.Root (WriteContainedLocked), which refuses any that leads out.
+func CheckName(root, name string) (string, error) {
 	if name == "" {
 		return "", fmt.Errorf("file name is empty")
 	}
@@ -36,6 +39,20 @@ func ContainedPath(root, name string) (string, error) {
 	if clean == "." {
 		return "", fmt.Errorf("file name %q names the directory itself", name)
 	}
+	return filepath.ToSlash(clean), nil
+}
+
+// ContainedPath joins name under root and refuses anything that would land
+// outside it: absolute names, ".." segments, and symlinks (in the parents or
+// the file itself) that lead out of root. It is for reading and for
+// messages; writes go through WriteContainedLocked, which needs no such
+// check beforehand.
+func ContainedPath(root, name string) (string, error) {
+	clean, err := CheckName(root, name)
+	if err != nil {
+		return "", err
+	}
+	clean = filepath.FromSlash(clean)
 	realRoot, err := realDir(root)
 	if err != nil {
 		return "", err
@@ -66,10 +83,10 @@ func ContainedPath(root, name string) (string, error) {
 }
 
 func realDir(dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", dir, err)
-	}
 	r, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return filepath.Abs(dir) // nothing there to follow yet
+	}
 	if err != nil {
 		return "", fmt.Errorf("resolve %s: %w", dir, err)
 	}
@@ -105,7 +122,7 @@ func (s *Store) WriteRule(ctx context.Context, name string, content []byte) (str
 // LockDir takes the lock of one of the text directories ("memory",
 // "rules", "context", "artifacts") for a longer read-modify-write.
 func (s *Store) LockDir(ctx context.Context, name string) (*filelock.Lock, error) {
-	return filelock.AcquirePath(ctx, s.L.dirLock(name), s.LockTimeout)
+	return s.lockPath(ctx, s.L.dirLock(name))
 }
 
 func (s *Store) writeContained(ctx context.Context, root, lockName, name string, content []byte) (string, error) {
@@ -118,27 +135,43 @@ func (s *Store) writeContained(ctx context.Context, root, lockName, name string,
 }
 
 // WriteContainedLocked writes root/name atomically; the caller holds the
-// directory lock (LockDir).
+// directory lock (LockDir). root is a folder of the layout (artifacts/,
+// memory/, rules/, context/): the file is written through a handle on that
+// folder opened beneath the anchor, so neither the folder nor anything in
+// name may be a symlink leading out of it. A refusal is an *EscapeError
+// naming the symlink.
 func (s *Store) WriteContainedLocked(root, name string, content []byte) (string, error) {
-	p, err := ContainedPath(root, name)
+	clean, err := CheckName(root, name)
 	if err != nil {
 		return "", err
 	}
-	if err := atomicfile.WriteFile(p, content, 0o644); err != nil {
-		return "", err
-	}
-	abs, err := filepath.Abs(p)
+	full := filepath.Join(root, filepath.FromSlash(clean))
+	err = s.beneath(root, func(anchor *os.Root, dir string) error {
+		folder, err := atomicfile.OpenDirIn(anchor, dir)
+		if err != nil {
+			return err
+		}
+		defer folder.Close()
+		if err := atomicfile.WriteFileIn(folder, clean, content, 0o644); err != nil {
+			return explain(root, full, err)
+		}
+		return nil
+	})
 	if err != nil {
+		var ee *EscapeError
+		if errors.As(err, &ee) && ee.Path == root {
+			ee.Path = full // the folder itself is the link: name the file
+		}
 		return "", err
 	}
-	return abs, nil
+	return filepath.Abs(full)
 }
 
 // EnsureTree creates .nexus/, state/ and the harness namespace, and writes
 // .nexus/.gitignore when it is missing (an existing one is left alone).
 // It reports whether the .gitignore it found fails to ignore state/.
 func (s *Store) EnsureTree() (gitignoreOK bool, err error) {
-	if err := os.MkdirAll(s.L.HarnessDir(), 0o755); err != nil {
+	if err := s.mkdirAll(s.L.HarnessDir()); err != nil {
 		return false, fmt.Errorf("create %s: %w", s.L.HarnessDir(), err)
 	}
 	gi := s.L.GitignorePath()
@@ -148,7 +181,7 @@ func (s *Store) EnsureTree() (gitignoreOK bool, err error) {
 	}
 	if !ok {
 		// O_EXCL: two sessions starting at once must not both write it.
-		f, err := os.OpenFile(gi, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := s.openFile(gi, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			return true, nil
 		}
@@ -180,7 +213,7 @@ func ignoresState(gitignore string) bool {
 // (digest §5.1) and so dropped by the rewrite.
 func (s *Store) UpdateMemoryAccess(ctx context.Context, fn func([]MemoryAccess) ([]MemoryAccess, error)) error {
 	path := s.L.MemoryAccessPath()
-	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	l, err := s.lockPath(ctx, filelock.PathFor(path))
 	if err != nil {
 		return err
 	}
@@ -216,7 +249,7 @@ func (s *Store) UpdateMemoryAccess(ctx context.Context, fn func([]MemoryAccess) 
 		buf = append(buf, line...)
 		buf = append(buf, '\n')
 	}
-	return atomicfile.WriteFile(path, buf, 0o644)
+	return s.writeFile(path, buf, true)
 }
 
 // ReadMemoryAccess reads a memory-access log, skipping malformed lines.
@@ -242,10 +275,10 @@ func (s *Store) RemoveHarnessFile(ctx context.Context, path string) error {
 	if filepath.Dir(path) != s.L.HarnessDir() {
 		return fmt.Errorf("refusing to remove %s: not in this harness's namespace %s", path, s.L.HarnessDir())
 	}
-	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	l, err := s.lockPath(ctx, filelock.PathFor(path))
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	return atomicfile.Remove(path)
+	return s.removeFile(path)
 }

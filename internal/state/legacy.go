@@ -1,7 +1,5 @@
 package state
 
-import "github.com/nexus-harness/nexus/internal/atomicfile"
-
 // RemoveLegacyTracker deletes a pre-0.7 root-level
 // .nexus/state/agent-tracker.json (nexus-core: harnesses SHOULD remove it
 // silently at session start) and reports whether one was there. No lock is
@@ -12,5 +10,5 @@ func (s *Store) RemoveLegacyTracker() (bool, error) {
 	if !Exists(p) {
 		return false, nil
 	}
-	return true, atomicfile.Remove(p)
+	return true, s.removeFile(p)
 }

@@ -43,7 +43,7 @@ func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old 
 		return MemoryAccess{}, errors.New("memory access record needs a path")
 	}
 	path := s.L.MemoryAccessPath()
-	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	l, err := s.lockPath(ctx, filelock.PathFor(path))
 	if err != nil {
 		return MemoryAccess{}, err
 	}
@@ -97,7 +97,7 @@ func (s *Store) UpsertMemoryAccess(ctx context.Context, key string, fn func(old 
 		buf = append(buf, line...)
 		buf = append(buf, '\n')
 	}
-	if err := replaceAccessLog(path, buf); err != nil {
+	if err := s.replaceAccessLog(path, buf); err != nil {
 		c.valid = false
 		return MemoryAccess{}, err
 	}
@@ -304,15 +304,17 @@ var exchangeOff atomic.Bool
 // replaceAccessLog makes data the content of the access log atomically:
 // by exchange with a spare file where the file system supports it (no new
 // inode or blocks per write), else by a new file renamed over the log.
-func replaceAccessLog(path string, data []byte) error {
-	if !exchangeOff.Load() {
-		err := exchangeReplace(path, data)
-		if !errors.Is(err, errNoExchange) {
-			return err
+func (s *Store) replaceAccessLog(path string, data []byte) error {
+	return s.beneath(path, func(root *os.Root, name string) error {
+		if !exchangeOff.Load() {
+			err := exchangeReplace(root, name, data)
+			if !errors.Is(err, errNoExchange) {
+				return err
+			}
+			exchangeOff.Store(true)
 		}
-		exchangeOff.Store(true)
-	}
-	return atomicfile.WriteFileNoSync(path, data, 0o644)
+		return atomicfile.WriteFileInNoSync(root, name, data, 0o644)
+	})
 }
 
 // ReadStable reads a file that writers may replace by exchange (the

@@ -2,6 +2,8 @@
 
 package state
 
+import "os"
+
 // exchangeReplace needs renameat2(RENAME_EXCHANGE); elsewhere the log is
 // replaced by writing a new file and renaming it.
-func exchangeReplace(string, []byte) error { return errNoExchange }
+func exchangeReplace(*os.Root, string, []byte) error { return errNoExchange }

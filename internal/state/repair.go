@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/nexus-harness/nexus/internal/filelock"
 )
 
 // Moved records one file moved aside by Repair.
@@ -36,7 +33,7 @@ func (s *Store) Repair(ctx context.Context) ([]Moved, error) {
 		}{p, func() error { _, err := s.CheckFile(p); return err }})
 	}
 	for _, c := range checks {
-		l, err := filelock.AcquirePath(ctx, s.L.LockPath(c.path), s.LockTimeout)
+		l, err := s.lockPath(ctx, s.L.LockPath(c.path))
 		if err != nil {
 			return moved, err
 		}
@@ -44,7 +41,7 @@ func (s *Store) Repair(ctx context.Context) ([]Moved, error) {
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			dst := c.path + ".corrupt-" + stamp
-			if rerr := os.Rename(c.path, dst); rerr != nil {
+			if rerr := s.renameFile(c.path, dst); rerr != nil {
 				l.Release()
 				return moved, fmt.Errorf("move %s aside: %w", c.path, rerr)
 			}

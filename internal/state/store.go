@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/schema"
 )
@@ -292,7 +290,7 @@ func (s *Store) Update(ctx context.Context, files []string, fn func(tx *Tx) erro
 		if tx.locked[f] {
 			continue
 		}
-		l, err := filelock.AcquirePath(ctx, s.L.LockPath(f), s.LockTimeout)
+		l, err := s.lockPath(ctx, s.L.LockPath(f))
 		if err != nil {
 			return err
 		}
@@ -492,13 +490,13 @@ func (tx *Tx) commit() error {
 		b := tx.writes[path]
 		if b == nil {
 			tx.s.remember(path, nil, nil)
-			if err := atomicfile.Remove(path); err != nil {
+			if err := tx.s.removeFile(path); err != nil {
 				return err
 			}
 			continue
 		}
 		tx.s.remember(path, nil, nil) // forget the old version first
-		if err := atomicfile.WriteFile(path, b, 0o644); err != nil {
+		if err := tx.s.writeFile(path, b, true); err != nil {
 			return err
 		}
 		if v, ok := tx.values[path]; ok {
@@ -577,15 +575,12 @@ func (s *Store) appendLine(ctx context.Context, path string, v any, durable bool
 		return fmt.Errorf("encode line for %s: %w", path, err)
 	}
 	line = append(line, '\n')
-	l, err := filelock.Acquire(ctx, path, s.LockTimeout)
+	l, err := s.lockPath(ctx, filelock.PathFor(path))
 	if err != nil {
 		return err
 	}
 	defer l.Release()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := s.openFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}

@@ -1,0 +1,214 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/filelock"
+)
+
+// Every file the store writes is opened beneath one root, the anchor, with
+// os.Root: a symlink that leads out of the anchor (or "..") fails the write
+// instead of being followed, and no check precedes the use.
+//
+//   - With the default layout (<project>/.nexus) the anchor is the project:
+//     a symlinked .nexus, state/ or artifacts/ is followed while it stays
+//     inside the project and refused when it leads out of it. Keeping .nexus
+//     elsewhere is the user's decision, made with runtime.root or
+//     --nexus-root, never the repository's.
+//   - With a .nexus folder chosen by the user (runtime.root, --nexus-root,
+//     NEXUS_RUNTIME_ROOT) the anchor is that folder.
+//
+// The folders a repository ships (memory/, rules/, context/) are written
+// through a root of their own, so nothing written there leaves them either.
+
+// Anchor is the folder every write of the layout stays beneath.
+func (l Layout) Anchor() string {
+	if l.Nexus == filepath.Join(l.Project, ".nexus") {
+		return l.Project
+	}
+	return l.Nexus
+}
+
+// rel turns a path of the layout into a name beneath the anchor.
+func (l Layout) rel(p string) (string, error) {
+	r, err := filepath.Rel(l.Anchor(), p)
+	if err != nil || !filepath.IsLocal(r) {
+		return "", fmt.Errorf("%s is not inside %s", p, l.Anchor())
+	}
+	return filepath.ToSlash(r), nil
+}
+
+// EscapeError refuses a write that a symlink would send out of its folder.
+type EscapeError struct {
+	Path   string // the file nexus was writing
+	Link   string // the symlink on the way ("" when it could not be named)
+	Target string // where Link points
+	Root   string // the folder the write must stay in
+}
+
+func (e *EscapeError) Error() string {
+	if e.Link == "" {
+		return fmt.Sprintf("refusing to write %s: the path leads out of %s through a symlink; "+
+			"nexus never writes through a symlink that leaves its folder (see docs/security.md)", e.Path, e.Root)
+	}
+	return fmt.Sprintf("refusing to write %s: %s is a symlink to %s, outside %s; "+
+		"nexus never writes through a symlink that leaves its folder. Replace the symlink with a real folder "+
+		"(or, to keep .nexus elsewhere, set runtime.root in your user configuration); see docs/security.md",
+		e.Path, e.Link, e.Target, e.Root)
+}
+
+// escaped reports whether err is os.Root's refusal of a path that leaves
+// the root (the os package exports no sentinel for it).
+func escaped(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// explain turns os.Root's refusal into an EscapeError naming the symlink.
+// It only inspects, after the write was refused: nothing depends on it.
+func explain(root, file string, err error) error {
+	if !escaped(err) {
+		return err
+	}
+	e := &EscapeError{Path: file, Root: root}
+	realRoot, rerr := filepath.EvalSymlinks(root)
+	if rerr != nil {
+		return e
+	}
+	rel, rerr := filepath.Rel(root, file)
+	if rerr != nil {
+		return e
+	}
+	cur := root
+	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, seg)
+		st, lerr := os.Lstat(cur)
+		if lerr != nil {
+			break
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		target, _ := os.Readlink(cur)
+		resolved, eerr := filepath.EvalSymlinks(cur)
+		if eerr != nil || !within(realRoot, resolved) || filepath.IsAbs(target) {
+			e.Link, e.Target = cur, target
+			return e
+		}
+	}
+	return e
+}
+
+// openAnchor opens the anchor (created when missing).
+func (l Layout) openAnchor() (*os.Root, error) {
+	a := l.Anchor()
+	r, err := os.OpenRoot(a)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(a, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", a, err)
+		}
+		r, err = os.OpenRoot(a)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", a, err)
+	}
+	return r, nil
+}
+
+// beneath runs fn with the anchor and the name of p beneath it; a refusal
+// to leave the anchor becomes an EscapeError naming the symlink.
+func (l Layout) beneath(p string, fn func(root *os.Root, name string) error) error {
+	name, err := l.rel(p)
+	if err != nil {
+		return err
+	}
+	root, err := l.openAnchor()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return explain(l.Anchor(), p, fn(root, name))
+}
+
+func (s *Store) beneath(p string, fn func(root *os.Root, name string) error) error {
+	return s.L.beneath(p, fn)
+}
+
+// OpenFile opens p, a path of the layout, beneath the anchor (see
+// Anchor), creating its folder when flag has os.O_CREATE. A symlink on the
+// way that leads out of the anchor is refused with an *EscapeError.
+func (l Layout) OpenFile(p string, flag int, perm os.FileMode) (*os.File, error) {
+	var f *os.File
+	err := l.beneath(p, func(root *os.Root, name string) error {
+		if flag&os.O_CREATE != 0 {
+			if dir := filepath.Dir(filepath.FromSlash(name)); dir != "." {
+				if err := root.MkdirAll(filepath.ToSlash(dir), 0o755); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		f, err = root.OpenFile(name, flag, perm)
+		return err
+	})
+	return f, err
+}
+
+// RemoveFile deletes p, a path of the layout, beneath the anchor and
+// fsyncs its folder (a missing file is fine).
+func (l Layout) RemoveFile(p string) error {
+	return l.beneath(p, func(root *os.Root, name string) error {
+		return atomicfile.RemoveIn(root, name)
+	})
+}
+
+// writeFile replaces p atomically beneath the anchor.
+func (s *Store) writeFile(p string, data []byte, durable bool) error {
+	return s.beneath(p, func(root *os.Root, name string) error {
+		if durable {
+			return atomicfile.WriteFileIn(root, name, data, 0o644)
+		}
+		return atomicfile.WriteFileInNoSync(root, name, data, 0o644)
+	})
+}
+
+func (s *Store) removeFile(p string) error { return s.L.RemoveFile(p) }
+
+// lockPath takes the lock file at p beneath the anchor.
+func (s *Store) lockPath(ctx context.Context, p string) (*filelock.Lock, error) {
+	var l *filelock.Lock
+	err := s.beneath(p, func(root *os.Root, name string) error {
+		var err error
+		l, err = filelock.AcquireAt(ctx, root, name, s.LockTimeout)
+		return err
+	})
+	return l, err
+}
+
+func (s *Store) openFile(p string, flag int, perm os.FileMode) (*os.File, error) {
+	return s.L.OpenFile(p, flag, perm)
+}
+
+// mkdirAll creates the folder p beneath the anchor.
+func (s *Store) mkdirAll(p string) error {
+	return s.beneath(p, func(root *os.Root, name string) error {
+		return root.MkdirAll(name, 0o755)
+	})
+}
+
+// renameFile renames old to new beneath the anchor.
+func (s *Store) renameFile(oldPath, newPath string) error {
+	newName, err := s.L.rel(newPath)
+	if err != nil {
+		return err
+	}
+	return s.beneath(oldPath, func(root *os.Root, name string) error {
+		return root.Rename(name, newName)
+	})
+}
