@@ -1,0 +1,181 @@
+//go:build e2e
+
+package claudecode
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	fa "github.com/nexus-harness/nexus/internal/fakeanthropic"
+)
+
+// hookTimerArg makes the test binary a timing wrapper around one hook
+// process: `<test binary> -nexus-e2e-hooktimer LOG CMD ARGS...` runs CMD
+// with this process's standard streams and appends CMD's wall time in
+// nanoseconds to LOG. The wrapper's own start-up is outside the span.
+const hookTimerArg = "-nexus-e2e-hooktimer"
+
+func hookTimer(log string, argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if f, ferr := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
+		fmt.Fprintf(f, "%d %s\n", wall.Nanoseconds(), argv[len(argv)-1])
+		f.Close()
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// timeHooks rewrites the project's Claude Code settings so every nexus hook
+// runs under hookTimer, logging to the returned file.
+func (s *session) timeHooks() string {
+	s.t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	log := filepath.Join(s.t.TempDir(), "hook-times")
+	path := filepath.Join(s.proj, ".claude", "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	nexus := filepath.Join(binDir, "nexus")
+	out := strings.ReplaceAll(string(b), `"command": "`+nexus+` hook`, `"command": "`+self+` `+hookTimerArg+` `+log+` `+nexus+` hook`)
+	if out == string(b) {
+		s.t.Fatalf("no nexus hook command to wrap in %s", path)
+	}
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return log
+}
+
+// hookTimes reads a hookTimer log: the sum of the hooks' wall times and the
+// number of hook processes.
+func hookTimes(t *testing.T, log string) (time.Duration, int) {
+	t.Helper()
+	f, err := os.Open(log)
+	if err != nil {
+		t.Fatalf("no hook ran under the timer: %v", err)
+	}
+	defer f.Close()
+	var sum time.Duration
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		ns, _, _ := strings.Cut(sc.Text(), " ")
+		v, err := strconv.ParseInt(ns, 10, 64)
+		if err != nil {
+			t.Fatalf("hook timer line %q: %v", sc.Text(), err)
+		}
+		sum += time.Duration(v)
+		n++
+	}
+	return sum, n
+}
+
+// timingScript is the session every timing run plays: a prompt, a Read,
+// a Bash command and an answer (nothing that needs nexus, so the same
+// script runs without it).
+func timingScript() *fa.Server {
+	return fa.New(
+		fa.Turn{Name: "read", When: fa.Prompt("e2e: timing"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_read", Name: "Read", Input: map[string]any{"file_path": "README.md"}}}}},
+		fa.Turn{Name: "bash", When: fa.After("toolu_read"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_bash", Name: "Bash", Input: map[string]any{"command": "ls", "description": "list"}}}}},
+		fa.Turn{Name: "final", When: fa.After("toolu_bash"), Reply: fa.Reply{Text: "Timed."}},
+	)
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// TestE2ETiming measures what nexus adds to a scripted `claude -p` session:
+// the same script without nexus, with nexus, and with nexus and every hook
+// timed, alternating, NEXUS_E2E_TIMING_RUNS times each (default 3). It
+// prints the medians and appends them to $NEXUS_E2E_FIGURES when set
+// (scripts/e2e/run.sh prints that file at the end). It runs before the
+// parallel sessions, alone in this package.
+func TestE2ETiming(t *testing.T) {
+	runs := 3
+	if v, err := strconv.Atoi(os.Getenv("NEXUS_E2E_TIMING_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	var without, with, hooks []time.Duration
+	hookCount := 0
+	play := func(o sessionOpts, timeHooks bool) (time.Duration, string) {
+		api := timingScript()
+		defer api.Close()
+		s := newSession(t, api, o)
+		if err := os.WriteFile(filepath.Join(s.proj, "README.md"), []byte("# timing\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		log := ""
+		if timeHooks {
+			log = s.timeHooks()
+		}
+		r := s.run("e2e: timing")
+		if u := api.Unused(); len(u) > 0 {
+			t.Fatalf("scripted turns never reached: %v", u)
+		}
+		return r.wall, log
+	}
+	for range runs {
+		w, _ := play(sessionOpts{noNexus: true}, false)
+		without = append(without, w)
+		w, _ = play(sessionOpts{}, false)
+		with = append(with, w)
+		_, log := play(sessionOpts{}, true)
+		sum, n := hookTimes(t, log)
+		hooks = append(hooks, sum)
+		hookCount = n
+	}
+	added := median(with) - median(without)
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+	lines := []string{
+		fmt.Sprintf("claude -p scripted session (prompt, Read, Bash, answer), median of %d, %s:", runs, time.Now().UTC().Format("2006-01-02")),
+		fmt.Sprintf("  without nexus           %s", ms(median(without))),
+		fmt.Sprintf("  with nexus              %s (added %s)", ms(median(with)), ms(added)),
+		fmt.Sprintf("  nexus hooks, summed     %s over %d hook processes", ms(median(hooks)), hookCount),
+	}
+	// Claude Code runs some hooks beside other start-up work (SessionStart
+	// beside the MCP connection), so the sum can exceed what they add.
+	if added > 0 {
+		lines = append(lines, fmt.Sprintf("  hooks summed / added    %.0f%%", 100*float64(median(hooks))/float64(added)))
+	}
+	report := strings.Join(lines, "\n") + "\n"
+	t.Log("\n" + report)
+	fmt.Print(report)
+	if path := os.Getenv("NEXUS_E2E_FIGURES"); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(report); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
