@@ -111,6 +111,9 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	if err != nil {
 		return nil, err
 	}
+	if err := m.checkRepoIdle(ctx, top); err != nil {
+		return nil, err
+	}
 	for i := range targets {
 		real, err := filepath.EvalSymlinks(targets[i].abs)
 		if err != nil {
@@ -318,8 +321,12 @@ func (m *Manager) commitDeletions(ctx context.Context, top, head string, paths [
 	if err != nil {
 		return "", err
 	}
-	commit, err := m.gitOut(ctx, top, nil, message, "commit-tree", tree, "-p", head, "-F", "-")
+	sign := m.signArgs(ctx, top)
+	commit, err := m.gitOut(ctx, top, nil, message, append(append([]string{"commit-tree", tree, "-p", head}, sign...), "-F", "-")...)
 	if err != nil {
+		if len(sign) > 0 {
+			return "", refusef("commit.gpgsign is true, and git could not sign the deletion commit, so nothing was deleted (nexus makes no unsigned commit where `git commit` would sign): %v", err)
+		}
 		return "", fmt.Errorf("%w (if git asks who you are, set user.name and user.email with git config)", err)
 	}
 	if _, err := m.gitOut(ctx, top, nil, "", "update-ref", "-m", "nexus memory gc", "HEAD", commit, head); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,26 @@ func TestSaveFromTag(t *testing.T) {
 	msg, err := p.m.SaveFromTag(ctx, "The GitHub API rate limit is 5000 requests per hour for authenticated tokens.")
 	if err != nil || !strings.Contains(msg, "external-github-api-rate.md") || !strings.Contains(msg, "extended") {
 		t.Fatalf("repeat save: %q, %v", msg, err)
+	}
+}
+
+// Issue 13.1: a repository that ships .nexus/memory as a symlink out of the
+// project gets no write through it; the refusal names the link.
+func TestSaveRefusesSymlinkedMemoryFolder(t *testing.T) {
+	p := newProject(t, "", time.Time{})
+	out := t.TempDir()
+	mem := filepath.Join(p.dir, ".nexus", "memory")
+	if err := os.RemoveAll(mem); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, mem); err != nil {
+		t.Fatal(err)
+	}
+	_, err := p.m.Save(context.Background(), "empirical", "symlink escape test", "hi\n")
+	if err == nil || !strings.Contains(err.Error(), mem) || !strings.Contains(err.Error(), "symlink") {
+		t.Fatalf("Save = %v, want a refusal naming %s", err, mem)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("written outside the project: %v", entries)
 	}
 }
