@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/shell"
 
 	"github.com/nexus-harness/nexus/conformance"
 	"github.com/nexus-harness/nexus/conformance/nexustarget"
@@ -210,56 +211,10 @@ func writeJUnitFile(path string, results []*conformance.Result, elapsed time.Dur
 	return nil
 }
 
-// splitCommand splits a command line into words the way a POSIX shell
-// would for plain words, 'single' and "double" quotes and backslash
-// escapes (no variables, globs or operators).
+// splitCommand splits --target's command line into words the way a shell
+// would: quotes, backslashes, $VAR from the environment, ~ and braces.
+// Operators (|, ;, &&, redirections) and command substitutions are
+// errors: the line is one command, started without a shell.
 func splitCommand(s string) ([]string, error) {
-	var words []string
-	var cur strings.Builder
-	inWord := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\':
-			if i+1 >= len(s) {
-				return nil, fmt.Errorf("trailing backslash in %q", s)
-			}
-			i++
-			cur.WriteByte(s[i])
-			inWord = true
-		case c == '\'':
-			end := strings.IndexByte(s[i+1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("unterminated ' in %q", s)
-			}
-			cur.WriteString(s[i+1 : i+1+end])
-			i += end + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte(`"\$`+"`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, fmt.Errorf("unterminated \" in %q", s)
-			}
-			inWord = true
-		case c == ' ' || c == '\t' || c == '\n':
-			if inWord {
-				words = append(words, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(c)
-			inWord = true
-		}
-	}
-	if inWord {
-		words = append(words, cur.String())
-	}
-	return words, nil
+	return shell.Fields(s, nil)
 }

@@ -150,8 +150,19 @@ func TestSplitCommand(t *testing.T) {
 		{"", nil, false},
 		{`x "open`, nil, true},
 		{`x 'open`, nil, true},
-		{`x \`, nil, true},
+		{`x \`, []string{"x", `\`}, false}, // as sh -c leaves it
+		{`node $NEXUS_SPLIT_TEST/server.js`, []string{"node", "/opt/srv/server.js"}, false},
+		{`node {a,b}.js`, []string{"node", "a.js", "b.js"}, false},
+		{`node "$NEXUS_SPLIT_TEST"`, []string{"node", "/opt/srv"}, false},
+		{`node '$NEXUS_SPLIT_TEST'`, []string{"node", "$NEXUS_SPLIT_TEST"}, false},
+		{"a | b", nil, true},
+		{"a; b", nil, true},
+		{"a && b", nil, true},
+		{"a > log", nil, true},
+		{"a $(b)", nil, true},
+		{"a `b`", nil, true},
 	}
+	t.Setenv("NEXUS_SPLIT_TEST", "/opt/srv")
 	for _, tt := range tests {
 		got, err := splitCommand(tt.in)
 		if (err != nil) != tt.bad || !tt.bad && !reflect.DeepEqual(got, tt.want) {

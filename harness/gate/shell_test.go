@@ -114,6 +114,18 @@ func TestAnalyzeShell(t *testing.T) {
 		{cmd: "{ echo a; echo b; } > both", writes: true, targets: []string{"both"}},
 		{cmd: "echo {a,b}.txt > x{1,2}", writes: true, unknown: true},
 
+		// Commands the hand-written lexer this parser replaced did not see.
+		{cmd: "cat <<EOF > notes.md\n$(rm -f inhd)\nEOF", writes: true, targets: []string{"notes.md", "inhd"}},
+		{cmd: "cat <<EOF\n`touch bqhd`\nEOF", writes: true, targets: []string{"bqhd"}},
+		{cmd: "cat <<'EOF'\n$(rm -f quoted)\nEOF", writes: false},
+		{cmd: "echo ${x:-$(rm -f dflt)}", writes: true, targets: []string{"dflt"}},
+		{cmd: "echo $(( $(rm -f arith) + 1 ))", writes: true, targets: []string{"arith"}},
+		{cmd: "coproc rm -f co", writes: true, targets: []string{"co"}},
+		{cmd: "case $x in a) rm -f c1;; *) touch c2;; esac", writes: true, targets: []string{"c1", "c2"}},
+		{cmd: "[[ -f x ]] && rm -f y", writes: true, targets: []string{"y"}},
+		{cmd: `echo a\>b c\ d`, writes: false},
+		{cmd: `echo "a\"b" > "out\"q"`, writes: true, targets: []string{`out"q`}},
+
 		// Unparseable: conservative.
 		{cmd: "echo 'unterminated", writes: true, unknown: true},
 		{cmd: "echo \"open", writes: true, unknown: true},

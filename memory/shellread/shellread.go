@@ -15,6 +15,8 @@ package shellread
 import (
 	"path/filepath"
 	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // Reads returns the files cmd reads, as cleaned absolute paths (relative
@@ -53,8 +55,7 @@ const (
 )
 
 type word struct {
-	text   string
-	assign bool // an unquoted NAME=... prefix: a variable assignment
+	text string
 }
 
 type segment struct {
@@ -62,234 +63,143 @@ type segment struct {
 	sep   sep // what follows this command
 }
 
-// lex splits a command line into simple commands of unquoted words. It
-// reports ok=false on anything it does not fully understand.
+// lex splits a command line into simple commands of unquoted words, with
+// the operator after each. It reports ok=false on anything whose effect is
+// not certain from the text: a line that does not parse, compound commands,
+// subshells, background jobs, negation, input redirection and here-documents,
+// and any word that is not plain text after quote removal.
 func lex(s string) ([]segment, bool) {
-	var (
-		segs    []segment
-		cur     segment
-		buf     strings.Builder
-		inWord  bool
-		quoted  bool // the current word had a quoted part
-		nameEnd = -1 // index in buf where an unquoted NAME= prefix ends
-		skipNxt bool // the next word is a redirection target (written, not read)
-	)
-	flush := func() bool {
-		if !inWord {
-			return true
-		}
-		w := word{text: buf.String(), assign: nameEnd > 0}
-		buf.Reset()
-		inWord, quoted, nameEnd = false, false, -1
-		if skipNxt {
-			skipNxt = false
-			return true
-		}
-		cur.words = append(cur.words, w)
-		return true
-	}
-	endSeg := func(sp sep) bool {
-		flush()
-		if skipNxt {
-			return false // redirection without a target
-		}
-		if len(cur.words) == 0 {
-			// `a && && b`, a leading `|`, `;;` (case): not a plain list.
-			if sp == sepSeq && len(segs) > 0 && segs[len(segs)-1].sep == sepSeq {
-				return true // blank lines and `;` after newline are harmless
-			}
-			if len(segs) == 0 && sp == sepSeq {
-				return true // leading newline or `;`... harmless
-			}
-			return false
-		}
-		cur.sep = sp
-		segs = append(segs, cur)
-		cur = segment{}
-		return true
-	}
-	// startWord notes that the current word gets content.
-	startWord := func() { inWord = true }
-	isNameChar := func(c byte, first bool) bool {
-		return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case ' ', '\t':
-			flush()
-		case '\n':
-			if !endSeg(sepSeq) {
-				return nil, false
-			}
-		case ';':
-			if i+1 < len(s) && (s[i+1] == ';' || s[i+1] == '&') {
-				return nil, false // case terminators
-			}
-			if !endSeg(sepSeq) {
-				return nil, false
-			}
-		case '&':
-			switch {
-			case i+1 < len(s) && s[i+1] == '&':
-				if !endSeg(sepAnd) {
-					return nil, false
-				}
-				i++
-			case i+1 < len(s) && s[i+1] == '>':
-				// &> and &>>: stdout and stderr to a file.
-				flush()
-				i++
-				if i+1 < len(s) && s[i+1] == '>' {
-					i++
-				}
-				skipNxt = true
-			default:
-				return nil, false // background job
-			}
-		case '|':
-			if i+1 < len(s) && s[i+1] == '|' {
-				if !endSeg(sepOr) {
-					return nil, false
-				}
-				i++
-				continue
-			}
-			if i+1 < len(s) && s[i+1] == '&' {
-				i++
-			}
-			if !endSeg(sepPipe) {
-				return nil, false
-			}
-		case '>':
-			// An all-digit word right before is the fd number (2>...).
-			if inWord && !quoted && isDigits(buf.String()) {
-				buf.Reset()
-				inWord, nameEnd = false, -1
-			} else {
-				flush()
-			}
-			if skipNxt {
-				return nil, false
-			}
-			if i+1 < len(s) && (s[i+1] == '>' || s[i+1] == '|') {
-				i++
-			} else if i+1 < len(s) && s[i+1] == '&' {
-				i++ // >&2, 2>&1: the target is an fd
-			}
-			skipNxt = true
-		case '<':
-			return nil, false // input redirection, here-docs, process substitution
-		case '(', ')', '{', '}', '`', '$', '*', '?', '[', ']', '!':
-			return nil, false // subshells, groups, expansions, globs, history
-		case '~':
-			if !inWord {
-				return nil, false // tilde expansion
-			}
-			buf.WriteByte(c)
-		case '#':
-			if inWord {
-				buf.WriteByte(c)
-				continue
-			}
-			// A comment runs to the end of the line.
-			for i+1 < len(s) && s[i+1] != '\n' {
-				i++
-			}
-		case '\\':
-			if i+1 >= len(s) {
-				return nil, false
-			}
-			i++
-			if s[i] == '\n' {
-				continue // line continuation
-			}
-			startWord()
-			quoted = true
-			buf.WriteByte(s[i])
-		case '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, false
-			}
-			startWord()
-			quoted = true
-			buf.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-		case '"':
-			startWord()
-			quoted = true
-			i++
-			for ; ; i++ {
-				if i >= len(s) {
-					return nil, false
-				}
-				d := s[i]
-				if d == '"' {
-					break
-				}
-				if d == '$' || d == '`' {
-					return nil, false
-				}
-				if d == '\\' && i+1 < len(s) {
-					switch s[i+1] {
-					case '"', '\\':
-						i++
-						d = s[i]
-					case '\n':
-						i++
-						continue
-					case '$', '`':
-						i++
-						d = s[i]
-					}
-				}
-				buf.WriteByte(d)
-			}
-		case '=':
-			if inWord && !quoted && nameEnd < 0 && buf.Len() > 0 {
-				name := buf.String()
-				okName := isNameChar(name[0], true)
-				for k := 1; k < len(name) && okName; k++ {
-					okName = isNameChar(name[k], false)
-				}
-				if okName {
-					nameEnd = buf.Len()
-				}
-			}
-			startWord()
-			buf.WriteByte(c)
-		default:
-			startWord()
-			buf.WriteByte(c)
-		}
-	}
-	flush()
-	if skipNxt {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(s), "")
+	if err != nil {
 		return nil, false
 	}
-	if len(cur.words) > 0 {
-		cur.sep = sepEnd
-		segs = append(segs, cur)
-	} else if len(segs) > 0 && segs[len(segs)-1].sep != sepSeq {
-		return nil, false // ends in `&&`, `||` or `|`
-	}
-	if len(segs) > 0 && segs[len(segs)-1].sep == sepSeq {
-		segs[len(segs)-1].sep = sepEnd
+	var segs []segment
+	for i, st := range f.Stmts {
+		after := sepSeq
+		if i == len(f.Stmts)-1 {
+			after = sepEnd
+		}
+		if !flatten(st, after, &segs) {
+			return nil, false
+		}
 	}
 	return segs, true
 }
 
-func isDigits(s string) bool {
-	if s == "" {
+// flatten appends the simple commands of a list (a && b | c ...) in order,
+// each with the operator that follows it.
+func flatten(st *syntax.Stmt, after sep, segs *[]segment) bool {
+	if st.Background || st.Negated || st.Coprocess || st.Disown {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
+	switch c := st.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		if len(st.Redirs) > 0 {
 			return false
 		}
+		op := map[syntax.BinCmdOperator]sep{syntax.AndStmt: sepAnd, syntax.OrStmt: sepOr, syntax.Pipe: sepPipe, syntax.PipeAll: sepPipe}[c.Op]
+		return op != 0 && flatten(c.X, op, segs) && flatten(c.Y, after, segs)
+	case *syntax.CallExpr:
+		seg := segment{sep: after}
+		for _, r := range st.Redirs {
+			if !outputRedirect(r) {
+				return false
+			}
+		}
+		for _, a := range c.Assigns {
+			if a.Append || a.Naked || a.Index != nil || a.Array != nil || (a.Value != nil && !plain(a.Value)) {
+				return false
+			}
+		}
+		for _, w := range c.Args {
+			text, ok := literal(w)
+			if !ok {
+				return false
+			}
+			seg.words = append(seg.words, word{text: text})
+		}
+		*segs = append(*segs, seg)
+		return true
+	case nil:
+		return len(st.Redirs) == 0
 	}
-	return true
+	return false // if, for, while, case, { }, ( ), [[ ]], functions...
+}
+
+// outputRedirect accepts redirections of output to a plain file name or a
+// file descriptor: they write, and reading is all this package reports.
+func outputRedirect(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.DplOut:
+		return plain(r.Word)
+	}
+	return false // input, here-documents, here-strings
+}
+
+func plain(w *syntax.Word) bool {
+	_, ok := literal(w)
+	return ok
+}
+
+// literal is a word's text after quote removal when nothing in it is
+// expanded: no parameters, substitutions, globs, braces, tildes or history
+// marks, and no $'...' quoting.
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "*?[]{}!$") || (i == 0 && strings.HasPrefix(p.Value, "~")) {
+				return "", false
+			}
+			b.WriteString(unescape(p.Value, ""))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(unescape(l.Value, "\"$`\\"))
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// unescape removes the backslashes of a literal: unquoted (only == "") a
+// backslash quotes any character, inside double quotes only those in only;
+// a backslash-newline is a line continuation either way.
+func unescape(s, only string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			next := s[i+1]
+			if next == '\n' {
+				i++
+				continue
+			}
+			if only == "" || strings.IndexByte(only, next) >= 0 {
+				i++
+				b.WriteByte(next)
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 type analysis struct {
@@ -309,10 +219,7 @@ var shellKeywords = map[string]bool{
 }
 
 func (an *analysis) segment(s segment, before sep) bool {
-	words := s.words
-	for len(words) > 0 && words[0].assign {
-		words = words[1:]
-	}
+	words := s.words // assignments before the name are not words (lex)
 	if len(words) > 0 {
 		name := words[0].text
 		if shellKeywords[name] {
@@ -400,4 +307,16 @@ func commandName(name string) string {
 		}
 	}
 	return name
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
