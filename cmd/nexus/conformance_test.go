@@ -123,7 +123,7 @@ func TestConformanceCommand(t *testing.T) {
 		{"bad regexp", []string{"--run", "("}, "--run:"},
 		{"nothing matches", []string{"--run", "^no_such_case$"}, "matches no test_id"},
 		{"stray arguments", []string{"mcp"}, "unexpected arguments"},
-		{"bad target quoting", []string{"--target", `"nexus mcp`}, "unterminated"},
+		{"bad target quoting", []string{"--target", `"nexus mcp`}, "without closing quote"},
 		{"missing fixtures dir", []string{"--fixtures", "/no/such/dir"}, "is not a directory"},
 		{"bad harness id", []string{"--harness-id", "Claude_Nexus"}, "must match"},
 	} {
