@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
@@ -98,6 +99,17 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 		Settings:    pluginSettings(cfg),
 		Disabled:    cfg.StringList("plugins.disabled"),
 		DigestCache: pluginhost.DefaultDigestCache(),
+	}
+	// Each plugin's data folder: .nexus/state/<harness-id>/plugins/<name>/,
+	// in the harness's own state namespace, which .nexus/.gitignore keeps
+	// out of version control.
+	if dir, err := nexusDir(cfg, proj, ""); err == nil {
+		if dir == "" {
+			dir = filepath.Join(proj, ".nexus")
+		}
+		if id := cfg.String("harness.id"); state.ValidHarnessID(id) {
+			o.DataRoot = filepath.Join(dir, "state", id, "plugins")
+		}
 	}
 	// The bundled store's names are reserved even while it is turned off,
 	// and so are nexus's own (mcp.tool_prefix): no plugin takes them.

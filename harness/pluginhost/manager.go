@@ -63,6 +63,11 @@ type Options struct {
 	// validated nor listed.
 	OnlyEvent string
 	OnlyTool  string
+	// DataRoot is the folder holding each plugin's data folder for this
+	// project (<DataRoot>/<name>/, sent in Configure as DataDir): nexus
+	// uses <project>/.nexus/state/<harness-id>/plugins, outside version
+	// control. Empty: plugins get no data folder.
+	DataRoot string
 	// Settings holds each plugin's own settings, by plugin name.
 	Settings map[string]map[string]string
 	// Logger receives the plugin log (an hclog.Logger fits). The default
@@ -235,6 +240,10 @@ func New(manifests []*Manifest, opts Options) (*Manager, error) {
 					}
 				}
 				if prev, taken := m.tools[ref.Name]; taken {
+					if m.byName[prev.Plugin].Source == SourceBuiltin {
+						m.problems = append(m.problems, refusal(man, t.Name, ref.Name, "nexus's built-in plugin "+prev.Plugin+" serves it"))
+						continue
+					}
 					m.problems = append(m.problems, Problem{Path: man.Path, Plugin: man.Name, Tool: t.Name, Err: fmt.Errorf(
 						"plugin %s: tool %q is not served: plugin %s already serves %s", man.Name, t.Name, prev.Plugin, ref.Name)})
 					continue

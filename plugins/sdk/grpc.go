@@ -76,6 +76,7 @@ func (g *grpcClient) Configure(ctx context.Context, cfg *Config) error {
 	if cfg != nil {
 		req.ProjectDir = cfg.ProjectDir
 		req.Settings = cfg.Settings
+		req.DataDir = cfg.DataDir
 	}
 	if _, err := g.c.Configure(ctx, req); err != nil {
 		return callError("Configure", err)
@@ -161,7 +162,7 @@ func (s *grpcServer) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *p
 
 func (s *grpcServer) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (resp *pluginv1.ConfigureResponse, err error) {
 	defer guard("Configure", &err)
-	if err := s.impl.Configure(ctx, &Config{ProjectDir: req.GetProjectDir(), Settings: req.GetSettings()}); err != nil {
+	if err := s.impl.Configure(ctx, &Config{ProjectDir: req.GetProjectDir(), Settings: req.GetSettings(), DataDir: req.GetDataDir()}); err != nil {
 		return nil, statusOf(err)
 	}
 	return &pluginv1.ConfigureResponse{}, nil

@@ -104,7 +104,7 @@ func TestBareNameCollisionKeepsTheFirst(t *testing.T) {
 	if ref, _ := m.Resolve("echo_text"); ref.Plugin != "bi" {
 		t.Fatalf("echo_text belongs to %q, want the built-in", ref.Plugin)
 	}
-	if len(m.Problems()) != 1 || !strings.Contains(m.Problems()[0].Error(), `tool "echo_text" is not exposed`) {
+	if len(m.Problems()) != 1 || !strings.Contains(m.Problems()[0].Error(), `plugin echo: tool "text" is not served: its name echo_text is reserved (nexus's built-in plugin bi serves it)`) {
 		t.Fatalf("problems %v", m.Problems())
 	}
 	if got := len(m.DeclaredTools()); got != 1 {

@@ -395,7 +395,11 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	if err != nil {
 		return fail(callFailure("Info", err), err)
 	}
-	cfg := &sdk.Config{Settings: opts.Settings[p.man.Name]}
+	dataDir, err := pluginhost.DataDir(opts.DataRoot, p.man.Name)
+	if err != nil {
+		return fail("no data folder", err)
+	}
+	cfg := &sdk.Config{Settings: opts.Settings[p.man.Name], DataDir: dataDir}
 	if p.man.ProjectDir {
 		cfg.ProjectDir = opts.ProjectDir
 	}

@@ -3,6 +3,7 @@ package launch
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,5 +144,30 @@ func TestStopWithAndWithoutController(t *testing.T) {
 				t.Errorf("stopping logged warnings:\n%s", s)
 			}
 		})
+	}
+}
+
+// Each plugin gets its own data folder for the project in Configure,
+// created before the call.
+func TestConfigureCarriesTheDataFolder(t *testing.T) {
+	root := filepath.Join(t.TempDir(), ".nexus", "state", "nexus", "plugins")
+	m := openManager(t, Options{DataRoot: root, Settings: map[string]map[string]string{"tp": {"k": "v"}}},
+		plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: testPluginBinary(t)}))
+	res, err := m.CallTool(context.Background(), "tp_config", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		DataDir  string            `json:"data_dir"`
+		Settings map[string]string `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(res.Text), &cfg); err != nil {
+		t.Fatalf("config %q: %v", res.Text, err)
+	}
+	if want := filepath.Join(root, "tp"); cfg.DataDir != want || cfg.Settings["k"] != "v" {
+		t.Fatalf("Configure got %+v, want data_dir %s", cfg, want)
+	}
+	if st, err := os.Stat(cfg.DataDir); err != nil || !st.IsDir() {
+		t.Fatalf("data folder: %v", err)
 	}
 }

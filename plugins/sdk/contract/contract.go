@@ -70,6 +70,12 @@ type Config struct {
 	// Settings are the plugin's own keys from nexus configuration
 	// (plugins.<name>.settings), as strings.
 	Settings map[string]string `json:"settings,omitempty"`
+	// DataDir is the plugin's own data folder for this project, outside
+	// version control (<project>/.nexus/state/<harness-id>/plugins/<name>/),
+	// created by nexus (mode 0700) before Configure: keep caches, indexes
+	// and anything else the plugin writes there. Empty when nexus has no
+	// project (the plugin then keeps nothing).
+	DataDir string `json:"data_dir,omitempty"`
 }
 
 // ToolResult is the outcome of a tool call. Text is what the MCP client

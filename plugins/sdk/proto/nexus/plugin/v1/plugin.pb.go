@@ -291,7 +291,12 @@ type ConfigureRequest struct {
 	ProjectDir string `protobuf:"bytes,1,opt,name=project_dir,json=projectDir,proto3" json:"project_dir,omitempty"`
 	// The plugin's own settings from nexus configuration
 	// (plugins.<name>.settings).
-	Settings      map[string]string `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Settings map[string]string `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The plugin's own data folder for this project, outside version control
+	// (<project>/.nexus/state/<harness-id>/plugins/<name>/), created by nexus
+	// with mode 0700 before Configure. Keep caches, indexes and other files
+	// the plugin writes there.
+	DataDir       string `protobuf:"bytes,3,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +343,13 @@ func (x *ConfigureRequest) GetSettings() map[string]string {
 		return x.Settings
 	}
 	return nil
+}
+
+func (x *ConfigureRequest) GetDataDir() string {
+	if x != nil {
+		return x.DataDir
+	}
+	return ""
 }
 
 type ConfigureResponse struct {
@@ -733,11 +745,12 @@ const file_nexus_plugin_v1_plugin_proto_rawDesc = "" +
 	"idempotent\x18\x04 \x01(\bR\n" +
 	"idempotent\x12\x1d\n" +
 	"\n" +
-	"open_world\x18\x05 \x01(\bR\topenWorld\"\xbd\x01\n" +
+	"open_world\x18\x05 \x01(\bR\topenWorld\"\xd8\x01\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vproject_dir\x18\x01 \x01(\tR\n" +
 	"projectDir\x12K\n" +
-	"\bsettings\x18\x02 \x03(\v2/.nexus.plugin.v1.ConfigureRequest.SettingsEntryR\bsettings\x1a;\n" +
+	"\bsettings\x18\x02 \x03(\v2/.nexus.plugin.v1.ConfigureRequest.SettingsEntryR\bsettings\x12\x19\n" +
+	"\bdata_dir\x18\x03 \x01(\tR\adataDir\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x13\n" +

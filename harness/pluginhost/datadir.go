@@ -1,0 +1,42 @@
+package pluginhost
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// DataDir returns, creating it when missing (mode 0700), a plugin's data
+// folder for this project: <root>/<name>/. The folder is made beneath root
+// (os.Root), and a symlink or a file in its place is refused, so a
+// repository cannot point a plugin's writes elsewhere. root "" means no
+// data folder ("" returned).
+func DataDir(root, name string) (string, error) {
+	if root == "" {
+		return "", nil
+	}
+	if !pluginNameRE.Re().MatchString(name) {
+		return "", fmt.Errorf("plugin data folder: %q is not a plugin name", name)
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return "", fmt.Errorf("plugin data folder: %w", err)
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return "", fmt.Errorf("plugin data folder: %w", err)
+	}
+	defer r.Close()
+	if err := r.Mkdir(name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("plugin data folder: %w", err)
+	}
+	st, err := r.Lstat(name)
+	if err != nil {
+		return "", fmt.Errorf("plugin data folder: %w", err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("plugin data folder %s is not a folder (%s); remove it", filepath.Join(root, name), st.Mode().Type())
+	}
+	return filepath.Join(root, name), nil
+}
