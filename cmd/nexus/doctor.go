@@ -110,6 +110,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		doctor.Distribution{Dir: coreDir, LocateErr: locateErr, Validate: validateDistribution},
 		doctor.Config{Options: cfgOpts},
 		doctor.Gitignore{Layout: layout},
+		doctor.Symlinks{Layout: layout},
 		doctor.StateFiles{Store: store},
 		doctor.Session{Layout: layout, StaleAfter: fl.staleAfter, ToolRef: func(t string) string { return prefix + t }},
 		doctor.Namespaces{Layout: layout},
