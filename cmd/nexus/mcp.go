@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -141,7 +142,18 @@ call goes through the capability gate, as the hooks do.`,
 	return cmd
 }
 
+// mcpMemoryLimit is the soft limit of the Go heap of a long-lived
+// `nexus mcp` (debug.SetMemoryLimit), unless GOMEMLIMIT says otherwise:
+// answers on a large project are megabytes of short-lived buffers, and
+// without a limit the heap grows to twice its peak before collecting
+// them. The limit is soft: a larger live state still fits, collected more
+// often.
+const mcpMemoryLimit = 40 << 20
+
 func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(mcpMemoryLimit)
+	}
 	useHTTP := cmd.Flags().Changed("http")
 	// On stdio, stdout is the protocol: anything else printing to it (a
 	// library, a stray debug line) goes to stderr instead.

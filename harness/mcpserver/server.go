@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"unsafe"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -208,7 +209,9 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 				return failed(err), nil
 			}
 			return &mcp.CallToolResult{
-				Content:              []mcp.Content{mcp.NewTextContent(string(raw))},
+				// The text aliases the encoded bytes, which nothing
+				// modifies: a large answer is not copied once more.
+				Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(raw), len(raw)))},
 				RawStructuredContent: raw,
 			}, nil
 		}

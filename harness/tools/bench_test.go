@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -47,4 +48,59 @@ func BenchmarkCallTool(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLargeState measures the calls agents make most on a project
+// with n tasks in tasks.json and n cycles in history.json, in one engine
+// (as nexus mcp serves them), results encoded as the MCP server sends
+// them (Engine.CallToolJSON).
+//
+//	go test -run '^$' -bench LargeState -benchtime 20x ./harness/tools/
+func BenchmarkLargeState(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, bc := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"task_list", nil},
+			{"task_add", map[string]any{"title": "bench", "context": "c"}},
+			{"history_search", map[string]any{"query": "auth"}},
+			{"context", nil},
+		} {
+			b.Run(fmt.Sprintf("%s/n=%d", bc.tool, n), func(b *testing.B) {
+				e, proj := newEngine(b)
+				writeLargeState(b, proj, n)
+				ctx := context.Background()
+				for b.Loop() {
+					if _, err := e.CallToolJSON(ctx, bc.tool, bc.args); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func writeLargeState(b *testing.B, proj string, n int) {
+	b.Helper()
+	tasks := make([]any, n)
+	for i := range tasks {
+		tasks[i] = map[string]any{"id": i + 1, "title": fmt.Sprintf("Implement part %d of the storage layer", i+1),
+			"context": "The storage layer needs its reader, its writer and tests; see the plan for the decision taken and why.",
+			"approach": "Write the reader first, then the writer.", "status": []string{"pending", "completed"}[i%2],
+			"deps": []any{}, "owner": "engineer", "created_at": "2026-01-01T00:00:00.000Z"}
+	}
+	cycles := make([]any, n)
+	for i := range cycles {
+		topic := fmt.Sprintf("Cycle %d: storage", i)
+		if i%10 == 3 {
+			topic = fmt.Sprintf("Cycle %d: auth tokens", i)
+		}
+		cycles[i] = map[string]any{"schema_version": "0.5", "completed_at": "2026-01-01T00:00:00.000Z", "branch": "main",
+			"plan": map[string]any{"id": i + 1, "topic": topic, "created_at": "2026-01-01T00:00:00.000Z", "issues": []any{
+				map[string]any{"id": 1, "title": "Format", "status": "decided", "decision": "JSON"}}},
+			"tasks": tasks[:3]}
+	}
+	putFiles(b, proj, files{tasksPath: map[string]any{"goal": "g", "decisions": []any{"d"}, "tasks": tasks},
+		historyPath: map[string]any{"schema_version": "0.5", "cycles": cycles}})
 }

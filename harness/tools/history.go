@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -35,14 +36,16 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	if n, ok := integer(args, "last_n"); ok {
 		lastN = n
 	}
-	b, ok, err := env.Store.ReadHistoryBytes()
+	f, err := env.Store.OpenHistory()
 	if err != nil {
 		return nil, err
 	}
 	var matches []jsontext.Value
 	total := 0
-	if ok {
-		if matches, total, err = searchCycles(b, strings.ToLower(query), lastN); err != nil {
+	if f != nil {
+		matches, total, err = searchCycles(f, strings.ToLower(query), lastN)
+		f.Close()
+		if err != nil {
 			return nil, &state.CorruptError{Path: env.Store.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
 		}
 	}
@@ -53,13 +56,14 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	return map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}, nil
 }
 
-// searchCycles walks history.json once: each cycle is read as a raw value
+// searchCycles walks history.json once, streaming (memory holds one cycle
+// and the matches kept, not the file): each cycle is read as a raw value
 // and, when there is a query, its search text (see appendSearchText) is
 // matched against the lower-cased query. It returns the last lastN
 // matching cycles (copied out of the decoder's buffer) and the number of
 // matches.
-func searchCycles(b []byte, query string, lastN int64) ([]jsontext.Value, int, error) {
-	dec := jsontext.NewDecoder(bytes.NewBuffer(b), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+func searchCycles(r io.Reader, query string, lastN int64) ([]jsontext.Value, int, error) {
+	dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil {
 		return nil, 0, err
 	} else if tok.Kind() != '{' {

@@ -195,8 +195,19 @@ func (s *Store) ReadHistory() (*History, bool, error) {
 	return &h, true, nil
 }
 
-// ReadHistoryBytes returns history.json's bytes as they are on disk.
-func (s *Store) ReadHistoryBytes() ([]byte, bool, error) { return readFile(s.L.HistoryPath()) }
+// OpenHistory opens history.json for a streaming read (history_search
+// walks it once without holding the whole file). A missing file is
+// (nil, nil); the caller closes the file.
+func (s *Store) OpenHistory() (*os.File, error) {
+	f, err := os.Open(s.L.HistoryPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.L.HistoryPath(), err)
+	}
+	return f, nil
+}
 
 // ReadTracker reads this harness's agent-tracker.json without locking.
 func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
