@@ -4,10 +4,11 @@ BIN       ?= bin
 PREFIX    ?= $(shell $(GO) env GOPATH)
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
-# The nexus-core distribution `make run` and `make bench` use: the vendored copy.
-CORE      ?= $(CURDIR)/third_party/nexus-core/dist
-# The Node peer `make bench` compares against (optional; needs Node.js 20+).
-PEER      ?= $(abspath ../shared/peers/claude-nexus-0.27.0/bridge/mcp-server.cjs)
+# The nexus-core distribution `make run` and `make bench` use; empty means the
+# one built into nexus (third_party/nexus-core, docs/distribution.md).
+CORE      ?=
+# The Node peer `make bench` compares against (optional: used when present; needs Node.js 20+).
+PEER      ?= $(abspath $(wildcard ../shared/peers/claude-nexus-0.27.0/bridge/mcp-server.cjs))
 
 .PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz e2e
 
@@ -22,10 +23,12 @@ build:
 install:
 	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/nexus ./cmd/nexus-plugins
 
-# The main job: validate the distribution and run the conformance suite.
+# The main job: validate the distribution and run the conformance suite
+# (46 cases: tool, lifecycle and scenario fixtures).
 run: install
-	$(PREFIX)/bin/nexus validate --core $(CORE)
-	$(PREFIX)/bin/nexus conformance --core $(CORE)
+	$(PREFIX)/bin/nexus version
+	$(PREFIX)/bin/nexus validate $(if $(CORE),--core $(CORE))
+	$(PREFIX)/bin/nexus conformance $(if $(CORE),--core $(CORE))
 
 # The parser fuzz targets the hardening issue names, run briefly on every
 # `make test` (2 s each); `make fuzz` runs every target for FUZZTIME.
@@ -68,7 +71,7 @@ vet:
 # One table of the performance figures the issues set: median, target,
 # PASS/MISS and the command behind each (docs/performance.md).
 bench:
-	$(GO) run ./scripts/benchtable -core $(CORE) -peer $(PEER)
+	$(GO) run ./scripts/benchtable $(if $(CORE),-core $(CORE)) $(if $(PEER),-peer $(PEER))
 
 # Every Go benchmark of the module, raw.
 bench-all:

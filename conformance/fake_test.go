@@ -101,3 +101,8 @@ func testSchemas(t testing.TB) *schema.Set {
 	schemasOnce.Do(func() { coreSchemas = schema.NewCoreSet(dir) })
 	return coreSchemas
 }
+
+// osSource is a fixture directory on disk.
+func osSource(dir, label string, optional bool) Source {
+	return Source{FS: os.DirFS(dir), Dir: ".", Where: dir, Label: label, Optional: optional}
+}

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -156,21 +158,30 @@ func (f *Fixture) HarnessID() string {
 // Source is a directory of fixture files and the label its files get in
 // reports.
 type Source struct {
-	Dir   string
+	// FS holds the directory; Dir is its slash-separated path inside FS.
+	FS  fs.FS
+	Dir string
+	// Where names the directory in messages (a path on disk, or a file of
+	// the built-in distribution).
+	Where string
 	Label string
 	// Optional sources may be missing (early copies of nexus-core 0.10.0
 	// had no scenarios/); a missing source is noted, not an error.
 	Optional bool
 }
 
-// CoreSources returns the fixture directories of a nexus-core
-// distribution: conformance/tools, conformance/lifecycle and
-// conformance/scenarios.
-func CoreSources(coreDir string) []Source {
+// CoreSources returns the fixture directories of a nexus-core distribution
+// whose files are fsys (vocabulary.Dist.FS): conformance/tools,
+// conformance/lifecycle and conformance/scenarios. where names a
+// distribution-relative path for messages (vocabulary.Dist.File).
+func CoreSources(fsys fs.FS, where func(rel string) string) []Source {
 	var out []Source
 	for _, d := range []string{"tools", "lifecycle", "scenarios"} {
+		rel := "conformance/" + d
 		out = append(out, Source{
-			Dir:      filepath.Join(coreDir, "conformance", d),
+			FS:       fsys,
+			Dir:      rel,
+			Where:    where(rel),
 			Label:    d,
 			Optional: d == "scenarios",
 		})
@@ -182,11 +193,12 @@ func CoreSources(coreDir string) []Source {
 // *.json files and those of its tools/, lifecycle/ and scenarios/
 // subdirectories, when present.
 func DirSources(dir string) []Source {
-	out := []Source{{Dir: dir, Label: dir}}
+	fsys := os.DirFS(dir)
+	out := []Source{{FS: fsys, Dir: ".", Where: dir, Label: dir}}
 	for _, d := range []string{"tools", "lifecycle", "scenarios"} {
 		sub := filepath.Join(dir, d)
 		if st, err := os.Stat(sub); err == nil && st.IsDir() {
-			out = append(out, Source{Dir: sub, Label: sub})
+			out = append(out, Source{FS: fsys, Dir: d, Where: sub, Label: sub})
 		}
 	}
 	return out
@@ -215,10 +227,10 @@ func Load(v Validator, sources ...Source) (*Suite, error) {
 	s := &Suite{}
 	seen := map[string]string{}
 	for _, src := range sources {
-		entries, err := os.ReadDir(src.Dir)
+		entries, err := fs.ReadDir(src.FS, src.Dir)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && src.Optional {
-				s.Notes = append(s.Notes, fmt.Sprintf("no %s/ fixtures: %s does not exist (early copies of nexus-core 0.10.0 omit them)", src.Label, src.Dir))
+			if errors.Is(err, fs.ErrNotExist) && src.Optional {
+				s.Notes = append(s.Notes, fmt.Sprintf("no %s/ fixtures: %s does not exist (early copies of nexus-core 0.10.0 omit them)", src.Label, src.Where))
 				continue
 			}
 			return nil, fmt.Errorf("read fixtures: %w", err)
@@ -232,7 +244,7 @@ func Load(v Validator, sources ...Source) (*Suite, error) {
 		sort.Strings(names)
 		for _, name := range names {
 			label := filepath.ToSlash(filepath.Join(src.Label, name))
-			for _, c := range loadFile(v, filepath.Join(src.Dir, name), label) {
+			for _, c := range loadFile(v, src, name, label) {
 				if c.Err == nil {
 					if prev, dup := seen[c.ID]; dup {
 						c.Err = fmt.Errorf("test_id %q is already used by a fixture in %s; test ids must be unique", c.ID, prev)
@@ -253,20 +265,20 @@ func Load(v Validator, sources ...Source) (*Suite, error) {
 func describeSources(sources []Source) string {
 	dirs := make([]string, len(sources))
 	for i, s := range sources {
-		dirs[i] = s.Dir
+		dirs[i] = s.Where
 	}
 	return strings.Join(dirs, ", ")
 }
 
 // loadFile returns the cases of one file. A file that is not JSON, or not
 // an object or array of objects, yields one failing case named after it.
-func loadFile(v Validator, path, label string) []*Case {
+func loadFile(v Validator, src Source, name, label string) []*Case {
 	fileCase := func(err error) []*Case {
-		return []*Case{{ID: strings.TrimSuffix(filepath.Base(path), ".json"), Source: label, Err: err}}
+		return []*Case{{ID: strings.TrimSuffix(name, ".json"), Source: label, Err: err}}
 	}
-	b, err := os.ReadFile(path)
+	b, err := fs.ReadFile(src.FS, path.Join(src.Dir, name))
 	if err != nil {
-		return fileCase(fmt.Errorf("read %s: %w", path, err))
+		return fileCase(fmt.Errorf("read %s: %w", label, err))
 	}
 	b = bytes.TrimSpace(b)
 	var raws []json.RawMessage

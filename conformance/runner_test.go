@@ -124,7 +124,7 @@ func runFixturesWith(t *testing.T, f Factory, docs ...string) []*Result {
 	if err := os.WriteFile(filepath.Join(dir, "cases.json"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	suite, err := Load(testSchemas(t), Source{Dir: dir, Label: "t"})
+	suite, err := Load(testSchemas(t), osSource(dir, "t", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	suite, err := Load(testSchemas(t), Source{Dir: dir, Label: "x"}, Source{Dir: filepath.Join(dir, "missing"), Label: "scenarios", Optional: true})
+	suite, err := Load(testSchemas(t), osSource(dir, "x", false), osSource(filepath.Join(dir, "missing"), "scenarios", true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -490,10 +490,10 @@ func TestLoad(t *testing.T) {
 	if len(suite.Notes) != 1 || !strings.Contains(suite.Notes[0], "no scenarios/ fixtures") {
 		t.Fatalf("notes %v", suite.Notes)
 	}
-	if _, err := Load(testSchemas(t), Source{Dir: filepath.Join(dir, "missing"), Label: "tools"}); err == nil {
+	if _, err := Load(testSchemas(t), osSource(filepath.Join(dir, "missing"), "tools", false)); err == nil {
 		t.Fatal("a missing required source must be an error")
 	}
-	if _, err := Load(testSchemas(t), Source{Dir: t.TempDir(), Label: "empty"}); err == nil {
+	if _, err := Load(testSchemas(t), osSource(t.TempDir(), "empty", false)); err == nil {
 		t.Fatal("no fixtures at all must be an error")
 	}
 }

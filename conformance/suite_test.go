@@ -10,6 +10,7 @@ import (
 	"github.com/nexus-harness/nexus/conformance/nexustarget"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
+	"github.com/nexus-harness/nexus/vocabulary"
 )
 
 func newRunner(t testing.TB) (*conformance.Runner, *schema.Set) {
@@ -41,7 +42,7 @@ func load(t testing.TB, schemas *schema.Set, sources ...conformance.Source) *con
 func TestSuite(t *testing.T) {
 	r, schemas := newRunner(t)
 	core := testenv.CoreDir(t)
-	sources := append(conformance.CoreSources(core), conformance.DirSources(filepath.Join("testdata", "scenarios"))...)
+	sources := append(coreSources(core), conformance.DirSources(filepath.Join("testdata", "scenarios"))...)
 	suite := load(t, schemas, sources...)
 
 	upstream, ours := 0, 0
@@ -83,7 +84,7 @@ func TestSuite(t *testing.T) {
 // wrong fixture: each one in testdata/broken must fail, for its reason.
 func TestBrokenFixturesFail(t *testing.T) {
 	r, schemas := newRunner(t)
-	suite := load(t, schemas, conformance.Source{Dir: filepath.Join("testdata", "broken"), Label: "broken"})
+	suite := load(t, schemas, conformance.DirSources(filepath.Join("testdata", "broken"))[0])
 	want := map[string]string{
 		"broken_unknown_matcher_key":            `unknown key "equals" for type boolean`,
 		"broken_unknown_matcher_type":           `fixture does not match conformance/schema/fixture.schema.json`,
@@ -130,7 +131,7 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		suite, err := conformance.Load(schemas, conformance.CoreSources(core)...)
+		suite, err := conformance.Load(schemas, coreSources(core)...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -140,4 +141,9 @@ func BenchmarkSuiteInProcess(b *testing.B) {
 			}
 		}
 	}
+}
+
+func coreSources(dir string) []conformance.Source {
+	d := vocabulary.DirDist(dir, "")
+	return conformance.CoreSources(d.FS, d.File)
 }

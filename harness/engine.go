@@ -79,7 +79,7 @@ func New(o Options) (*Engine, error) {
 	}
 	schemas := o.Schemas
 	if schemas == nil {
-		schemas = schema.NewCoreSet(core.Dir)
+		schemas = schema.NewCoreSetFS(core.Dist.FS)
 	}
 	now := o.Now
 	if now == nil {

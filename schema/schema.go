@@ -65,6 +65,12 @@ func NewCoreSet(coreDir string) *Set {
 	return NewSet(CoreBaseURL, os.DirFS(coreDir))
 }
 
+// NewCoreSetFS serves nexus-core's schemas from a distribution's files
+// (vocabulary.Dist.FS: a directory or the built-in copy).
+func NewCoreSetFS(fsys fs.FS) *Set {
+	return NewSet(CoreBaseURL, fsys)
+}
+
 // NewSet serves schemas whose URLs start with base from fsys (URL path
 // below base = file path in fsys). Any $ref outside base is a compile error:
 // nothing is ever fetched from the network or an arbitrary file.

@@ -8,8 +8,7 @@
 # median against its target, with p90, min and CPU time.
 #
 # Usage: scripts/bench-cli.sh [RUNS]       (default 200)
-# Env:   CORE=<nexus-core dir>             (default the vendored third_party/nexus-core/dist)
+# Env:   CORE=<nexus-core dir>             (default: the one built into nexus)
 set -eu
 cd "$(dirname "$0")/.."
-CORE=${CORE:-$(pwd)/third_party/nexus-core/dist}
-exec go run ./scripts/benchtable -only '^cli$' -runs "${1:-200}" -core "$CORE"
+exec go run ./scripts/benchtable -only '^cli$' -runs "${1:-200}" -core "${CORE:-}"

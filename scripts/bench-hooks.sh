@@ -5,11 +5,14 @@
 # (default 300), and fails when a median is over its budget (5 ms; 10 ms for
 # UserPromptSubmit). The binary is built
 # like `make build` (CGO_ENABLED=0, -trimpath -ldflags "-s -w"). Medians depend on machine
-# load; the report prints the load average next to them.
+# load; the report prints the load average next to them. The distribution is
+# the one built into nexus, or CORE=<dir> (passed as NEXUS_CORE_DIR).
 #
 #   scripts/bench-hooks.sh            # 300 runs per event
 #   RUNS=1000 scripts/bench-hooks.sh
+#   CORE=third_party/nexus-core/dist scripts/bench-hooks.sh
 set -eu
 cd "$(dirname "$0")/.."
-NEXUS_BENCH_HOOKS=1 NEXUS_BENCH_RUNS="${RUNS:-300}" \
+case "${CORE:-}" in ""|/*) ;; *) CORE=$(pwd)/$CORE ;; esac
+NEXUS_BENCH_HOOKS=1 NEXUS_BENCH_RUNS="${RUNS:-300}" NEXUS_BENCH_CORE="${CORE:-}" \
 	go test ./cmd/nexus -run '^TestHookLatency$' -count=1 -v "$@"

@@ -6,11 +6,11 @@
 #
 # The `conformance` rows of the benchmark table (scripts/benchtable), timed
 # by internal/proctime. RUNS (default 11) in-process runs, half as many
-# --target runs; CORE defaults to the vendored
-# third_party/nexus-core/dist. Set TMPDIR to
+# --target runs; CORE defaults to the one built
+# into nexus. Set TMPDIR to
 # measure with scratch projects somewhere other than the default
 # (/dev/shm when writable).
 set -eu
 cd "$(dirname "$0")/.."
-core=${2:-$(pwd)/third_party/nexus-core/dist}
+core=${2:-}
 exec go run ./scripts/benchtable -only '^conformance$' -conf-runs "${1:-11}" -core "$core"

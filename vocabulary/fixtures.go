@@ -1,8 +1,9 @@
 package vocabulary
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -49,9 +50,9 @@ func CheckFixtures(d *Distribution, schemas *schema.Set) []Finding {
 	}
 	seen := map[string]fixtureRef{} // test_id → where it was first used
 	for _, fd := range FixtureDirs {
-		names, err := os.ReadDir(filepath.Join(d.Dir, filepath.FromSlash(fd.Dir)))
+		names, err := fs.ReadDir(d.Dist.FS, fd.Dir)
 		if err != nil {
-			if fd.Required || !os.IsNotExist(err) {
+			if fd.Required || !errors.Is(err, fs.ErrNotExist) {
 				out = append(out, Finding{Severity: SeverityError, File: fd.Dir + "/", Path: "$", Gate: "fixture", Message: fmt.Sprintf("cannot read the fixture folder: %v", err)})
 			}
 			continue

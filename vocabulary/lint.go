@@ -3,7 +3,7 @@ package vocabulary
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -219,7 +219,7 @@ func lintFiles(d *Distribution) []lintFile {
 			out = append(out, f)
 		}
 	}
-	names, _ := os.ReadDir(filepath.Join(d.Dir, "vocabulary"))
+	names, _ := fs.ReadDir(d.Dist.FS, "vocabulary")
 	for _, e := range names {
 		if e.IsDir() || filepath.Ext(e.Name()) != ".yml" || e.Name() == "capabilities.yml" {
 			continue

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"regexp"
 	"strconv"
 	"strings"
@@ -104,7 +103,7 @@ func (m *Meta) BodyFile() string { return m.Kind + "/" + m.Dir + "/body.md" }
 
 // Distribution is a distribution read from its source files.
 type Distribution struct {
-	Dir        string
+	Dist       Dist
 	Manifest   *Manifest // nil when manifest.json is missing or fails its schema
 	Vocabulary VocabularySet
 	Agents     []Agent // from valid agents/*/meta.yml, sorted by directory name
@@ -124,7 +123,7 @@ func (d *Distribution) ReadFile(rel string) ([]byte, error) {
 	if b, ok := d.files[rel]; ok {
 		return b, nil
 	}
-	b, err := os.ReadFile(filepath.Join(d.Dir, filepath.FromSlash(rel)))
+	b, err := fs.ReadFile(d.Dist.FS, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -149,17 +148,22 @@ func (d *Distribution) ValidSource(rel string) (*Source, bool) {
 // A directory under agents/ or skills/ without meta.yml yields no finding
 // here; the directory gate (G9, see Validate) reports it.
 func Load(dir string, schemas *schema.Set) (*Distribution, []Finding) {
-	l := &loader{schemas: schemas, d: newDistribution(dir)}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		l.errorf("", "$", "G0", "nexus-core distribution directory %s does not exist or is not a directory", dir)
+	return LoadDist(DirDist(dir, ""), schemas)
+}
+
+// LoadDist is Load for any distribution.
+func LoadDist(dist Dist, schemas *schema.Set) (*Distribution, []Finding) {
+	l := &loader{schemas: schemas, d: newDistribution(dist)}
+	if st, err := fs.Stat(dist.FS, "."); err != nil || !st.IsDir() {
+		l.errorf("", "$", "G0", "nexus-core distribution directory %s does not exist or is not a directory", dist.Where())
 		return nil, l.findings
 	}
 	l.load()
 	return l.d, l.findings
 }
 
-func newDistribution(dir string) *Distribution {
-	return &Distribution{Dir: dir, Sources: map[string]*Source{}, files: map[string][]byte{}}
+func newDistribution(dist Dist) *Distribution {
+	return &Distribution{Dist: dist, Sources: map[string]*Source{}, files: map[string][]byte{}}
 }
 
 func (l *loader) load() {
@@ -183,7 +187,7 @@ func (l *loader) errorf(file, path, gate, format string, args ...any) {
 func (l *loader) parseYAML(rel string) *Source {
 	raw, err := l.d.ReadFile(rel)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			l.errorf(rel, "$", "G1", "file is missing")
 		} else {
 			l.errorf(rel, "$", "G1", "cannot read: %v", err)
@@ -307,23 +311,23 @@ func (l *loader) loadVocabulary() {
 
 // loadMetas reads <kind>/*/meta.yml for every directory under kind.
 func (l *loader) loadMetas(kind, loc string) {
-	entries, err := os.ReadDir(filepath.Join(l.d.Dir, kind))
+	entries, err := fs.ReadDir(l.d.Dist.FS, kind)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			l.errorf(kind+"/", "$", "G9", "directory %s/ is missing", kind)
 		} else {
 			l.errorf(kind+"/", "$", "G9", "cannot read directory: %v", err)
 		}
 		return
 	}
-	// os.ReadDir sorts by name.
+	// fs.ReadDir sorts by name.
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
 		m := &Meta{Kind: kind, Dir: e.Name(), File: kind + "/" + e.Name() + "/meta.yml"}
 		l.d.Metas = append(l.d.Metas, m)
-		if _, err := os.Stat(filepath.Join(l.d.Dir, kind, e.Name(), "meta.yml")); err != nil && os.IsNotExist(err) {
+		if _, err := fs.Stat(l.d.Dist.FS, m.File); err != nil && errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		m.Src = l.parseYAML(m.File)
@@ -355,9 +359,9 @@ func (l *loader) loadManifest() {
 	const rel = "manifest.json"
 	raw, err := l.d.ReadFile(rel)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: 1, Col: 1, Path: "$", Gate: "version",
-				Message: missingManifest(l.d.Dir).Error()})
+				Message: missingManifest(l.d.Dist).Error()})
 		} else {
 			l.errorf(rel, "$", "G1", "cannot read: %v", err)
 		}
@@ -377,7 +381,7 @@ func (l *loader) loadManifest() {
 	var m Manifest
 	decodeErr := json.Unmarshal(raw, &m)
 	// A missing version is G1's to report (the schema requires it).
-	if err := CheckVersion(l.d.Dir, &m); m.NexusCoreVersion != "" && err != nil {
+	if err := CheckVersion(l.d.Dist, &m); m.NexusCoreVersion != "" && err != nil {
 		pos := src.PosOf("/nexus_core_version")
 		l.findings = append(l.findings, Finding{Severity: SeverityError, File: rel, Line: pos.Line, Col: pos.Col,
 			Path: "$.nexus_core_version", Gate: "version", Message: err.Error()})

@@ -2,10 +2,11 @@ package vocabulary
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func (r *Report) finish() {
 // schemas must serve nexus-core's schemas from dir (schema.NewCoreSet(dir));
 // each schema is compiled once however many files use it.
 func Validate(dir string, schemas *schema.Set) *Report {
-	return ValidateWith(dir, schemas, Options{})
+	return ValidateWith(DirDist(dir, ""), schemas, Options{})
 }
 
 // Options carries what the caller knows beyond the distribution.
@@ -112,16 +113,18 @@ type Options struct {
 	Classes map[string][]string
 }
 
-// ValidateWith is Validate plus the checks that need the caller's knowledge.
-func ValidateWith(dir string, schemas *schema.Set, o Options) *Report {
-	r := &Report{Dir: dir}
+// ValidateWith is Validate for any distribution, plus the checks that need
+// the caller's knowledge. schemas must serve the schemas of dist
+// (schema.NewCoreSetFS(dist.FS)).
+func ValidateWith(dist Dist, schemas *schema.Set, o Options) *Report {
+	r := &Report{Dir: dist.Where()}
 	defer r.finish()
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+	if st, err := fs.Stat(dist.FS, "."); err != nil || !st.IsDir() {
 		r.add(Finding{Severity: SeverityError, File: ".", Path: "$", Gate: "version",
-			Message: fmt.Sprintf("nexus-core distribution directory %s does not exist or is not a directory", dir)})
+			Message: fmt.Sprintf("nexus-core distribution directory %s does not exist or is not a directory", dist.Where())})
 		return r
 	}
-	d := newDistribution(dir)
+	d := newDistribution(dist)
 	version, gate, stop := versionGate(d)
 	r.Version = version
 	r.add(gate...)
@@ -160,15 +163,14 @@ func ValidateWith(dir string, schemas *schema.Set, o Options) *Report {
 // versionGate refuses a distribution outside the supported range before
 // anything else is read: a 0.13+ tree would otherwise produce a flood of
 // "file is missing" findings that hide the one that matters.
-func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
-	dir := d.Dir
+func versionGate(d *Distribution) (version string, findings []Finding, stop bool) {
 	raw, err := d.ReadFile("manifest.json")
 	if err != nil {
-		if !os.IsNotExist(err) {
+		if !errors.Is(err, fs.ErrNotExist) {
 			return "", nil, false // Load reports the read error
 		}
-		v := readVersionFile(dir)
-		msg := missingManifest(dir).Error()
+		v := readVersionFile(d.Dist.FS)
+		msg := missingManifest(d.Dist).Error()
 		if v != "" && supportedVersion.Re().MatchString(v) {
 			msg = fmt.Sprintf("manifest.json is missing although VERSION says %s: the distribution is incomplete; reinstall it (npm install @moreih29/nexus-core@%s)", v, v)
 		}
@@ -191,10 +193,10 @@ func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
 		return 1, 1
 	}
 	if m.NexusCoreVersion == "" {
-		v := readVersionFile(dir)
+		v := readVersionFile(d.Dist.FS)
 		if v != "" && !supportedVersion.Re().MatchString(v) {
 			return v, []Finding{{Severity: SeverityError, File: "VERSION", Path: "$", Gate: "version",
-				Message: (&VersionError{Dir: dir, Found: v, Problem: "the VERSION file names a version outside the supported range"}).Error()}}, true
+				Message: (&VersionError{Dir: d.Dist.Where(), Source: d.Dist.Source, Found: v, Problem: "the VERSION file names a version outside the supported range"}).Error()}}, true
 		}
 		return v, nil, false
 	}
@@ -202,17 +204,17 @@ func versionGate(d *Distribution) (version string, fs []Finding, stop bool) {
 		// Let G1 report the missing key; judge the version alone.
 		m.SchemaContractVersion = SchemaContractVersion
 	}
-	if err := CheckVersion(dir, &m); err != nil {
+	if err := CheckVersion(d.Dist, &m); err != nil {
 		line, col := pos()
 		return m.NexusCoreVersion, []Finding{{Severity: SeverityError, File: "manifest.json", Line: line, Col: col,
 			Path: "$.nexus_core_version", Gate: "version", Message: err.Error()}}, true
 	}
 	if !strings.HasPrefix(m.NexusCoreVersion, "0.10.") {
 		line, col := pos()
-		fs = append(fs, Finding{Severity: SeverityWarning, File: "manifest.json", Line: line, Col: col, Path: "$.nexus_core_version", Gate: "version",
+		findings = append(findings, Finding{Severity: SeverityWarning, File: "manifest.json", Line: line, Col: col, Path: "$.nexus_core_version", Gate: "version",
 			Message: fmt.Sprintf("nexus-core %s is accepted: its prompts, vocabulary and schemas equal 0.10's, but nexus implements the 0.10 contracts; its session_end lifecycle fixtures are outside them", m.NexusCoreVersion)})
 	}
-	return m.NexusCoreVersion, fs, false
+	return m.NexusCoreVersion, findings, false
 }
 
 // at builds a finding positioned at a JSON pointer inside a parsed source.
@@ -489,7 +491,7 @@ func CheckTagTriggers(d *Distribution) []Finding {
 func CheckDirectories(d *Distribution) []Finding {
 	var out []Finding
 	for _, kind := range []string{"agents", "skills"} {
-		entries, err := os.ReadDir(filepath.Join(d.Dir, kind))
+		entries, err := fs.ReadDir(d.Dist.FS, kind)
 		if err != nil {
 			continue // Load reported it
 		}
@@ -500,7 +502,7 @@ func CheckDirectories(d *Distribution) []Finding {
 					Message: fmt.Sprintf("%s/ may hold only one directory per %s; remove this file", kind, strings.TrimSuffix(kind, "s"))})
 				continue
 			}
-			files, err := os.ReadDir(filepath.Join(d.Dir, kind, e.Name()))
+			files, err := fs.ReadDir(d.Dist.FS, rel)
 			if err != nil {
 				out = append(out, Finding{Severity: SeverityError, File: rel + "/", Path: "$", Gate: "G9", Message: fmt.Sprintf("cannot read directory: %v", err)})
 				continue
@@ -558,19 +560,17 @@ func CheckIDMatch(d *Distribution) []Finding {
 func CheckPromptOnly(d *Distribution) []Finding {
 	var out []Finding
 	skip := map[string]bool{"node_modules": true, ".git": true, "dist": true, ".nexus": true, "scripts": true}
-	_ = filepath.WalkDir(d.Dir, func(path string, e os.DirEntry, err error) error {
+	_ = fs.WalkDir(d.Dist.FS, ".", func(rel string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable corners are not this gate's business
 		}
-		rel, _ := filepath.Rel(d.Dir, path)
-		rel = filepath.ToSlash(rel)
 		if e.IsDir() {
 			if skip[rel] {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
-		switch filepath.Ext(rel) {
+		switch path.Ext(rel) {
 		case ".ts", ".tsx", ".js", ".jsx", ".cjs", ".mjs":
 			out = append(out, Finding{Severity: SeverityError, File: rel, Path: "$", Gate: "G8",
 				Message: "runtime code in a prompt-only package (no .ts/.tsx/.js/.jsx/.cjs/.mjs outside scripts/)"})

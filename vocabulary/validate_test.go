@@ -410,7 +410,7 @@ func TestCapabilityMap(t *testing.T) {
 		full[c] = []string{"SomeTool"}
 	}
 	schemas := schema.NewCoreSet(dir)
-	if r := ValidateWith(dir, schemas, Options{Host: "test", Classes: full}); r.Errors != 0 || r.Warnings != 3 {
+	if r := ValidateWith(DirDist(dir, ""), schemas, Options{Host: "test", Classes: full}); r.Errors != 0 || r.Warnings != 3 {
 		t.Fatalf("every class covered: %d errors, %d warnings", r.Errors, r.Warnings)
 	}
 	partial := map[string][]string{}
@@ -419,7 +419,7 @@ func TestCapabilityMap(t *testing.T) {
 	}
 	delete(partial, "structured_document_edit") // one of no_file_edit's five
 	delete(partial, "nexus_task_creation")      // no_task_create's only class
-	r := ValidateWith(dir, schemas, Options{Host: "test", Classes: partial})
+	r := ValidateWith(DirDist(dir, ""), schemas, Options{Host: "test", Classes: partial})
 	if !hasFinding(r, want{SeverityWarning, "vocabulary/capabilities.yml", "$.capabilities[0].blocks_semantic_classes[4]", `class "structured_document_edit"`}) {
 		t.Errorf("uncovered class not reported: %+v", r.Findings)
 	}

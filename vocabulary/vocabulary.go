@@ -12,9 +12,9 @@ package vocabulary
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
 	"sync"
 
@@ -31,7 +31,8 @@ const SchemaContractVersion = "2.0"
 
 // VersionError reports a distribution nexus does not implement.
 type VersionError struct {
-	Dir     string
+	Dir     string // where the distribution is (Dist.Where)
+	Source  string // how it was chosen (Dist.Source); "" when unknown
 	Found   string // the version found, or "" when none could be read
 	Problem string
 }
@@ -41,18 +42,42 @@ func (e *VersionError) Error() string {
 	if found == "" {
 		found = "unknown"
 	}
-	return fmt.Sprintf("nexus-core at %s (version %s) is not supported: %s; nexus implements nexus-core %s (0.10.x to 0.12.x); point --core or NEXUS_CORE_DIR at a supported distribution", e.Dir, found, e.Problem, SupportedRange)
+	return fmt.Sprintf("nexus-core at %s (version %s) is not supported: %s; nexus supports nexus-core %s (0.10.x to 0.12.x); %s",
+		e.Dir, found, e.Problem, SupportedRange, backToBuiltin(e.Source))
+}
+
+// backToBuiltin says how to drop a setting so nexus uses its built-in
+// distribution again.
+func backToBuiltin(source string) string {
+	builtin := "nexus-core " + BuiltinVersion + " built into nexus"
+	switch {
+	case source == "--core flag" || source == "--core":
+		return "drop --core to use the " + builtin + ", or point it at a supported distribution"
+	case source == "NEXUS_CORE_DIR":
+		return "unset NEXUS_CORE_DIR to use the " + builtin + ", or point it at a supported distribution"
+	case strings.HasPrefix(source, "config core.dir"):
+		return "remove core.dir (" + strings.TrimPrefix(source, "config ") + ") to use the " + builtin + ", or point it at a supported distribution"
+	case source == "node_modules":
+		return "remove " + NodeModulesPath + " (npm uninstall @moreih29/nexus-core) to use the " + builtin + ", or install a supported release (npm install @moreih29/nexus-core@0.10)"
+	case source == SourceBuiltin:
+		return "this nexus binary is broken; reinstall it"
+	}
+	return "point --core or NEXUS_CORE_DIR at a supported distribution, or set none of --core, NEXUS_CORE_DIR and core.dir to use the " + builtin
 }
 
 // Core is a loaded distribution, as seen through its manifest.
 type Core struct {
-	Dir string
+	// Dist is where the files come from; Dir is Dist.Dir (the folder on
+	// disk, "" for the built-in copy).
+	Dist Dist
+	Dir  string
 
-	path string
-	raw  []byte
-	once sync.Once
-	m    *Manifest
-	err  error
+	version string // from the manifest's head: known without decoding
+	path    string
+	raw     []byte
+	once    sync.Once
+	m       *Manifest
+	err     error
 
 	agents map[string]*Agent
 	skills map[string]*Skill
@@ -61,8 +86,11 @@ type Core struct {
 
 // LoadManifest reads dir/manifest.json, applies the version gate and decodes
 // it. It does not read or validate the YAML sources.
-func LoadManifest(dir string) (*Core, error) {
-	c, err := OpenManifest(dir)
+func LoadManifest(dir string) (*Core, error) { return LoadManifestDist(DirDist(dir, "")) }
+
+// LoadManifestDist is LoadManifest for any distribution.
+func LoadManifestDist(d Dist) (*Core, error) {
+	c, err := OpenManifestDist(d)
 	if err != nil {
 		return nil, err
 	}
@@ -80,12 +108,17 @@ func LoadManifest(dir string) (*Core, error) {
 // the first accessor panics with the error (the hook runner recovers and
 // applies its failure policy); callers that cannot tolerate that use
 // LoadManifest.
-func OpenManifest(dir string) (*Core, error) {
-	path := filepath.Join(dir, "manifest.json")
-	data, err := os.ReadFile(path)
+func OpenManifest(dir string) (*Core, error) { return OpenManifestDist(DirDist(dir, "")) }
+
+// OpenManifestDist is OpenManifest for any distribution. For the built-in
+// one the manifest's bytes are already in memory (the binary's read-only
+// data): nothing is read from disk.
+func OpenManifestDist(d Dist) (*Core, error) {
+	path := d.File("manifest.json")
+	data, err := fs.ReadFile(d.FS, "manifest.json")
 	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, missingManifest(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, missingManifest(d)
 		}
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -96,10 +129,10 @@ func OpenManifest(dir string) (*Core, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
-	if err := CheckVersion(dir, head); err != nil {
+	if err := CheckVersion(d, head); err != nil {
 		return nil, err
 	}
-	return &Core{Dir: dir, path: path, raw: data}, nil
+	return &Core{Dist: d, Dir: d.Dir, version: head.NexusCoreVersion, path: path, raw: data}, nil
 }
 
 // readHead extracts nexus_core_version and schema_contract_version from a
@@ -162,49 +195,52 @@ func (c *Core) load() *Manifest {
 func (c *Core) Manifest() *Manifest { return c.load() }
 
 // CheckVersion applies the version gate to a parsed manifest.
-func CheckVersion(dir string, m *Manifest) error {
+func CheckVersion(d Dist, m *Manifest) error {
+	verr := func(problem string) error {
+		return &VersionError{Dir: d.Where(), Source: d.Source, Found: m.NexusCoreVersion, Problem: problem}
+	}
 	if !supportedVersion.Re().MatchString(m.NexusCoreVersion) {
-		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: "nexus_core_version is outside the supported range"}
+		return verr("nexus_core_version is outside the supported range")
 	}
 	if m.SchemaContractVersion != SchemaContractVersion {
-		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: fmt.Sprintf("schema_contract_version is %q, want %q", m.SchemaContractVersion, SchemaContractVersion)}
+		return verr(fmt.Sprintf("schema_contract_version is %q, want %q", m.SchemaContractVersion, SchemaContractVersion))
 	}
-	if v := readVersionFile(dir); v != "" && v != m.NexusCoreVersion {
-		return &VersionError{Dir: dir, Found: m.NexusCoreVersion, Problem: fmt.Sprintf("VERSION says %s but manifest.json says %s (a mixed install?)", v, m.NexusCoreVersion)}
+	if v := readVersionFile(d.FS); v != "" && v != m.NexusCoreVersion {
+		return verr(fmt.Sprintf("VERSION says %s but manifest.json says %s (a mixed install?)", v, m.NexusCoreVersion))
 	}
 	return nil
 }
 
-func missingManifest(dir string) error {
-	version := readVersionFile(dir)
+func missingManifest(d Dist) error {
+	version := readVersionFile(d.FS)
 	if version == "" {
-		version = readPackageVersion(dir)
+		version = readPackageVersion(d.FS)
 	}
 	var layout []string
-	for _, d := range []string{"assets", "spec", "harness", "dist"} {
-		if st, err := os.Stat(filepath.Join(dir, d)); err == nil && st.IsDir() {
-			layout = append(layout, d+"/")
+	for _, sub := range []string{"assets", "spec", "harness", "dist"} {
+		if st, err := fs.Stat(d.FS, sub); err == nil && st.IsDir() {
+			layout = append(layout, sub+"/")
 		}
 	}
 	problem := "it has no manifest.json"
 	if len(layout) > 0 {
 		problem += fmt.Sprintf(" and has %s: nexus-core 0.13.0 and later are a runtime package with a different state layout and tool set", strings.Join(layout, ", "))
-	} else if _, err := os.Stat(dir); err != nil {
+	} else if _, err := fs.Stat(d.FS, "."); err != nil {
 		problem = "the directory does not exist"
 	}
-	return &VersionError{Dir: dir, Found: version, Problem: problem}
+	return &VersionError{Dir: d.Where(), Source: d.Source, Found: version, Problem: problem}
 }
 
-func readVersionFile(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "VERSION"))
+func readVersionFile(fsys fs.FS) string {
+	b, err := fs.ReadFile(fsys, "VERSION")
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
 }
 
-func readPackageVersion(dir string) string {
-	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+func readPackageVersion(fsys fs.FS) string {
+	b, err := fs.ReadFile(fsys, "package.json")
 	if err != nil {
 		return ""
 	}
@@ -232,7 +268,7 @@ func (c *Core) index(m *Manifest) {
 }
 
 // Version is the distribution's nexus_core_version.
-func (c *Core) Version() string { return c.load().NexusCoreVersion }
+func (c *Core) Version() string { return c.version }
 
 // Agent returns the agent role with the given id.
 func (c *Core) Agent(id string) (*Agent, bool) {
@@ -261,22 +297,18 @@ func (c *Core) Tags() []Tag { return c.load().Vocabulary.Tags }
 // MemoryPolicy returns the memory policy.
 func (c *Core) MemoryPolicy() *MemoryPolicy { return &c.load().Vocabulary.MemoryPolicy }
 
-// SkillBodyPath returns the path of a skill's body.md.
-func (c *Core) SkillBodyPath(id string) string {
-	return filepath.Join(c.Dir, "skills", id, "body.md")
-}
+// SkillBodyFile is the distribution-relative path of a skill's body.md.
+func SkillBodyFile(id string) string { return "skills/" + id + "/body.md" }
 
-// AgentBodyPath returns the path of an agent's body.md.
-func (c *Core) AgentBodyPath(id string) string {
-	return filepath.Join(c.Dir, "agents", id, "body.md")
-}
+// AgentBodyFile is the distribution-relative path of an agent's body.md.
+func AgentBodyFile(id string) string { return "agents/" + id + "/body.md" }
 
 // ReadSkillBody returns a skill's body.md text.
 func (c *Core) ReadSkillBody(id string) (string, error) {
 	if _, ok := c.Skill(id); !ok {
-		return "", fmt.Errorf("skill %q is not in %s/manifest.json", id, c.Dir)
+		return "", fmt.Errorf("skill %q is not in %s", id, c.path)
 	}
-	b, err := os.ReadFile(c.SkillBodyPath(id))
+	b, err := fs.ReadFile(c.Dist.FS, SkillBodyFile(id))
 	if err != nil {
 		return "", fmt.Errorf("read skill body: %w", err)
 	}
@@ -286,9 +318,9 @@ func (c *Core) ReadSkillBody(id string) (string, error) {
 // ReadAgentBody returns an agent's body.md text.
 func (c *Core) ReadAgentBody(id string) (string, error) {
 	if _, ok := c.Agent(id); !ok {
-		return "", fmt.Errorf("agent %q is not in %s/manifest.json", id, c.Dir)
+		return "", fmt.Errorf("agent %q is not in %s", id, c.path)
 	}
-	b, err := os.ReadFile(c.AgentBodyPath(id))
+	b, err := fs.ReadFile(c.Dist.FS, AgentBodyFile(id))
 	if err != nil {
 		return "", fmt.Errorf("read agent body: %w", err)
 	}

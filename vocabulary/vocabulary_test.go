@@ -1,7 +1,9 @@
 package vocabulary
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,8 +97,8 @@ func TestPointerToPath(t *testing.T) {
 
 func TestLocate(t *testing.T) {
 	core := testenv.CoreDir(t)
-	if got, err := Locate(core, "--core", ""); err != nil || got != core {
-		t.Fatalf("explicit: %q %v", got, err)
+	if got, err := Locate(core, "--core", ""); err != nil || got.Dir != core || got.Source != "--core" {
+		t.Fatalf("explicit: %+v %v", got, err)
 	}
 	if _, err := Locate("/nonexistent/x", "NEXUS_CORE_DIR", ""); err == nil || !strings.Contains(err.Error(), "NEXUS_CORE_DIR") {
 		t.Fatalf("bad explicit path: %v", err)
@@ -104,16 +106,101 @@ func TestLocate(t *testing.T) {
 	proj := t.TempDir()
 	sub := filepath.Join(proj, "a", "b")
 	os.MkdirAll(sub, 0o755)
-	_, err := Locate("", "", sub)
-	var nf *NotFoundError
-	if !errors.As(err, &nf) || !strings.Contains(err.Error(), filepath.Join(proj, "node_modules")) || !strings.Contains(err.Error(), "NEXUS_CORE_DIR") {
-		t.Fatalf("not found error should list every place looked: %v", err)
+	// Nothing configured and no node_modules: the built-in copy, last.
+	if got, err := Locate("", "", sub); err != nil || !got.IsBuiltin() || got.Source != SourceBuiltin || got.Where() != "built-in nexus-core "+BuiltinVersion {
+		t.Fatalf("fallback: %+v %v", got, err)
 	}
 	nm := filepath.Join(proj, NodeModulesPath)
 	os.MkdirAll(nm, 0o755)
 	os.WriteFile(filepath.Join(nm, "VERSION"), []byte("0.10.0\n"), 0o644)
-	if got, err := Locate("", "", sub); err != nil || got != nm {
-		t.Fatalf("node_modules walk: %q %v", got, err)
+	if got, err := Locate("", "", sub); err != nil || got.Dir != nm || got.Source != "node_modules" {
+		t.Fatalf("node_modules walk: %+v %v", got, err)
+	}
+}
+
+// The built-in distribution is the vendored one, byte for byte, and loads,
+// validates and answers like the directory.
+func TestBuiltin(t *testing.T) {
+	dir := testenv.CoreDir(t)
+	b := Builtin()
+	var files int
+	err := fs.WalkDir(b.FS, ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		files++
+		got, err := fs.ReadFile(b.FS, p)
+		if err != nil {
+			return err
+		}
+		want, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from the vendored copy", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onDisk int
+	filepath.WalkDir(dir, func(_ string, e fs.DirEntry, _ error) error {
+		if e != nil && !e.IsDir() {
+			onDisk++
+		}
+		return nil
+	})
+	if files != onDisk || files < 80 {
+		t.Fatalf("built in: %d files, vendored: %d", files, onDisk)
+	}
+	c, err := LoadManifestDist(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Version() != BuiltinVersion || c.Dir != "" {
+		t.Fatalf("version %s, dir %q", c.Version(), c.Dir)
+	}
+	body, err := c.ReadSkillBody("nx-plan")
+	if err != nil || !strings.Contains(body, "nx-plan") && len(body) < 100 {
+		t.Fatalf("nx-plan body: %d bytes, %v", len(body), err)
+	}
+	if _, err := c.ReadAgentBody("engineer"); err != nil {
+		t.Fatal(err)
+	}
+	r := ValidateWith(b, schema.NewCoreSetFS(b.FS), Options{})
+	ref := Validate(dir, schema.NewCoreSet(dir))
+	if r.Errors != 0 || r.Warnings != ref.Warnings || r.Files != ref.Files || r.Version != BuiltinVersion {
+		t.Fatalf("built in: %d errors, %d warnings, %d files; directory: %d warnings, %d files", r.Errors, r.Warnings, r.Files, ref.Warnings, ref.Files)
+	}
+	if got := b.File("skills/nx-plan/body.md"); got != "builtin:nexus-core@"+BuiltinVersion+"/skills/nx-plan/body.md" {
+		t.Errorf("File = %q", got)
+	}
+}
+
+// A distribution newer than nexus supports: the error names the supported
+// range, the version found, and how to go back to the built-in copy for
+// each way it could have been chosen.
+func TestVersionErrorSaysHowBack(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(`{"nexus_core_version":"0.13.0","schema_contract_version":"2.0"}`), 0o644)
+	for source, hint := range map[string]string{
+		"--core flag":    "drop --core",
+		"NEXUS_CORE_DIR": "unset NEXUS_CORE_DIR",
+		"config core.dir in /p/.nexus/nexus.yaml": "remove core.dir (core.dir in /p/.nexus/nexus.yaml)",
+		"node_modules": "npm uninstall @moreih29/nexus-core",
+	} {
+		_, err := OpenManifestDist(DirDist(dir, source))
+		var ve *VersionError
+		if !errors.As(err, &ve) {
+			t.Fatalf("%s: %v", source, err)
+		}
+		for _, want := range []string{dir, "version 0.13.0", SupportedRange, hint, "built into nexus"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %q lacks %q", source, err, want)
+			}
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -98,7 +97,7 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		}
 		filter = re
 	}
-	coreDir, err := a.CoreDir()
+	dist, err := a.Dist()
 	if err != nil {
 		return usageError{err}
 	}
@@ -108,8 +107,8 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		}
 	}
 
-	schemas := schema.NewCoreSet(coreDir)
-	sources := conformance.CoreSources(coreDir)
+	schemas := schema.NewCoreSetFS(dist.FS)
+	sources := conformance.CoreSources(dist.FS, dist.File)
 	for _, d := range fl.fixtures {
 		sources = append(sources, conformance.DirSources(d)...)
 	}
@@ -140,14 +139,16 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		// The server runs in a scratch project where it could not find the
 		// distribution on its own; tell it which one the fixtures come from.
 		// (NEXUS_CORE_DIR is nexus's variable; other harnesses ignore it.)
-		absCore, err := filepath.Abs(coreDir)
-		if err != nil {
-			return err
+		// The built-in copy needs no telling: a nexus server falls back to
+		// its own.
+		var env []string
+		if !dist.IsBuiltin() {
+			env = []string{"NEXUS_CORE_DIR=" + dist.Dir}
 		}
-		factory = &conformance.MCPFactory{Command: command, ToolPrefix: prefix, Env: []string{"NEXUS_CORE_DIR=" + absCore}}
+		factory = &conformance.MCPFactory{Command: command, ToolPrefix: prefix, Env: env}
 		targetName = strings.Join(command, " ")
 	} else {
-		nf, err := nexustarget.New(coreDir, schemas)
+		nf, err := nexustarget.NewDist(dist, schemas)
 		if err != nil {
 			return err
 		}
@@ -179,7 +180,7 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 	elapsed := time.Since(start)
 	summary := conformance.Summarise(results)
 	if a.jsonOut {
-		if err := writeJSON(w, conformance.NewReport(targetName, fl.harnessID, coreDir, suite.Notes, results, elapsed)); err != nil {
+		if err := writeJSON(w, conformance.NewReport(targetName, fl.harnessID, dist.Where(), suite.Notes, results, elapsed)); err != nil {
 			return err
 		}
 	} else {

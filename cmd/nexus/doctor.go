@@ -80,7 +80,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	// other checks run with the layers that do load.
 	cfg, _ := doctor.LoadConfig(cfgOpts)
 
-	coreDir, locateErr := vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
+	dist, locateErr := vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
 	dir, err := nexusDir(cfg, proj, fl.nexusRoot)
 	if err != nil {
 		return err
@@ -93,8 +93,8 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		return usageError{err}
 	}
 	store := state.New(layout, nil)
-	if coreDir != "" {
-		store = state.New(layout, schema.NewCoreSet(coreDir))
+	if locateErr == nil {
+		store = state.New(layout, schema.NewCoreSetFS(dist.FS))
 	}
 	exe := ""
 	if e, err := os.Executable(); err == nil {
@@ -105,9 +105,9 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	}
 	home, _ := os.UserHomeDir()
 	prefix := cfg.String("mcp.tool_prefix")
-	probe := doctor.Probe{Executable: exe, CoreDir: coreDir}
+	probe := doctor.Probe{Executable: exe, CoreDir: dist.Dir, NoCore: locateErr != nil}
 	checks := []doctor.Check{
-		doctor.Distribution{Dir: coreDir, LocateErr: locateErr, Validate: validateDistribution},
+		doctor.Distribution{Dist: dist, LocateErr: locateErr, Validate: validateDistribution},
 		doctor.Config{Options: cfgOpts},
 		doctor.Gitignore{Layout: layout},
 		doctor.Symlinks{Layout: layout},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,6 +33,15 @@ func TestHookLatency(t *testing.T) {
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := hookEnv(t, home)
+	// NEXUS_BENCH_CORE picks the distribution: a directory, or "" for the
+	// one built into nexus (scripts/bench-hooks.sh passes CORE).
+	if core, ok := os.LookupEnv("NEXUS_BENCH_CORE"); ok {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_CORE_DIR=") })
+		if core != "" {
+			env = append(env, "NEXUS_CORE_DIR="+core)
+		}
+		t.Logf("distribution: %q (empty: built in)", core)
+	}
 	mustRun := func(p map[string]any) {
 		if r := runHook(t, bin, proj, env, payload(t, p)); r.code != 0 || r.stderr != "" {
 			t.Fatalf("setup %v: %+v", p["hook_event_name"], r)

@@ -131,10 +131,17 @@ func TestHookBinaryFailures(t *testing.T) {
 	if after, _ := os.ReadFile(tracker); !bytes.Equal(before, after) {
 		t.Errorf("tracker changed by bad input: %s", after)
 	}
-	// A project without a distribution: the failure is reported, the host proceeds.
-	r = runHook(t, bin, proj, []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}, payload(t, map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": proj}))
-	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "no nexus-core distribution found") || strings.Count(r.stderr, "\n") != 1 {
-		t.Errorf("no distribution: %+v", r)
+	// Nothing configured: the built-in distribution serves the hook.
+	bare := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}
+	r = runHook(t, bin, proj, bare, payload(t, map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": proj}))
+	if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		t.Errorf("built-in distribution: %+v", r)
+	}
+	// A configured distribution that is not usable: the failure is
+	// reported in one line, the host proceeds.
+	r = runHook(t, bin, proj, append(bare, "NEXUS_CORE_DIR="+filepath.Join(home, "nowhere")), payload(t, map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": proj}))
+	if r.code != 0 || r.stdout != "" || !strings.Contains(r.stderr, "NEXUS_CORE_DIR is not usable") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("unusable distribution: %+v", r)
 	}
 }
 

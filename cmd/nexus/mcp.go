@@ -274,7 +274,6 @@ func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
 		Project:   proj,
 		NexusDir:  dir,
 		HarnessID: cfg.String("harness.id"),
-		CoreDir:   core.Dir,
 		Core:      core,
 		Config:    cfg,
 	})

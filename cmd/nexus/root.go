@@ -94,7 +94,40 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 }
 
 func versionLine() string {
-	return fmt.Sprintf("nexus %s (nexus-core %s)", version, vocabulary.SupportedRange)
+	return fmt.Sprintf("nexus %s (nexus-core %s; built in: %s)", version, vocabulary.SupportedRange, vocabulary.BuiltinVersion)
+}
+
+// distUse describes the distribution nexus would use.
+type distUse struct {
+	Version string `json:"version,omitempty"`
+	Where   string `json:"where,omitempty"`  // a directory, or "built-in nexus-core X"
+	Source  string `json:"source,omitempty"` // --core, NEXUS_CORE_DIR, config core.dir in FILE, node_modules, built in
+	Error   string `json:"error,omitempty"`  // why it cannot be used
+	Builtin bool   `json:"builtin"`
+}
+
+func (u distUse) String() string {
+	if u.Error != "" {
+		return "not usable: " + u.Error
+	}
+	return fmt.Sprintf("nexus-core %s, %s (%s)", u.Version, u.Where, u.Source)
+}
+
+// inUse locates the distribution and reads the version from its manifest's
+// first members (vocabulary.OpenManifestDist: no catalog decoding).
+func inUse(a *app) distUse {
+	d, err := a.Dist()
+	if err != nil {
+		return distUse{Error: err.Error()}
+	}
+	u := distUse{Where: d.Where(), Source: d.Source, Builtin: d.IsBuiltin()}
+	c, err := vocabulary.OpenManifestDist(d)
+	if err != nil {
+		u.Error = err.Error()
+		return u
+	}
+	u.Version = c.Version()
+	return u
 }
 
 // flagKeys binds global flags to configuration keys.
@@ -160,11 +193,12 @@ func (a *app) Config() (*config.Config, error) {
 	return a.cfg, a.cfgErr
 }
 
-// CoreDir locates the nexus-core distribution.
-func (a *app) CoreDir() (string, error) {
+// Dist locates the nexus-core distribution: --core, NEXUS_CORE_DIR,
+// core.dir, node_modules, then the copy built into nexus.
+func (a *app) Dist() (vocabulary.Dist, error) {
 	cfg, err := a.Config()
 	if err != nil {
-		return "", err
+		return vocabulary.Dist{}, err
 	}
 	proj, _ := a.Project()
 	return vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
@@ -183,27 +217,36 @@ func describeSource(key string, s config.Source) string {
 
 // Core loads the distribution's manifest.
 func (a *app) Core() (*vocabulary.Core, error) {
-	dir, err := a.CoreDir()
+	d, err := a.Dist()
 	if err != nil {
 		return nil, err
 	}
 	if a.lazyCore {
-		return vocabulary.OpenManifest(dir)
+		return vocabulary.OpenManifestDist(d)
 	}
-	return vocabulary.LoadManifest(dir)
+	return vocabulary.LoadManifestDist(d)
 }
 
 func init() {
 	registerHot("version", func(a *app) *cobra.Command {
 		return &cobra.Command{
 			Use:   "version",
-			Short: "Print the nexus version and the nexus-core versions it implements",
-			Args:  cobra.NoArgs,
+			Short: "Print the nexus version, the nexus-core versions it implements, and the distribution in use",
+			Long: `Print the nexus version, the nexus-core versions it implements, the nexus-core version built
+into it, and the distribution it would use here (and where that choice came from: --core,
+NEXUS_CORE_DIR, core.dir, node_modules, or built in).`,
+			Args: cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
+				use := inUse(a)
 				if a.jsonOut {
-					return writeJSON(cmd.OutOrStdout(), map[string]string{"version": version, "nexus_core": vocabulary.SupportedRange})
+					return writeJSON(cmd.OutOrStdout(), struct {
+						Version   string  `json:"version"`
+						NexusCore string  `json:"nexus_core"`
+						Builtin   string  `json:"builtin_nexus_core"`
+						InUse     distUse `json:"distribution"`
+					}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
 				return nil
 			},
 		}

@@ -14,8 +14,8 @@ func newValidateCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate",
 		Short: "Check a nexus-core distribution: schemas, cross-file gates, body hashes, fixtures",
-		Long: `Check the nexus-core distribution (--core DIR, NEXUS_CORE_DIR, core.dir or node_modules)
-the way nexus-core's own validator does, and more: every vocabulary file, meta file and the
+		Long: `Check the nexus-core distribution (--core DIR, NEXUS_CORE_DIR, core.dir, node_modules, or
+the copy built into nexus) the way nexus-core's own validator does, and more: every vocabulary file, meta file and the
 manifest against its schema; the gates G2–G11; manifest.json against the sources and every
 body_hash recomputed; every capability an agent uses enforceable with the Claude Code
 capability map; every conformance fixture against fixture.schema.json; and the version gate
@@ -31,12 +31,12 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := a.CoreDir()
+			d, err := a.Dist()
 			if err != nil {
 				// Nothing to validate: the call or the setup is wrong.
 				return usageError{err}
 			}
-			r, err := validateDistribution(dir)
+			r, err := validateDistribution(d)
 			if err != nil {
 				return err
 			}
@@ -59,12 +59,12 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 
 // validateDistribution is the check behind `nexus validate` (and the
 // doctor's distribution check).
-func validateDistribution(dir string) (*vocabulary.Report, error) {
+func validateDistribution(d vocabulary.Dist) (*vocabulary.Report, error) {
 	// The capabilities must be enforceable with the Claude Code map nexus
 	// ships (the neutral host names its classes per call).
 	classes, err := gate.Coverage(gate.HostClaude, nil, "")
 	if err != nil {
 		return nil, err
 	}
-	return vocabulary.ValidateWith(dir, schema.NewCoreSet(dir), vocabulary.Options{Host: gate.HostClaude, Classes: classes}), nil
+	return vocabulary.ValidateWith(d, schema.NewCoreSetFS(d.FS), vocabulary.Options{Host: gate.HostClaude, Classes: classes}), nil
 }

@@ -38,12 +38,17 @@ type Factory struct {
 // New loads the distribution at coreDir and returns a factory wired to
 // nexus's lifecycle handlers.
 func New(coreDir string, schemas *schema.Set) (*Factory, error) {
-	core, err := vocabulary.LoadManifest(coreDir)
+	return NewDist(vocabulary.DirDist(coreDir, ""), schemas)
+}
+
+// NewDist is New for any distribution (a directory or the built-in copy).
+func NewDist(d vocabulary.Dist, schemas *schema.Set) (*Factory, error) {
+	core, err := vocabulary.LoadManifestDist(d)
 	if err != nil {
 		return nil, err
 	}
 	if schemas == nil {
-		schemas = schema.NewCoreSet(core.Dir)
+		schemas = schema.NewCoreSetFS(d.FS)
 	}
 	return &Factory{Core: core, Schemas: schemas, Lifecycle: defaultLifecycle}, nil
 }
@@ -62,7 +67,6 @@ func (f *Factory) NewTarget(_ context.Context, p conformance.Project) (conforman
 		Project:   p.Dir,
 		NexusDir:  p.NexusDir,
 		HarnessID: p.HarnessID,
-		CoreDir:   f.Core.Dir,
 		Core:      f.Core,
 		Schemas:   f.Schemas,
 	})

@@ -218,11 +218,14 @@ func sameExecutable(a, b string) bool {
 // user's project and configuration are never touched: the scratch folder is
 // both the project and the user configuration folder, the NEXUS_*
 // variables and CLAUDE_PROJECT_DIR are dropped, and the distribution is
-// passed with --core.
+// passed with --core (none for the built-in one, which the child falls back
+// to on its own).
 type Probe struct {
 	Executable string
-	CoreDir    string
-	Timeout    time.Duration // per subprocess (default 10s)
+	CoreDir    string // "" = the built-in distribution
+	// NoCore is set when no usable distribution was located.
+	NoCore  bool
+	Timeout time.Duration // per subprocess (default 10s)
 }
 
 func (p Probe) timeout() time.Duration {
@@ -262,7 +265,7 @@ func (p Probe) precondition() *Finding {
 	case p.Executable == "":
 		f := fault("cannot tell which executable this nexus is", "run nexus by its full path")
 		return &f
-	case p.CoreDir == "":
+	case p.NoCore:
 		f := warn("not run: no nexus-core distribution (see the distribution check)", "fix the distribution first")
 		return &f
 	}
@@ -325,7 +328,10 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 
 // command runs this nexus in the probe's scratch project dir.
 func (p Probe) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
-	args = append(args, "--project", dir, "--core", p.CoreDir)
+	args = append(args, "--project", dir)
+	if p.CoreDir != "" {
+		args = append(args, "--core", p.CoreDir)
+	}
 	cmd := exec.CommandContext(ctx, p.Executable, args...)
 	cmd.Dir, cmd.Env = dir, env
 	// A child that inherited the output pipe must not keep the doctor waiting.

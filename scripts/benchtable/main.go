@@ -78,7 +78,7 @@ func main() {
 	}
 	e := &env{root: root}
 	only := flag.String("only", "", "measure only the groups matching this regexp ("+groupNames()+")")
-	flag.StringVar(&e.core, "core", filepath.Join(root, "third_party", "nexus-core", "dist"), "nexus-core distribution")
+	flag.StringVar(&e.core, "core", "", "nexus-core distribution directory (default: the one built into nexus)")
 	flag.IntVar(&e.runs, "runs", 200, "runs per process-level figure (nexus validate and memory gc use a quarter and a tenth)")
 	flag.IntVar(&e.confRuns, "conf-runs", 11, "runs of the in-process conformance suite (the --target nexus mcp run gets half)")
 	flag.StringVar(&e.peer, "peer", os.Getenv("NEXUS_PEER_MCP"), "the Node peer's MCP server (claude-nexus 0.27.0 bridge/mcp-server.cjs) for the side-by-side rows; needs Node.js 20+")
@@ -92,11 +92,13 @@ func main() {
 	if peerSizes, err = parseSizes(*sizes); err != nil {
 		fail(fmt.Errorf("-peer-sizes: %w", err))
 	}
-	if e.core, err = filepath.Abs(e.core); err != nil {
-		fail(err)
-	}
-	if _, err := os.Stat(filepath.Join(e.core, "manifest.json")); err != nil {
-		fail(fmt.Errorf("no nexus-core distribution at %s (pass -core DIR)", e.core))
+	if e.core != "" {
+		if e.core, err = filepath.Abs(e.core); err != nil {
+			fail(err)
+		}
+		if _, err := os.Stat(filepath.Join(e.core, "manifest.json")); err != nil {
+			fail(fmt.Errorf("no nexus-core distribution at %s (pass -core DIR, or none for the built-in one)", e.core))
+		}
 	}
 	if e.work, err = os.MkdirTemp("", "nexus-bench-"); err != nil {
 		fail(err)
@@ -104,7 +106,10 @@ func main() {
 	defer os.RemoveAll(e.work)
 	home := filepath.Join(e.work, "home")
 	e.nexusEnv = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
-		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "NEXUS_CORE_DIR=" + e.core}
+		"XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
+	if e.core != "" {
+		e.nexusEnv = append(e.nexusEnv, "NEXUS_CORE_DIR="+e.core)
+	}
 	// Built as `make build` builds it: static (no dynamic loader per
 	// process), stripped, no cgo.
 	e.bin = filepath.Join(e.work, "nexus")
@@ -201,6 +206,15 @@ func tail(b []byte, n int) string {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
+// coreArgs passes -core on to nexus ("--core DIR"), or nothing for the
+// built-in distribution.
+func (e *env) coreArgs() []string {
+	if e.core == "" {
+		return nil
+	}
+	return []string{"--core", e.core}
+}
+
 // timeProcess measures one nexus command with proctime.
 func (e *env) timeProcess(r *row, runs int, dir string, check func(stdout, stderr []byte) error, args ...string) {
 	res, err := proctime.Measure(context.Background(), []proctime.Spec{{
@@ -230,8 +244,8 @@ func measureCLI(e *env) []*row {
 	version := &row{figure: "`nexus version`", target: 5, unit: "ms", command: fmt.Sprintf("`nexus version` ×%d (proctime)", e.runs)}
 	e.timeProcess(version, e.runs, dir, nil, "version")
 	n := max(e.runs/4, 5)
-	validate := &row{figure: "`nexus validate` (0.10.0)", target: 100, unit: "ms", command: fmt.Sprintf("`nexus validate --core CORE` ×%d (proctime)", n)}
-	e.timeProcess(validate, n, dir, nil, "validate", "--core", e.core)
+	validate := &row{figure: "`nexus validate` (0.10.0)", target: 100, unit: "ms", command: fmt.Sprintf("`nexus validate [--core CORE]` ×%d (proctime)", n)}
+	e.timeProcess(validate, n, dir, nil, append([]string{"validate"}, e.coreArgs()...)...)
 	return []*row{version, validate}
 }
 
@@ -250,7 +264,7 @@ func measureHooks(e *env) []*row {
 	}
 	cmd := exec.Command("sh", "scripts/bench-hooks.sh")
 	cmd.Dir = e.root
-	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", e.runs))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", e.runs), "CORE="+e.core)
 	out, runErr := cmd.CombinedOutput()
 	table := parseHookTable(bytes.NewReader(out))
 	for i, r := range rows {
@@ -272,11 +286,11 @@ func measureHooks(e *env) []*row {
 func measureConformance(e *env) []*row {
 	dir := filepath.Join(e.work, "conformance")
 	os.MkdirAll(dir, 0o755)
-	in := &row{figure: "conformance, in-process (44 cases)", target: 1000, unit: "ms", command: fmt.Sprintf("`nexus conformance --core CORE` ×%d (proctime)", e.confRuns)}
-	e.timeProcess(in, e.confRuns, dir, nil, "conformance", "--core", e.core)
+	in := &row{figure: "conformance, in-process (46 cases)", target: 1000, unit: "ms", command: fmt.Sprintf("`nexus conformance [--core CORE]` ×%d (proctime)", e.confRuns)}
+	e.timeProcess(in, e.confRuns, dir, nil, append([]string{"conformance"}, e.coreArgs()...)...)
 	n := max(e.confRuns/2, 3)
-	mcp := &row{figure: "conformance, `--target nexus mcp`", target: 3000, unit: "ms", command: fmt.Sprintf("`nexus conformance --core CORE --target nexus mcp` ×%d (proctime)", n)}
-	e.timeProcess(mcp, n, dir, nil, "conformance", "--core", e.core, "--target", e.bin, "mcp")
+	mcp := &row{figure: "conformance, `--target nexus mcp`", target: 3000, unit: "ms", command: fmt.Sprintf("`nexus conformance [--core CORE] --target nexus mcp` ×%d (proctime)", n)}
+	e.timeProcess(mcp, n, dir, nil, append(append([]string{"conformance"}, e.coreArgs()...), "--target", e.bin, "mcp")...)
 	return []*row{in, mcp}
 }
 
@@ -569,7 +583,11 @@ func printTable(w io.Writer, rows []*row, e *env, took time.Duration) {
 	for _, c := range cells[1:] {
 		line(c)
 	}
-	fmt.Fprintln(w, "\nCORE = "+e.core+"; `nexus` is built like `make build`; proctime = internal/proctime (fork/exec, median wall time).")
+	core := e.core
+	if core == "" {
+		core = "the built-in nexus-core (no --core)"
+	}
+	fmt.Fprintln(w, "\nCORE = "+core+"; `nexus` is built like `make build`; proctime = internal/proctime (fork/exec, median wall time).")
 	var lastErr string
 	for _, r := range rows {
 		switch {
