@@ -209,11 +209,11 @@ func chosenCoreDir(a *app) (string, error) {
 	default:
 		return "", nil
 	}
-	dir, err := a.CoreDir()
+	d, err := a.Dist()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Abs(dir)
+	return d.Dir, nil
 }
 
 func thisExecutable() (string, error) {
