@@ -15,6 +15,7 @@ import (
 	"github.com/nexus-harness/nexus/conformance/nexustarget"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/schema"
+	"github.com/nexus-harness/nexus/vocabulary"
 )
 
 func init() { register(newConformanceCmd) }
@@ -99,6 +100,11 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 	}
 	dist, err := a.Dist()
 	if err != nil {
+		return usageError{err}
+	}
+	// The version gate first: an unsupported distribution gets its own
+	// explanation, not a missing-fixtures error.
+	if _, err := vocabulary.OpenManifestDist(dist); err != nil {
 		return usageError{err}
 	}
 	for _, d := range fl.fixtures {
