@@ -140,6 +140,7 @@ func TestStopWithAndWithoutController(t *testing.T) {
 			if took > time.Second {
 				t.Errorf("Close took %s, want well under go-plugin's 2s wait", took)
 			}
+			t.Logf("stop with controller=%s: %s", controller, took.Round(time.Millisecond))
 			if s := logs.String(); s != "" {
 				t.Errorf("stopping logged warnings:\n%s", s)
 			}
