@@ -60,15 +60,16 @@ type CorpusCache interface {
 
 // Entry is one parsed decision and its stem. A store that keeps many
 // decisions may hand out a slim D (no Content, Body or Rationale) with the
-// check tokens precomputed; Corpus.Full reads the whole decision back.
+// check document precomputed; Corpus.Full reads the whole decision back.
 type Entry struct {
 	Stem string
 	D    *decision.Decision
 
-	// Tokens are the check tokeniser's stems of Title + " " + Rationale and
-	// UseCount the number of words equal to "use" in it (stop-worded for
-	// checks, kept by search); nil Tokens means "tokenise D".
-	Tokens   []string
+	// Doc is the check tokeniser's term counts of Title + " " + Rationale
+	// over the corpus's Vocab, and UseCount the number of its words equal
+	// to "use" (stop-worded for checks, kept by search). A nil
+	// Doc.Counts means "tokenise D".
+	Doc      bm25.Doc
 	UseCount int
 }
 
@@ -88,7 +89,10 @@ type Corpus struct {
 
 	// Load reads one decision in full (nil: Entries hold full decisions).
 	Load func(stem string) (*decision.Decision, error)
+	// Vocab is what Entry.Doc term ids refer to (nil: a fresh one).
+	Vocab *bm25.Vocab
 
+	vocabOnce sync.Once
 	checkOnce sync.Once
 	check     *searchIndex
 	checkErr  error
@@ -117,9 +121,9 @@ var (
 	searchTokenizer = bm25.NewTokenizer(bm25.StopwordsEN)
 )
 
-// CheckTokens returns the check tokens of a decision and how many of its
-// words are "use" (what the search tokeniser keeps on top of them).
-func CheckTokens(d *decision.Decision) ([]string, int) {
+// CheckDoc returns the check document of a decision over v and how many
+// of its words are "use" (what the search tokeniser keeps on top).
+func CheckDoc(v *bm25.Vocab, d *decision.Decision) (bm25.Doc, int) {
 	text := docText(d)
 	n := 0
 	for _, w := range bm25.Words(text) {
@@ -127,7 +131,7 @@ func CheckTokens(d *decision.Decision) ([]string, int) {
 			n++
 		}
 	}
-	return checkTokenizer.Tokens(text), n
+	return v.NewDoc(checkTokenizer.Tokens(text)), n
 }
 
 // LoadCorpus parses every decision of s. Files that fail to parse are
@@ -182,29 +186,48 @@ func Decisions(s Store) (*Corpus, error) {
 
 func docText(d *decision.Decision) string { return d.Title + " " + d.Rationale }
 
-func buildIndex(entries []Entry, tok *bm25.Tokenizer, withUse bool) (*searchIndex, error) {
-	docs := make([][]string, len(entries))
+func (c *Corpus) buildIndex(entries []Entry, tok *bm25.Tokenizer, withUse bool) (*searchIndex, error) {
+	v := c.vocab()
+	docs := make([]bm25.Doc, len(entries))
+	useID := v.ID("use")
 	for i, e := range entries {
 		switch {
-		case e.Tokens == nil:
-			docs[i] = tok.Tokens(docText(e.D))
+		case e.Doc.Counts == nil:
+			docs[i] = v.NewDoc(tok.Tokens(docText(e.D)))
 		case withUse && e.UseCount > 0:
-			// Term order does not change BM25 scores: counts and lengths do.
-			d := make([]string, 0, len(e.Tokens)+e.UseCount)
-			d = append(d, e.Tokens...)
-			for range e.UseCount {
-				d = append(d, "use")
+			// The search tokeniser keeps "use" (stem "use"): the same
+			// counts plus those, and a longer document.
+			d := bm25.Doc{Counts: make([]bm25.TermCount, 0, len(e.Doc.Counts)+1), Len: e.Doc.Len + int32(e.UseCount)}
+			found := false
+			for _, tc := range e.Doc.Counts {
+				if tc.Term == useID {
+					tc.N += int32(e.UseCount)
+					found = true
+				}
+				d.Counts = append(d.Counts, tc)
+			}
+			if !found {
+				d.Counts = append(d.Counts, bm25.TermCount{Term: useID, N: int32(e.UseCount)})
 			}
 			docs[i] = d
 		default:
-			docs[i] = e.Tokens
+			docs[i] = e.Doc
 		}
 	}
-	ix, err := bm25.Build(docs)
+	ix, err := bm25.BuildDocs(v, docs)
 	if err != nil {
 		return nil, err
 	}
 	return &searchIndex{entries: entries, ix: ix, tok: tok}, nil
+}
+
+func (c *Corpus) vocab() *bm25.Vocab {
+	c.vocabOnce.Do(func() {
+		if c.Vocab == nil {
+			c.Vocab = bm25.NewVocab()
+		}
+	})
+	return c.Vocab
 }
 
 // checkIndex is the index check_decision and the propose Tier 2 screen
@@ -217,7 +240,7 @@ func (c *Corpus) checkIndex() (*searchIndex, error) {
 				active = append(active, e)
 			}
 		}
-		c.check, c.checkErr = buildIndex(active, checkTokenizer, false)
+		c.check, c.checkErr = c.buildIndex(active, checkTokenizer, false)
 	})
 	return c.check, c.checkErr
 }
@@ -236,7 +259,7 @@ func (c *Corpus) searchIndex(includeSuperseded bool) (*searchIndex, error) {
 			cands = append(cands, e)
 		}
 	}
-	si, err := buildIndex(cands, searchTokenizer, true)
+	si, err := c.buildIndex(cands, searchTokenizer, true)
 	if err != nil {
 		return nil, err
 	}

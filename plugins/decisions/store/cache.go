@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
 )
 
@@ -34,6 +35,7 @@ import (
 // identity changed.
 type corpusCache struct {
 	files    map[string]*fileRecord
+	vocab    *bm25.Vocab // the term ids of every record's Doc
 	current  *kernel.Corpus
 	watch    *dirWatch
 	dirMtime int64
@@ -77,7 +79,8 @@ func (c *corpusCache) close() {
 func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
 	if !c.loaded {
 		c.loaded = true
-		c.files, c.racyBefore = loadIndex(f.root)
+		c.vocab = bm25.NewVocab()
+		c.files, c.racyBefore = loadIndex(f.root, c.vocab)
 	}
 	if c.current != nil {
 		names, full := c.pending(f)
@@ -91,8 +94,9 @@ func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
 			if !changed {
 				return c.current, nil
 			}
+			// The persistent index is rewritten after full passes only:
+			// a later process re-reads just the files changed since.
 			c.assemble(f)
-			c.save(f)
 			return c.current, nil
 		}
 	}
@@ -161,21 +165,47 @@ func (c *corpusCache) fullPass(f *FS) error {
 		}
 	}
 	c.lastFull = time.Now()
-	if st, err := f.r.Stat(kernel.DecisionsDir); err == nil {
+	d, err := f.r.Open(kernel.DecisionsDir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("list decisions: %w", f.explain(kernel.DecisionsDir, err))
+		}
+		c.files = map[string]*fileRecord{}
+		return nil
+	}
+	defer d.Close()
+	if st, err := d.Stat(); err == nil {
 		c.dirMtime = st.ModTime().UnixNano()
 	}
-	names, err := f.decisionNames()
+	ents, err := d.ReadDir(-1)
 	if err != nil {
-		return err
+		return fmt.Errorf("list decisions: %w", err)
 	}
 	if c.files == nil {
 		c.files = map[string]*fileRecord{}
 	}
-	seen := make(map[string]bool, len(names))
-	for _, n := range names {
+	seen := make(map[string]bool, len(ents))
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".md") || e.IsDir() {
+			continue
+		}
 		seen[n] = true
 		old := c.files[n]
-		id, err := statDecision(f, n)
+		var id fileID
+		info, err := e.Info() // lstat of the folder the root opened
+		switch {
+		case err != nil:
+		case info.Mode()&fs.ModeSymlink != 0 || !info.Mode().IsRegular():
+			id, err = statDecision(f, n) // followed only inside the store
+		default:
+			dev, ino := devIno(info)
+			id = fileID{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()}
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(seen, n) // removed while listing
+			continue
+		}
 		if old != nil && err == nil && old.id == id && old.problem == "" && old.id.mtime < c.racyBefore {
 			continue
 		}
@@ -241,7 +271,7 @@ func (c *corpusCache) read(f *FS, name string, id fileID, statErr error, old *fi
 		rec.problem = err.Error()
 		return rec
 	}
-	rec.entry.Tokens, rec.entry.UseCount = kernel.CheckTokens(d)
+	rec.entry.Doc, rec.entry.UseCount = kernel.CheckDoc(c.vocab, d)
 	rec.entry.D = slim(d)
 	return rec
 }
@@ -263,7 +293,7 @@ func (c *corpusCache) assemble(f *FS) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	k := &kernel.Corpus{Stems: make([]string, len(names)), Entries: make([]kernel.Entry, 0, len(names))}
+	k := &kernel.Corpus{Stems: make([]string, len(names)), Entries: make([]kernel.Entry, 0, len(names)), Vocab: c.vocab}
 	for i, n := range names {
 		r := c.files[n]
 		k.Stems[i] = r.entry.Stem
@@ -292,5 +322,5 @@ func (c *corpusCache) save(f *FS) {
 		return
 	}
 	c.dirty = false
-	saveIndex(f.root, c.files)
+	saveIndex(f.root, c.files, c.vocab)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
 )
 
@@ -173,7 +174,7 @@ func TestCacheAndPersistentIndex(t *testing.T) {
 
 	// A damaged index is ignored.
 	os.WriteFile(indexPath(dir), []byte("garbage"), 0o644)
-	if files, _ := loadIndex(dir); len(files) != 0 {
+	if files, _ := loadIndex(dir, bm25.NewVocab()); len(files) != 0 {
 		t.Error("a damaged index was trusted")
 	}
 }
@@ -188,30 +189,30 @@ func TestIndexRoundTrip(t *testing.T) {
 	if _, err := fs.Corpus(); err != nil {
 		t.Fatal(err)
 	}
-	data := encodeIndex(fs.Root(), fs.cache.files, 42)
-	got, written, err := decodeIndex(data, fs.Root())
+	data := encodeIndex(fs.Root(), fs.cache.files, fs.cache.vocab, 42)
+	got, written, err := decodeIndex(data, fs.Root(), fs.cache.vocab)
 	if err != nil || written != 42 || len(got) != 2 {
 		t.Fatalf("decode = %v, %d, %v", got, written, err)
 	}
 	a, b := got["001-a.md"], fs.cache.files["001-a.md"]
-	if a.id != b.id || a.hash != b.hash || !reflect.DeepEqual(a.entry.D, b.entry.D) || strings.Join(a.entry.Tokens, " ") != strings.Join(b.entry.Tokens, " ") {
+	if a.id != b.id || a.hash != b.hash || !reflect.DeepEqual(a.entry.D, b.entry.D) || !reflect.DeepEqual(a.entry.Doc, b.entry.Doc) {
 		t.Errorf("record = %+v, want %+v", a, b)
 	}
 	if got["002-b.md"].problem == "" {
 		t.Error("problem record lost")
 	}
-	if _, _, err := decodeIndex(data, "/another/store"); err == nil {
+	if _, _, err := decodeIndex(data, "/another/store", fs.cache.vocab); err == nil {
 		t.Error("an index of another store was accepted")
 	}
 	data[len(data)/2] ^= 0xff
-	if _, _, err := decodeIndex(data, fs.Root()); err == nil {
+	if _, _, err := decodeIndex(data, fs.Root(), fs.cache.vocab); err == nil {
 		t.Error("a corrupted index was accepted")
 	}
 }
 
 func FuzzDecodeIndex(f *testing.F) {
-	f.Add(encodeIndex("/s", map[string]*fileRecord{"x.md": {problem: "p"}}, 1))
+	f.Add(encodeIndex("/s", map[string]*fileRecord{"x.md": {problem: "p"}}, bm25.NewVocab(), 1))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		decodeIndex(b, "/s") // must not panic or allocate without bound
+		decodeIndex(b, "/s", bm25.NewVocab()) // must not panic or allocate without bound
 	})
 }

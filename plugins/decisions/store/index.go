@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 )
 
 // The persistent index is a cache, never a source of truth: each record
@@ -50,7 +51,7 @@ const racyMargin = 2 * time.Second
 
 // loadIndex reads the records of a store, and the time before which a
 // file's identity proves it unchanged. A missing or bad index gives none.
-func loadIndex(root string) (map[string]*fileRecord, int64) {
+func loadIndex(root string, v *bm25.Vocab) (map[string]*fileRecord, int64) {
 	const noRacy = 1<<63 - 1
 	p := indexPath(root)
 	if p == "" {
@@ -60,7 +61,7 @@ func loadIndex(root string) (map[string]*fileRecord, int64) {
 	if err != nil {
 		return map[string]*fileRecord{}, noRacy
 	}
-	files, written, err := decodeIndex(b, root)
+	files, written, err := decodeIndex(b, root, v)
 	if err != nil {
 		return map[string]*fileRecord{}, noRacy
 	}
@@ -69,7 +70,7 @@ func loadIndex(root string) (map[string]*fileRecord, int64) {
 
 // saveIndex writes the records atomically (temp file, rename). Failure is
 // harmless: the next process rebuilds.
-func saveIndex(root string, files map[string]*fileRecord) {
+func saveIndex(root string, files map[string]*fileRecord, v *bm25.Vocab) {
 	p := indexPath(root)
 	if p == "" {
 		return
@@ -77,7 +78,7 @@ func saveIndex(root string, files map[string]*fileRecord) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return
 	}
-	data := encodeIndex(root, files, time.Now().UnixNano())
+	data := encodeIndex(root, files, v, time.Now().UnixNano())
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".idx-*")
 	if err != nil {
 		return
@@ -115,7 +116,7 @@ func (e *encoder) term(s string) {
 	e.uint(id)
 }
 
-func encodeIndex(root string, files map[string]*fileRecord, written int64) []byte {
+func encodeIndex(root string, files map[string]*fileRecord, v *bm25.Vocab, written int64) []byte {
 	body := &encoder{vocab: map[string]uint64{}}
 	body.uint(uint64(len(files)))
 	for name, r := range files {
@@ -147,9 +148,11 @@ func encodeIndex(root string, files map[string]*fileRecord, written int64) []byt
 			body.term(s)
 		}
 		body.uint(uint64(r.entry.UseCount))
-		body.uint(uint64(len(r.entry.Tokens)))
-		for _, t := range r.entry.Tokens {
-			body.term(t)
+		body.uint(uint64(r.entry.Doc.Len))
+		body.uint(uint64(len(r.entry.Doc.Counts)))
+		for _, tc := range r.entry.Doc.Counts {
+			body.term(v.Term(tc.Term))
+			body.uint(uint64(tc.N))
 		}
 	}
 	out := &encoder{}
@@ -202,7 +205,7 @@ func (d *decoder) str() string {
 	return string(b)
 }
 
-func decodeIndex(b []byte, root string) (map[string]*fileRecord, int64, error) {
+func decodeIndex(b []byte, root string, v *bm25.Vocab) (map[string]*fileRecord, int64, error) {
 	if len(b) < len(indexMagic)+4 || string(b[:len(indexMagic)]) != indexMagic {
 		return nil, 0, errBadIndex
 	}
@@ -223,6 +226,7 @@ func decodeIndex(b []byte, root string) (map[string]*fileRecord, int64, error) {
 	for i := range terms {
 		terms[i] = d.str()
 	}
+	var ids []int32 // the file's term table in v, made on first need
 	term := func() string {
 		id := d.uint()
 		if id >= uint64(len(terms)) {
@@ -230,6 +234,23 @@ func decodeIndex(b []byte, root string) (map[string]*fileRecord, int64, error) {
 			return ""
 		}
 		return terms[id]
+	}
+	termID := func() int32 {
+		id := d.uint()
+		if id >= uint64(len(terms)) {
+			d.err = errBadIndex
+			return 0
+		}
+		if ids == nil {
+			ids = make([]int32, len(terms))
+			for i := range ids {
+				ids[i] = -1
+			}
+		}
+		if ids[id] < 0 {
+			ids[id] = v.ID(terms[id])
+		}
+		return ids[id]
 	}
 	n := d.uint()
 	if d.err != nil || n > uint64(len(b)) {
@@ -261,13 +282,14 @@ func decodeIndex(b []byte, root string) (map[string]*fileRecord, int64, error) {
 			*p = term()
 		}
 		r.entry.UseCount = int(d.uint())
+		r.entry.Doc.Len = int32(d.uint())
 		nt := d.uint()
 		if d.err != nil || nt > uint64(len(b)) {
 			return nil, 0, errBadIndex
 		}
-		r.entry.Tokens = make([]string, nt)
-		for i := range r.entry.Tokens {
-			r.entry.Tokens[i] = term()
+		r.entry.Doc.Counts = make([]bm25.TermCount, nt)
+		for i := range r.entry.Doc.Counts {
+			r.entry.Doc.Counts[i] = bm25.TermCount{Term: termID(), N: int32(d.uint())}
 		}
 		r.entry.D = dec
 		files[name] = r

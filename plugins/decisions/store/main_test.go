@@ -3,6 +3,8 @@ package store
 import (
 	"os"
 	"testing"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionstest"
 )
 
 // TestMain keeps the decision store's persistent index out of the user's
@@ -15,5 +17,6 @@ func TestMain(m *testing.M) {
 	os.Setenv("NEXUS_DECISIONS_INDEX_DIR", dir)
 	code := m.Run()
 	os.RemoveAll(dir)
+	decisionstest.Cleanup()
 	os.Exit(code)
 }

@@ -118,8 +118,8 @@ func TestBM25UnitGolden(t *testing.T) {
 			if ix.AvgDL() != c.Expected.Avgdl {
 				t.Errorf("avgdl = %v, want %v", ix.AvgDL(), c.Expected.Avgdl)
 			}
-			if len(ix.vocab) != len(c.Expected.IDF) {
-				t.Errorf("vocabulary has %d terms, want %d", len(ix.vocab), len(c.Expected.IDF))
+			if ix.Terms() != len(c.Expected.IDF) {
+				t.Errorf("vocabulary has %d terms, want %d", ix.Terms(), len(c.Expected.IDF))
 			}
 			for term, want := range c.Expected.IDF {
 				got, ok := ix.IDF(term)

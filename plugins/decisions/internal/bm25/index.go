@@ -3,6 +3,8 @@ package bm25
 import (
 	"errors"
 	"math"
+	"strings"
+	"sync"
 )
 
 // Parameters of bm25s.BM25() with its defaults (method "lucene").
@@ -15,13 +17,15 @@ const (
 // corpus tokenises to nothing ("max() arg is an empty sequence").
 var ErrEmptyCorpus = errors.New("max() arg is an empty sequence")
 
-// Index is an immutable BM25 index over tokenised documents.
+// Index is an immutable BM25 index over documents given as term counts
+// over a shared Vocab.
 type Index struct {
 	n        int
 	avgdl    float64
-	vocab    map[string]int
-	idf      []float32
-	postings [][]posting
+	vocab    *Vocab
+	terms    int         // vocabulary terms present in the corpus
+	idf      []float32   // by term id (0 for terms not in the corpus)
+	postings [][]posting // by term id, documents ascending
 }
 
 type posting struct {
@@ -35,59 +39,146 @@ type Hit struct {
 	Score float32 // raw BM25 score
 }
 
-// Build indexes docs (each a list of terms, duplicates kept). An empty
-// corpus gives an index that matches nothing.
+// Vocab interns terms as dense ids. It only grows, and is safe for
+// concurrent use, so indexes built at different times can share it (a
+// store keeps each file's term counts across rebuilds).
+type Vocab struct {
+	mu    sync.RWMutex
+	ids   map[string]int32
+	terms []string
+}
+
+// NewVocab returns an empty vocabulary.
+func NewVocab() *Vocab { return &Vocab{ids: map[string]int32{}} }
+
+// ID returns the id of term, adding it when new.
+func (v *Vocab) ID(term string) int32 {
+	v.mu.RLock()
+	id, ok := v.ids[term]
+	v.mu.RUnlock()
+	if ok {
+		return id
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if id, ok := v.ids[term]; ok {
+		return id
+	}
+	id = int32(len(v.terms))
+	term = strings.Clone(term)
+	v.ids[term] = id
+	v.terms = append(v.terms, term)
+	return id
+}
+
+// Lookup returns the id of a known term.
+func (v *Vocab) Lookup(term string) (int32, bool) {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	id, ok := v.ids[term]
+	return id, ok
+}
+
+// Term returns the term of an id.
+func (v *Vocab) Term(id int32) string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return v.terms[id]
+}
+
+func (v *Vocab) size() int {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	return len(v.terms)
+}
+
+// TermCount is how often one term occurs in a document.
+type TermCount struct{ Term, N int32 }
+
+// Doc is one document: its distinct terms with counts, and its length in
+// terms (duplicates counted).
+type Doc struct {
+	Counts []TermCount
+	Len    int32
+}
+
+// NewDoc counts a document's terms (in order of first appearance).
+func (v *Vocab) NewDoc(terms []string) Doc {
+	d := Doc{Len: int32(len(terms))}
+	at := make(map[int32]int, len(terms))
+	for _, t := range terms {
+		id := v.ID(t)
+		if i, ok := at[id]; ok {
+			d.Counts[i].N++
+			continue
+		}
+		at[id] = len(d.Counts)
+		d.Counts = append(d.Counts, TermCount{Term: id, N: 1})
+	}
+	return d
+}
+
+// Build indexes docs (each a list of terms, duplicates kept) over a fresh
+// vocabulary. An empty corpus gives an index that matches nothing.
 func Build(docs [][]string) (*Index, error) {
-	ix := &Index{n: len(docs), vocab: make(map[string]int)}
+	v := NewVocab()
+	ds := make([]Doc, len(docs))
+	for i, d := range docs {
+		ds[i] = v.NewDoc(d)
+	}
+	return BuildDocs(v, ds)
+}
+
+// BuildDocs indexes documents counted over v.
+func BuildDocs(v *Vocab, docs []Doc) (*Index, error) {
+	ix := &Index{n: len(docs), vocab: v}
 	if len(docs) == 0 {
 		return ix, nil
 	}
+	nterms := v.size()
+	df := make([]int32, nterms)
 	total := 0
-	type tf struct {
-		term, count int
-	}
-	perDoc := make([][]tf, len(docs))
-	var df []int
-	for d, terms := range docs {
-		total += len(terms)
-		counts := make(map[int]int, len(terms))
-		var order []int
-		for _, t := range terms {
-			id, ok := ix.vocab[t]
-			if !ok {
-				id = len(ix.vocab)
-				ix.vocab[t] = id
-				df = append(df, 0)
-			}
-			if counts[id] == 0 {
-				order = append(order, id)
-			}
-			counts[id]++
-		}
-		for _, id := range order {
-			df[id]++
-			perDoc[d] = append(perDoc[d], tf{id, counts[id]})
+	for _, d := range docs {
+		total += int(d.Len)
+		for _, c := range d.Counts {
+			df[c.Term]++
 		}
 	}
-	if len(ix.vocab) == 0 {
+	for _, f := range df {
+		if f > 0 {
+			ix.terms++
+		}
+	}
+	if ix.terms == 0 {
 		return nil, ErrEmptyCorpus
 	}
 	ix.avgdl = float64(total) / float64(len(docs))
-	ix.idf = make([]float32, len(df))
+	ix.idf = make([]float32, nterms)
+	ix.postings = make([][]posting, nterms)
 	for id, f := range df {
-		ix.idf[id] = idf(len(docs), f)
+		if f > 0 {
+			ix.idf[id] = idf(len(docs), int(f))
+			ix.postings[id] = make([]posting, 0, f)
+		}
 	}
-	ix.postings = make([][]posting, len(df))
-	for id, f := range df {
-		ix.postings[id] = make([]posting, 0, f)
-	}
-	for d, tfs := range perDoc {
-		dl := len(docs[d])
-		for _, x := range tfs {
-			ix.postings[x.term] = append(ix.postings[x.term], posting{int32(d), weight(ix.idf[x.term], x.count, dl, ix.avgdl)})
+	for i, d := range docs {
+		for _, c := range d.Counts {
+			ix.postings[c.Term] = append(ix.postings[c.Term], posting{int32(i), weight(ix.idf[c.Term], int(c.N), int(d.Len), ix.avgdl)})
 		}
 	}
 	return ix, nil
+}
+
+// termID returns the id of a term present in this index's corpus.
+func (ix *Index) termID(term string) (int32, bool) {
+	if ix.vocab == nil {
+		return 0, false
+	}
+	id, ok := ix.vocab.Lookup(term)
+	if !ok || int(id) >= len(ix.postings) || len(ix.postings[id]) == 0 {
+		return 0, false
+	}
+	return id, true
 }
 
 // idf is Lucene's idf, computed in float64 and stored as float32.
@@ -117,9 +208,12 @@ func (ix *Index) Len() int { return ix.n }
 // AvgDL is the mean document length in terms.
 func (ix *Index) AvgDL() float64 { return ix.avgdl }
 
+// Terms is the number of distinct terms in the corpus.
+func (ix *Index) Terms() int { return ix.terms }
+
 // IDF returns the stored idf of a term.
 func (ix *Index) IDF(term string) (float32, bool) {
-	id, ok := ix.vocab[term]
+	id, ok := ix.termID(term)
 	if !ok {
 		return 0, false
 	}
@@ -130,7 +224,7 @@ func (ix *Index) IDF(term string) (float32, bool) {
 func (ix *Index) InVocab(query []string) []string {
 	var out []string
 	for _, t := range query {
-		if _, ok := ix.vocab[t]; ok {
+		if _, ok := ix.termID(t); ok {
 			out = append(out, t)
 		}
 	}
@@ -141,7 +235,7 @@ func (ix *Index) InVocab(query []string) []string {
 func (ix *Index) Scores(query []string) []float32 {
 	scores := make([]float32, ix.n)
 	for _, t := range query {
-		id, ok := ix.vocab[t]
+		id, ok := ix.termID(t)
 		if !ok {
 			continue
 		}
