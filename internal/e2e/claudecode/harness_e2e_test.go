@@ -75,6 +75,8 @@ type session struct {
 type sessionOpts struct {
 	// noNexus leaves nexus out of the project (the baseline of the timing).
 	noNexus bool
+	// noMCP: the timing removes nexus's MCP server after install.
+	noMCP bool
 	// bare starts Claude Code with only what a launcher gives (no
 	// NEXUS_CORE_DIR, no nexus on PATH).
 	bare bool
