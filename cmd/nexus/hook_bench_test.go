@@ -91,38 +91,123 @@ func TestHookLatency(t *testing.T) {
 			map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "[plan] add a response cache to the API client"},
 			func(r hookResult) bool { return strings.Contains(r.stdout, "nexus activated the nx-plan skill") }},
 	}
+	var probes []*hookProbe
+	for _, c := range cases {
+		c.p["cwd"] = proj
+		b, _ := json.Marshal(c.p)
+		probes = append(probes, &hookProbe{name: c.name, args: []string{"hook", "--host", "claude"}, stdin: b, check: c.check, budget: c.budget})
+	}
+	// Claude Code's status line runs after every assistant message: a
+	// hook-class process with the same budget.
+	sl, _ := json.Marshal(map[string]any{"cwd": proj, "workspace": map[string]any{"current_dir": proj, "project_dir": proj}, "model": map[string]any{"display_name": "Opus"}})
+	probes = append(probes, &hookProbe{name: "nexus statusline", args: []string{"statusline"}, stdin: sl, budget: 5 * time.Millisecond,
+		check: func(r hookResult) bool {
+			return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running")
+		}})
+	probes = append(probes, &hookProbe{name: "(reference) nexus version", args: []string{"version"}})
+	measureHookProbes(t, bin, proj, env, runs, probes)
+}
+
+// TestHookLatencyLargeState measures the hooks that read the task list
+// and the tool log on a project with 1,000 tasks (issue 17): a prompt, an
+// agent's start and its stop, and an agent's stop computing files_touched
+// from a 100,000-line tool log. Like TestHookLatency it runs only with
+// NEXUS_BENCH_HOOKS=1 (scripts/bench-hooks.sh).
+func TestHookLatencyLargeState(t *testing.T) {
+	if os.Getenv("NEXUS_BENCH_HOOKS") == "" {
+		t.Skip("set NEXUS_BENCH_HOOKS=1 (scripts/bench-hooks.sh) to measure hook latency")
+	}
+	runs := 300
+	if n, err := strconv.Atoi(os.Getenv("NEXUS_BENCH_RUNS")); err == nil && n > 0 {
+		runs = n
+	}
+	bin := hookBinary(t)
+	env := hookEnv(t, t.TempDir())
+	var probes []*hookProbe
+	for _, logLines := range []int{100, 100000} {
+		proj := t.TempDir()
+		if r := runHook(t, bin, proj, env, payload(t, map[string]any{"hook_event_name": "SessionStart", "cwd": proj})); r.code != 0 || r.stderr != "" {
+			t.Fatalf("SessionStart: %+v", r)
+		}
+		var tasks []string
+		for i := 1; i <= 1000; i++ {
+			owner := []string{"engineer", "tester", "writer", "researcher"}[i%4]
+			tasks = append(tasks, fmt.Sprintf(`{"id":%d,"title":"Implement part %d of the storage layer","context":"The storage layer needs its reader, its writer and tests.","approach":"Reader first.","acceptance":"go test passes","status":"%s","deps":[],"owner":"%s","created_at":"2026-04-16T08:00:00.000Z"}`,
+				i, i, []string{"completed", "pending", "in_progress"}[i%3], owner))
+		}
+		writeProjFile(t, proj, ".nexus/state/tasks.json", `{"goal":"storage","decisions":["atomic renames"],"tasks":[`+strings.Join(tasks, ",")+`]}`)
+		for _, id := range []string{"eng1", "eng2"} {
+			if r := runHook(t, bin, proj, env, payload(t, map[string]any{"hook_event_name": "SubagentStart", "cwd": proj, "agent_id": id, "agent_type": "nexus:engineer"})); r.code != 0 || r.stderr != "" {
+				t.Fatalf("SubagentStart: %+v", r)
+			}
+		}
+		// The tool log: most lines from other agents and Lead, one write
+		// of eng1's in a hundred.
+		var log strings.Builder
+		for i := range logLines {
+			agent := []string{"eng2", "", "arc1", "tst1"}[i%4]
+			if i%100 == 7 {
+				agent = "eng1"
+			}
+			fmt.Fprintf(&log, `{"ts":"2026-04-16T08:%02d:%02d.000Z","agent_id":"%s","agent":"engineer","tool":"Edit","file":"src/file%d.go","status":"ok","writes":true}`+"\n", i/60%60, i%60, agent, i%500)
+		}
+		writeProjFile(t, proj, ".nexus/state/nexus/tool-log.jsonl", log.String())
+		hook := func(name string, budget time.Duration, p map[string]any, check func(hookResult) bool) *hookProbe {
+			p["cwd"] = proj
+			b, _ := json.Marshal(p)
+			return &hookProbe{name: name, args: []string{"hook", "--host", "claude"}, dir: proj, stdin: b, budget: budget, check: check}
+		}
+		if logLines == 100 {
+			probes = append(probes,
+				hook("UserPromptSubmit, 1,000 tasks", 10*time.Millisecond,
+					map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "[run] carry on with the storage layer"}, nil),
+				hook("SubagentStart, 1,000 tasks", 10*time.Millisecond,
+					map[string]any{"hook_event_name": "SubagentStart", "agent_id": "eng2", "agent_type": "nexus:engineer"},
+					func(r hookResult) bool { return strings.Contains(r.stdout, "TASK: ") }),
+				hook("SubagentStop, 1,000 tasks", 10*time.Millisecond,
+					map[string]any{"hook_event_name": "SubagentStop", "agent_id": "eng1", "agent_type": "nexus:engineer", "last_assistant_message": "done"}, nil))
+			continue
+		}
+		probes = append(probes, hook("SubagentStop, 100,000-line tool log", 20*time.Millisecond,
+			map[string]any{"hook_event_name": "SubagentStop", "agent_id": "eng1", "agent_type": "nexus:engineer", "last_assistant_message": "done"}, nil))
+	}
+	measureHookProbes(t, bin, "", env, runs, probes)
+}
+
+func writeProjFile(t *testing.T, proj, rel, content string) {
+	t.Helper()
+	p := filepath.Join(proj, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookProbe is one process measured by measureHookProbes.
+type hookProbe struct {
+	name   string
+	args   []string
+	dir    string // the working directory when measureHookProbes gets none
+	stdin  []byte
+	file   string
+	check  func(hookResult) bool
+	budget time.Duration
+	walls  []time.Duration
+	cpus   []time.Duration
+}
+
+// measureHookProbes runs the probes round-robin (so load changes during
+// the run affect every event alike), 20 checked warm-up rounds then runs
+// measured ones, prints the table and fails a median over its budget.
+func measureHookProbes(t *testing.T, bin, proj string, env []string, runs int, probes []*hookProbe) {
 	type row struct {
 		name             string
 		median, p90, min time.Duration
 		cpu              time.Duration // median user+system CPU time of the process
 		budget           time.Duration
 	}
-	// The events run round-robin, so load changes during the run affect
-	// every event alike.
-	type probe struct {
-		name   string
-		args   []string
-		stdin  []byte
-		file   string
-		check  func(hookResult) bool
-		budget time.Duration
-		walls  []time.Duration
-		cpus   []time.Duration
-	}
-	var probes []*probe
-	for _, c := range cases {
-		c.p["cwd"] = proj
-		b, _ := json.Marshal(c.p)
-		probes = append(probes, &probe{name: c.name, args: []string{"hook", "--host", "claude"}, stdin: b, check: c.check, budget: c.budget})
-	}
-	// Claude Code's status line runs after every assistant message: a
-	// hook-class process with the same budget.
-	sl, _ := json.Marshal(map[string]any{"cwd": proj, "workspace": map[string]any{"current_dir": proj, "project_dir": proj}, "model": map[string]any{"display_name": "Opus"}})
-	probes = append(probes, &probe{name: "nexus statusline", args: []string{"statusline"}, stdin: sl, budget: 5 * time.Millisecond,
-		check: func(r hookResult) bool {
-			return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running")
-		}})
-	probes = append(probes, &probe{name: "(reference) nexus version", args: []string{"version"}})
 	// Stdin comes from a file and stdout goes to /dev/null in the measured
 	// runs, so the harness's own pipe copying is not timed; the warm-up
 	// rounds check every reply.
@@ -137,6 +222,9 @@ func TestHookLatency(t *testing.T) {
 		for _, pr := range probes {
 			cmd := exec.Command(bin, pr.args...)
 			cmd.Dir, cmd.Env = proj, env
+			if proj == "" {
+				cmd.Dir = pr.dir
+			}
 			if i < 20 {
 				cmd.Stdin = bytes.NewReader(pr.stdin)
 				var out, errb bytes.Buffer

@@ -1,10 +1,12 @@
 package lifecycle
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -219,17 +221,27 @@ type ToolLogLine struct {
 
 // FilesTouched returns the files an agent instance created, modified or
 // deleted, in first-touch order, from the successful writes in the tool log.
+//
+// The log holds every tool call of the session (100,000 lines in a long
+// one), so only the agent's own lines are decoded: nexus writes each line
+// compact, so an agent's lines are exactly those containing
+// "agent_id":"<id>" (quotes inside JSON strings are escaped, so the text
+// cannot occur inside a value). Ids that an encoder could spell in more
+// than one way are looked for the slow way, line by line.
 func FilesTouched(s *state.Store, agentID string) ([]string, error) {
-	lines, err := state.ReadLines(s.L.ToolLogPath())
+	b, err := os.ReadFile(s.L.ToolLogPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return []string{}, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read %s: %w", s.L.ToolLogPath(), err)
 	}
 	out := []string{}
 	seen := map[string]bool{}
-	for _, raw := range lines {
+	add := func(line []byte) {
 		var l ToolLogLine
-		if json.Unmarshal(raw, &l) != nil || l.AgentID != agentID || !l.Writes || l.Status != StatusOK {
-			continue
+		if state.Decode(line, &l) != nil || l.AgentID != agentID || !l.Writes || l.Status != StatusOK {
+			return
 		}
 		files := l.Files
 		if len(files) == 0 && l.File != "" {
@@ -242,7 +254,39 @@ func FilesTouched(s *state.Store, agentID string) ([]string, error) {
 			}
 		}
 	}
-	return out, nil
+	// A torn last line (no newline yet) is not part of the log.
+	b = b[:bytes.LastIndexByte(b, '\n')+1]
+	if agentID == "" || !plainID(agentID) {
+		for len(b) > 0 {
+			i := bytes.IndexByte(b, '\n')
+			add(b[:i])
+			b = b[i+1:]
+		}
+		return out, nil
+	}
+	needle := []byte(`"agent_id":"` + agentID + `"`)
+	for {
+		i := bytes.Index(b, needle)
+		if i < 0 {
+			return out, nil
+		}
+		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		end := i + bytes.IndexByte(b[i:], '\n')
+		add(b[start:end])
+		b = b[end+1:]
+	}
+}
+
+// plainID reports whether every JSON encoder spells id the same way:
+// printable ASCII without quotes, backslashes or HTML-escaped characters.
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // projectRel renders a path relative to the project when it lies inside it
