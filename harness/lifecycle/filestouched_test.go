@@ -81,3 +81,36 @@ func BenchmarkFilesTouched(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHooksLargeState: the events that read tasks.json, on a task
+// list of 1,000 tasks (a new engine per call, as every hook process has).
+//
+//	go test -run '^$' -bench HooksLargeState ./harness/lifecycle/
+func BenchmarkHooksLargeState(b *testing.B) {
+	c, _ := core(b)
+	l, err := state.NewLayout(b.TempDir(), "nexus")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tasks []string
+	for i := 1; i <= 1000; i++ {
+		tasks = append(tasks, fmt.Sprintf(`{"id":%d,"title":"Implement part %d","context":"The storage layer needs its reader, its writer and tests.","approach":"Reader first.","acceptance":"go test passes","status":"%s","deps":[],"owner":"%s","created_at":"2026-04-16T08:00:00.000Z"}`,
+			i, i, []string{"completed", "pending", "in_progress"}[i%3], []string{"engineer", "tester", "writer", "researcher"}[i%4]))
+	}
+	os.MkdirAll(l.HarnessDir(), 0o755)
+	os.WriteFile(l.TasksPath(), []byte(`{"goal":"g","decisions":["d"],"tasks":[`+strings.Join(tasks, ",")+`]}`), 0o644)
+	for _, ev := range []Event{
+		{Name: UserMessage, Prompt: "[run] carry on"},
+		{Name: SubagentSpawn, AgentID: "eng1", AgentType: "nexus:engineer"},
+		{Name: SubagentComplete, AgentID: "eng1", AgentType: "nexus:engineer"},
+	} {
+		b.Run(ev.Name, func(b *testing.B) {
+			for b.Loop() {
+				e := New(Options{Store: state.New(l, nil), Core: c})
+				if _, err := e.Handle(context.Background(), ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ var (
 	testSchemas *schema.Set
 )
 
-func core(t *testing.T) (*vocabulary.Core, *schema.Set) {
+func core(t testing.TB) (*vocabulary.Core, *schema.Set) {
 	t.Helper()
 	if testCore == nil {
 		c, err := vocabulary.LoadManifest(testenv.CoreDir(t))
