@@ -32,16 +32,7 @@ func TestHookLatency(t *testing.T) {
 	bin := hookBinary(t)
 	home := t.TempDir()
 	proj := t.TempDir()
-	env := hookEnv(t, home)
-	// NEXUS_BENCH_CORE picks the distribution: a directory, or "" for the
-	// one built into nexus (scripts/bench-hooks.sh passes CORE).
-	if core, ok := os.LookupEnv("NEXUS_BENCH_CORE"); ok {
-		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_CORE_DIR=") })
-		if core != "" {
-			env = append(env, "NEXUS_CORE_DIR="+core)
-		}
-		t.Logf("distribution: %q (empty: built in)", core)
-	}
+	env := benchHookEnv(t, home)
 	mustRun := func(p map[string]any) {
 		if r := runHook(t, bin, proj, env, payload(t, p)); r.code != 0 || r.stderr != "" {
 			t.Fatalf("setup %v: %+v", p["hook_event_name"], r)
@@ -122,7 +113,7 @@ func TestHookLatencyLargeState(t *testing.T) {
 		runs = n
 	}
 	bin := hookBinary(t)
-	env := hookEnv(t, t.TempDir())
+	env := benchHookEnv(t, t.TempDir())
 	var probes []*hookProbe
 	for _, logLines := range []int{100, 100000} {
 		proj := t.TempDir()
@@ -183,6 +174,21 @@ func writeProjFile(t *testing.T, proj, rel, content string) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// benchHookEnv is hookEnv with NEXUS_BENCH_CORE picking the distribution:
+// a directory, or "" for the one built into nexus (scripts/bench-hooks.sh
+// passes CORE).
+func benchHookEnv(t *testing.T, home string) []string {
+	env := hookEnv(t, home)
+	if core, ok := os.LookupEnv("NEXUS_BENCH_CORE"); ok {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "NEXUS_CORE_DIR=") })
+		if core != "" {
+			env = append(env, "NEXUS_CORE_DIR="+core)
+		}
+		t.Logf("distribution: %q (empty: built in)", core)
+	}
+	return env
 }
 
 // hookProbe is one process measured by measureHookProbes.

@@ -86,7 +86,7 @@ func writeLargeState(b *testing.B, proj string, n int) {
 	tasks := make([]any, n)
 	for i := range tasks {
 		tasks[i] = map[string]any{"id": i + 1, "title": fmt.Sprintf("Implement part %d of the storage layer", i+1),
-			"context": "The storage layer needs its reader, its writer and tests; see the plan for the decision taken and why.",
+			"context":  "The storage layer needs its reader, its writer and tests; see the plan for the decision taken and why.",
 			"approach": "Write the reader first, then the writer.", "status": []string{"pending", "completed"}[i%2],
 			"deps": []any{}, "owner": "engineer", "created_at": "2026-01-01T00:00:00.000Z"}
 	}
