@@ -36,9 +36,15 @@ FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harne
 	./plugins/decisions/decision ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest
 FUZZTIME ?= 10s
 
+# The Go modules of this repository: nexus, the plugin SDK (a module of its own,
+# published as github.com/nexus-harness/nexus/plugins/sdk) and the example plugin.
+# `./...` at the root stops at a nested go.mod, so vet, test and lint visit each.
+MODULES  := . plugins/sdk examples/plugins/shellguard
+each_module = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
+
 test:
-	$(GO) vet ./...
-	$(GO) test -race -timeout 20m ./...
+	$(call each_module,$(GO) vet ./...)
+	$(call each_module,$(GO) test -race -timeout 20m ./...)
 	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh $(FUZZ_CI)
 
 # Every fuzz target for FUZZTIME each; crashers land in <pkg>/testdata/fuzz/.
@@ -51,7 +57,7 @@ e2e:
 	GO=$(GO) scripts/e2e/run.sh
 
 test-short:
-	$(GO) test -short ./...
+	$(call each_module,$(GO) test -short ./...)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -63,10 +69,10 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(STATICCHECK) ./...
+	$(call each_module,$(STATICCHECK) ./...)
 
 vet:
-	$(GO) vet ./...
+	$(call each_module,$(GO) vet ./...)
 
 # One table of the performance figures the issues set: median, target,
 # PASS/MISS and the command behind each (docs/performance.md).

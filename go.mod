@@ -8,6 +8,7 @@ require (
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/go-plugin v1.8.0
 	github.com/mark3labs/mcp-go v1.2.1
+	github.com/nexus-harness/nexus/plugins/sdk v0.1.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.10
@@ -45,3 +46,7 @@ require (
 )
 
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+// The plugin SDK is a module of its own (plugins/sdk/go.mod, tagged
+// plugins/sdk/vX.Y.Z); nexus builds against the copy in this repository.
+replace github.com/nexus-harness/nexus/plugins/sdk => ./plugins/sdk

@@ -1,8 +1,8 @@
 module github.com/nexus-harness/nexus/examples/plugins/shellguard
 
-go 1.26.8
+go 1.26.0
 
-require github.com/nexus-harness/nexus v0.0.0-00010101000000-000000000000
+require github.com/nexus-harness/nexus/plugins/sdk v0.1.0
 
 require (
 	github.com/fatih/color v1.13.0 // indirect
@@ -14,7 +14,7 @@ require (
 	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
 	google.golang.org/grpc v1.85.0 // indirect
@@ -22,5 +22,6 @@ require (
 )
 
 // The example builds against the SDK in this repository. A plugin of your
-// own requires a released github.com/nexus-harness/nexus version instead.
-replace github.com/nexus-harness/nexus => ../../..
+// own drops this line and requires a released SDK version instead
+// (go get github.com/nexus-harness/nexus/plugins/sdk@latest).
+replace github.com/nexus-harness/nexus/plugins/sdk => ../../../plugins/sdk
