@@ -130,7 +130,7 @@ func (m *Manager) Save(ctx context.Context, category, topic, content string) (*S
 
 	var body []byte
 	if target != "" {
-		old, err := os.ReadFile(filepath.Join(dir, target))
+		old, err := m.store.ReadContained(dir, target)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", target, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -234,7 +233,7 @@ func (e *Engine) storeRule(ctx context.Context, a tags.Match) string {
 	defer l.Release()
 	file := name + ".md"
 	var content string
-	old, err := os.ReadFile(filepath.Join(s.L.RulesDir(), file))
+	old, err := s.ReadContained(s.L.RulesDir(), file)
 	switch {
 	case err == nil:
 		content = strings.TrimRight(string(old), "\n") + "\n\n" + strings.TrimSpace(a.Text) + "\n"

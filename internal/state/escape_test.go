@@ -243,3 +243,44 @@ func names(es []os.DirEntry) []string {
 	}
 	return out
 }
+
+// TestReadContainedRefusesLinksOut: read-modify-write callers (a rule
+// appended to, a memory extended) read through ReadContained, so a file or
+// folder linking out is refused and nothing from outside is copied in.
+func TestReadContainedRefusesLinksOut(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		link string // relative to the rules folder; "" = the folder itself
+	}{{"file", "r.md"}, {"folder", ""}, {"sub-folder", "sub"}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			out := t.TempDir()
+			secret := filepath.Join(out, "secret")
+			os.WriteFile(secret, []byte("secret"), 0o644)
+			os.WriteFile(filepath.Join(out, "r.md"), []byte("secret"), 0o644)
+			rules := s.L.RulesDir()
+			name := "r.md"
+			switch c.link {
+			case "r.md":
+				os.MkdirAll(rules, 0o755)
+				os.Symlink(secret, filepath.Join(rules, "r.md"))
+			case "":
+				os.MkdirAll(filepath.Dir(rules), 0o755)
+				os.Symlink(out, rules)
+			case "sub":
+				os.MkdirAll(rules, 0o755)
+				os.Symlink(out, filepath.Join(rules, "sub"))
+				name = "sub/r.md"
+			}
+			b, err := s.ReadContained(rules, name)
+			var ee *EscapeError
+			if !errors.As(err, &ee) || len(b) != 0 {
+				t.Fatalf("ReadContained = %q, %v; want an EscapeError", b, err)
+			}
+		})
+	}
+	s := newStore(t)
+	if _, err := s.ReadContained(s.L.RulesDir(), "missing.md"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+}

@@ -167,6 +167,35 @@ func (s *Store) WriteContainedLocked(root, name string, content []byte) (string,
 	return filepath.Abs(full)
 }
 
+// ReadContained reads root/name the way WriteContainedLocked writes it:
+// beneath the folder, so a file (or folder) that is a symlink leading out of
+// it is refused with an *EscapeError instead of read. Read-modify-write
+// callers (a rule appended to, a memory extended) use it so that no
+// content from outside the folder is copied into it. A missing file is
+// fs.ErrNotExist.
+func (s *Store) ReadContained(root, name string) ([]byte, error) {
+	clean, err := CheckName(root, name)
+	if err != nil {
+		return nil, err
+	}
+	full := filepath.Join(root, filepath.FromSlash(clean))
+	var b []byte
+	err = s.beneath(root, func(anchor *os.Root, dir string) error {
+		folder, err := anchor.OpenRoot(dir)
+		if err != nil {
+			return err
+		}
+		defer folder.Close()
+		b, err = folder.ReadFile(clean)
+		return explain(root, full, err)
+	})
+	var ee *EscapeError
+	if errors.As(err, &ee) && ee.Path == root {
+		ee.Path = full
+	}
+	return b, err
+}
+
 // EnsureTree creates .nexus/, state/ and the harness namespace, and writes
 // .nexus/.gitignore when it is missing (an existing one is left alone).
 // It reports whether the .gitignore it found fails to ignore state/.
