@@ -3,9 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -14,25 +12,6 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
-
-// runBin runs the built nexus and returns stdout, stderr and the exit code.
-func runBin(t *testing.T, bin string, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Dir = t.TempDir()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
-}
 
 var summaryLine = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\n\z`)
 
@@ -46,7 +25,7 @@ func TestConformanceCommand(t *testing.T) {
 	testdata := filepath.Join(testenv.ModuleRoot(t), "conformance", "testdata")
 
 	t.Run("in-process suite passes", func(t *testing.T) {
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core)
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core)
 		if code != 0 || !strings.HasSuffix(out, "\n46 passed, 0 failed\n") {
 			t.Fatalf("want all 46 cases of nexus-core 0.10.0 (tool, lifecycle, scenario) to pass; exit %d\n%s\n%s", code, out, errOut)
 		}
@@ -56,7 +35,7 @@ func TestConformanceCommand(t *testing.T) {
 	})
 
 	t.Run("tool cases pass against nexus mcp", func(t *testing.T) {
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", bin, "mcp")
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--target", bin, "mcp")
 		m := summaryLine.FindStringSubmatch(out)
 		if code != 0 || m == nil || m[1] != "43" || m[2] != "0" || m[3] != "3" {
 			t.Fatalf("want 43 passed, 0 failed, 3 skipped (lifecycle); exit %d\n%s\n%s", code, out, errOut)
@@ -65,7 +44,7 @@ func TestConformanceCommand(t *testing.T) {
 
 	t.Run("broken fixtures fail with exit 1, JSON and JUnit", func(t *testing.T) {
 		junit := filepath.Join(t.TempDir(), "report.xml")
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--json",
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--json",
 			"--fixtures", filepath.Join(testdata, "broken"), "--run", "^broken_", "--junit", junit)
 		if code != 1 {
 			t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
@@ -97,7 +76,7 @@ func TestConformanceCommand(t *testing.T) {
 	})
 
 	t.Run("text report names path, expected and actual", func(t *testing.T) {
-		out, _, code := runBin(t, bin, env, "conformance", "--core", core,
+		out, _, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core,
 			"--fixtures", filepath.Join(testdata, "broken"), "--run", "broken_wrong_expected_value")
 		want := "FAIL  broken_wrong_expected_value  return $.active: expected true, got false"
 		if code != 1 || !strings.Contains(out, want) || !strings.HasSuffix(out, "0 passed, 1 failed\n") {
@@ -106,7 +85,7 @@ func TestConformanceCommand(t *testing.T) {
 	})
 
 	t.Run("scenarios", func(t *testing.T) {
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core,
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core,
 			"--fixtures", filepath.Join(testdata, "scenarios"), "--run", "^scenario_")
 		m := summaryLine.FindStringSubmatch(out)
 		if code != 0 || m == nil || m[2] != "0" {
@@ -128,7 +107,7 @@ func TestConformanceCommand(t *testing.T) {
 		{"bad harness id", []string{"--harness-id", "Claude_Nexus"}, "must match"},
 	} {
 		t.Run("usage: "+tc.name, func(t *testing.T) {
-			out, errOut, code := runBin(t, bin, env, append([]string{"conformance", "--core", core}, tc.args...)...)
+			out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", append([]string{"conformance", "--core", core}, tc.args...)...)
 			if code != 2 || !strings.Contains(errOut, tc.want) {
 				t.Fatalf("exit %d, stderr %q, want exit 2 mentioning %q\n%s", code, errOut, tc.want, out)
 			}

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,7 +64,7 @@ func newDoctorProject(t testing.TB, bin string) *doctorProject {
 
 // TestDoctor runs the built binary (one build for every case).
 func TestDoctor(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	t.Run("healthy project", func(t *testing.T) { testDoctorHealthyProject(t, bin) })
 	t.Run("names each problem", func(t *testing.T) { testDoctorNamesEachProblem(t, bin) })
 	t.Run("text and fix", func(t *testing.T) { testDoctorTextFix(t, bin) })
@@ -90,19 +88,8 @@ func sha256Hex(s string) string {
 
 func (p *doctorProject) run(t testing.TB, args ...string) hookResult {
 	t.Helper()
-	cmd := exec.Command(p.bin, args...)
-	cmd.Dir = p.proj
-	cmd.Env = p.env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return hookResult{out.String(), errb.String(), code}
+	out, errOut, code := runNexus(t, p.bin, p.proj, p.env, "", args...)
+	return hookResult{out, errOut, code}
 }
 
 type doctorJSON struct {
@@ -429,7 +416,7 @@ func testDoctorTextFix(t *testing.T, bin string) {
 // BenchmarkDoctorHealthy times one whole `nexus doctor` process on a
 // healthy project (subprocess probes included).
 func BenchmarkDoctorHealthy(b *testing.B) {
-	p := newDoctorProject(b, hookBinary(b))
+	p := newDoctorProject(b, nexusAlone(b))
 	for b.Loop() {
 		if r := p.run(b, "doctor"); r.code != 0 {
 			b.Fatalf("exit %d: %s", r.code, r.stdout)

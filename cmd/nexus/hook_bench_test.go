@@ -29,7 +29,7 @@ func TestHookLatency(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("NEXUS_BENCH_RUNS")); err == nil && n > 0 {
 		runs = n
 	}
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := benchHookEnv(t, home)

@@ -17,19 +17,6 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 )
 
-// hookBinary builds nexus the way `make build` does (static, stripped).
-func hookBinary(t testing.TB) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nexus")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // hookEnv is a clean environment: no user config, the test distribution.
 func hookEnv(t testing.TB, home string, extra ...string) []string {
 	return append([]string{
@@ -47,20 +34,8 @@ type hookResult struct {
 
 func runHook(t testing.TB, bin, dir string, env []string, stdin []byte, args ...string) hookResult {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"hook"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.Stdin = bytes.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return hookResult{out.String(), errb.String(), code}
+	out, errOut, code := runNexus(t, bin, dir, env, string(stdin), append([]string{"hook"}, args...)...)
+	return hookResult{out, errOut, code}
 }
 
 func payload(t testing.TB, v map[string]any) []byte {
@@ -76,7 +51,7 @@ func payload(t testing.TB, v map[string]any) []byte {
 // answers nothing — except the gate under gate.policy fail-closed, which
 // denies. No state file changes.
 func TestHookBinaryFailures(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := hookEnv(t, home)
@@ -148,7 +123,7 @@ func TestHookBinaryFailures(t *testing.T) {
 // TestHookBinaryConcurrent runs 8 agents' spawn / tool calls / completion
 // as separate nexus processes at once: nothing may be lost.
 func TestHookBinaryConcurrent(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := hookEnv(t, home)
@@ -250,7 +225,7 @@ func TestHookBinaryConcurrent(t *testing.T) {
 // TestHookBinaryMemoryRead checks the real memory package is wired: a Read
 // of a memory file lands in memory-access.jsonl, valid against its schema.
 func TestHookBinaryMemoryRead(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := hookEnv(t, home)
@@ -287,7 +262,7 @@ func TestHookBinaryMemoryRead(t *testing.T) {
 
 // TestInstallBinary runs `nexus install claude` twice and uninstalls.
 func TestInstallBinary(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	env := hookEnv(t, home)
@@ -349,7 +324,7 @@ func TestInstallBinary(t *testing.T) {
 // TestInstallPluginBinary writes the Claude Code plugin package and
 // removes it again.
 func TestInstallPluginBinary(t *testing.T) {
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	home := t.TempDir()
 	proj := t.TempDir()
 	plugin := filepath.Join(t.TempDir(), "nexus-plugin")

@@ -19,23 +19,6 @@ import (
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
-// buildNexus builds the real binary into dir, with the plugin host
-// (nexus-plugins) beside it as an installation has it.
-func buildNexus(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "nexus")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	host := exec.Command("go", "build", "-o", filepath.Join(dir, "nexus-plugins"), ".")
-	host.Dir = "../nexus-plugins"
-	if out, err := host.CombinedOutput(); err != nil {
-		t.Fatalf("go build nexus-plugins: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // isolatedEnv is an environment with no user config and the test core.
 func isolatedEnv(t *testing.T, home string, extra ...string) []string {
 	env := []string{

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,21 +21,7 @@ func TestMemoryCommands(t *testing.T) {
 	env := isolatedEnv(t, home, "GIT_CONFIG_GLOBAL="+gitCfg, "GIT_CONFIG_NOSYSTEM=1", "GIT_CEILING_DIRECTORIES="+filepath.Dir(proj))
 	run := func(stdin string, args ...string) (string, string, int) {
 		t.Helper()
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = proj
-		cmd.Env = env
-		cmd.Stdin = strings.NewReader(stdin)
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return out.String(), errb.String(), code
+		return runNexus(t, bin, proj, env, stdin, args...)
 	}
 	mem := filepath.Join(proj, ".nexus", "memory")
 

@@ -48,16 +48,7 @@ func (d durations) report(b *testing.B, unit string, scale time.Duration) {
 // decision store (NAURO_HOME under home).
 func benchStore(b *testing.B) (bin, proj string, env []string) {
 	b.Helper()
-	dir := b.TempDir()
-	bin = filepath.Join(dir, "nexus")
-	for pkg, out := range map[string]string{".": bin, "../nexus-plugins": filepath.Join(dir, pluginhost.HostProgramName)} {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
-		cmd.Dir = pkg
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	bin = buildNexus(b, b.TempDir())
 	home, nauro := b.TempDir(), b.TempDir()
 	proj = b.TempDir()
 	env = append(hookEnv(b, home), "NAURO_HOME="+nauro, "XDG_CACHE_HOME="+filepath.Join(home, ".cache"))

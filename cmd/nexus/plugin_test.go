@@ -89,20 +89,6 @@ type pluginFixture struct {
 	home, runtime, nauro                string
 }
 
-func goBuild(t *testing.T, dir, out string, static bool) {
-	t.Helper()
-	args := []string{"build", "-o", out, "."}
-	if static {
-		args = []string{"build", "-trimpath", "-ldflags", "-s -w", "-o", out, "."}
-	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", dir, err, b)
-	}
-}
-
 func newPluginFixture(t *testing.T) *pluginFixture {
 	t.Helper()
 	bin := t.TempDir()
@@ -114,10 +100,10 @@ func newPluginFixture(t *testing.T) *pluginFixture {
 		home:       t.TempDir(),
 		nauro:      t.TempDir(),
 	}
-	goBuild(t, ".", f.nexus, true)
-	goBuild(t, "../nexus-plugins", f.host, true) // installed next to nexus, as make install does
-	goBuild(t, "../../harness/pluginhost/launch/testdata/testplugin", f.testplugin, false)
-	goBuild(t, "../../examples/plugins/shellguard", f.shellguard, false)
+	install(t, bin, "nexus")
+	install(t, bin, pluginhost.HostProgramName) // next to nexus, as make install puts it
+	install(t, bin, "testplugin")
+	install(t, bin, "shellguard")
 	// The hook server's socket folder: short, private, removed at the end.
 	rt, err := os.MkdirTemp("", "nxrt-")
 	if err != nil {
@@ -444,23 +430,6 @@ func withoutPATH(env []string) []string {
 		}
 	}
 	return out
-}
-
-func runNexus(t *testing.T, bin, dir string, env []string, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
 }
 
 const tpTools = `tools:

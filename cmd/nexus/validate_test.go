@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,36 +13,13 @@ import (
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
-// buildValidateBinary builds cmd/nexus into a temp dir.
-func buildValidateBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nexus")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // runValidateBinary runs the built binary in an empty directory with no
 // user configuration, so nothing but the arguments decides what it does.
 func runValidateBinary(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	default:
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + os.Getenv("PATH")}
+	return runNexus(t, bin, t.TempDir(), env, "", args...)
 }
 
 var validateSummary = regexp.MustCompile(`^(\d+) errors?, (\d+) warnings? in (\d+) files?$`)
@@ -85,7 +60,7 @@ func copyCoreTree(t *testing.T, src string) string {
 // TestValidateCommand runs the real binary: the shared 0.10.0 distribution
 // passes, and each kind of failure gets its exit status.
 func TestValidateCommand(t *testing.T) {
-	bin := buildValidateBinary(t)
+	bin := nexusAlone(t)
 	t.Run("clean", func(t *testing.T) { testValidateClean(t, bin) })
 	t.Run("exit codes", func(t *testing.T) { testValidateExitCodes(t, bin) })
 }
