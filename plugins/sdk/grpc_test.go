@@ -29,7 +29,8 @@ type fake struct {
 	result   *sdk.ToolResult
 	reply    *sdk.EventReply
 	err      error
-	block    bool // wait for ctx to end
+	block    bool          // wait for ctx to end
+	entered  chan struct{} // with block: receives when a call starts waiting
 	panicMsg string
 	ctxSeen  chan error // reports ctx.Err() after a blocked call ends
 	deadline chan bool  // reports whether the call's ctx had a deadline
@@ -56,6 +57,9 @@ func (f *fake) CallTool(ctx context.Context, name string, args json.RawMessage) 
 		f.deadline <- ok
 	}
 	if f.block {
+		if f.entered != nil {
+			f.entered <- struct{}{}
+		}
 		<-ctx.Done()
 		if f.ctxSeen != nil {
 			f.ctxSeen <- ctx.Err()
@@ -219,10 +223,10 @@ func TestDeadlineReachesThePlugin(t *testing.T) {
 }
 
 func TestCancellationReachesThePlugin(t *testing.T) {
-	f := &fake{block: true, ctxSeen: make(chan error, 1)}
+	f := &fake{block: true, ctxSeen: make(chan error, 1), entered: make(chan struct{}, 1)}
 	p := sdktest.Connect(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(30 * time.Millisecond); cancel() }()
+	go func() { <-f.entered; cancel() }()
 	_, err := p.CallTool(ctx, "t", json.RawMessage(`{}`))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want Canceled", err)
@@ -238,7 +242,7 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 }
 
 func TestServerGoneIsUnavailable(t *testing.T) {
-	f := &fake{block: true}
+	f := &fake{block: true, entered: make(chan struct{}, 1)}
 	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{sdk.PluginName: &sdk.GRPCPlugin{Impl: f}})
 	defer client.Close()
 	raw, err := client.Dispense(sdk.PluginName)
@@ -246,7 +250,7 @@ func TestServerGoneIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := raw.(sdk.Plugin)
-	go func() { time.Sleep(30 * time.Millisecond); server.Stop() }()
+	go func() { <-f.entered; server.Stop() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = p.CallTool(ctx, "t", json.RawMessage(`{}`))

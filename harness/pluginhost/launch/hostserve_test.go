@@ -87,8 +87,15 @@ func TestHostOverPipe(t *testing.T) {
 		t.Fatalf("block with a 200ms deadline: %v after %s", err, time.Since(t0))
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	if _, err := m.CallTool(cctx, "tp_block", nil); err == nil {
+	args, started := blockStarted(t)
+	go func() {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second): // the call fails the test below either way
+		}
+		cancel()
+	}()
+	if _, err := m.CallTool(cctx, "tp_block", args); err == nil {
 		t.Fatal("a cancelled call succeeded")
 	}
 	if callPID(t, m, "tp_pid") != pid {
@@ -116,11 +123,12 @@ func TestHostDeathFailsCallsInFlight(t *testing.T) {
 	defer m.Close()
 	callPID(t, m, "tp_pid")
 	errc := make(chan error, 1)
+	args, started := blockStarted(t)
 	go func() {
-		_, err := m.CallTool(context.Background(), "tp_block", nil)
+		_, err := m.CallTool(context.Background(), "tp_block", args)
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitStarted(t, started)
 	kill()
 	select {
 	case err := <-errc:

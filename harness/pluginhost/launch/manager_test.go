@@ -172,11 +172,12 @@ func TestKillMidCallGivesErrorThenFreshPlugin(t *testing.T) {
 	pid := callPID(t, m, "tp_pid")
 
 	errc := make(chan error, 1)
+	args, started := blockStarted(t)
 	go func() {
-		_, err := m.CallTool(context.Background(), "tp_block", nil) // 30s timeout
+		_, err := m.CallTool(context.Background(), "tp_block", args) // 30s timeout
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond) // let the call reach the plugin
+	waitStarted(t, started)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 //	deny=TEXT         pre_tool_use is denied when the tool input contains TEXT
 //	context=TEXT      every event reply carries TEXT as context
 //
-// Tools: echo (returns its arguments), pid, block (waits for its deadline),
+// Tools: echo (returns its arguments), pid, block (waits for its deadline;
+// {"started": FIFO} first writes a byte to FIFO),
 // hang (ignores its deadline), env, stdin, config.
 package main
 
@@ -90,6 +91,15 @@ func (p *testPlugin) CallTool(ctx context.Context, name string, args json.RawMes
 	case "pid":
 		return text(strconv.Itoa(os.Getpid())), nil
 	case "block":
+		// {"started": FIFO}: say the call arrived, so a test waits for
+		// this instead of sleeping and hoping.
+		var a struct{ Started string }
+		if json.Unmarshal(args, &a) == nil && a.Started != "" {
+			if f, err := os.OpenFile(a.Started, os.O_WRONLY, 0); err == nil {
+				f.Write([]byte{1})
+				f.Close()
+			}
+		}
 		<-ctx.Done()
 		// The moment the call's context ended, for the cancellation
 		// figure (the host's clock is the same machine's).
