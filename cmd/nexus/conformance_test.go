@@ -160,31 +160,31 @@ func TestBuiltinDistribution(t *testing.T) {
 	home := t.TempDir()
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
 
-	out, errOut, code := runBin(t, bin, env, "version")
+	out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "version")
 	if code != 0 || !strings.Contains(out, "distribution: nexus-core 0.10.0, built-in nexus-core 0.10.0 (built in)") {
 		t.Fatalf("version: exit %d\n%s%s", code, out, errOut)
 	}
-	out, _, code = runBin(t, bin, append(env, "NEXUS_CORE_DIR="+testenv.CoreDir(t)), "version")
+	out, _, code = runNexus(t, bin, t.TempDir(), append(env, "NEXUS_CORE_DIR="+testenv.CoreDir(t)), "", "version")
 	if code != 0 || !strings.Contains(out, "distribution: nexus-core 0.10.0, "+testenv.CoreDir(t)+" (NEXUS_CORE_DIR)") {
 		t.Fatalf("version with NEXUS_CORE_DIR: exit %d\n%s", code, out)
 	}
-	out, errOut, code = runBin(t, bin, env, "validate")
+	out, errOut, code = runNexus(t, bin, t.TempDir(), env, "", "validate")
 	if code != 0 || !strings.HasSuffix(out, "0 errors, 3 warnings in 50 files\n") {
 		t.Fatalf("validate: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code = runBin(t, bin, env, "conformance")
+	out, errOut, code = runNexus(t, bin, t.TempDir(), env, "", "conformance")
 	if code != 0 || !strings.HasSuffix(out, "\n46 passed, 0 failed\n") {
 		t.Fatalf("conformance: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code = runBin(t, bin, env, "conformance", "--target", bin, "mcp")
+	out, errOut, code = runNexus(t, bin, t.TempDir(), env, "", "conformance", "--target", bin, "mcp")
 	if m := summaryLine.FindStringSubmatch(out); code != 0 || m == nil || m[1] != "43" || m[2] != "0" || m[3] != "3" {
 		t.Fatalf("conformance --target nexus mcp: exit %d\n%s%s", code, out, errOut)
 	}
-	out, errOut, code = runBin(t, bin, env, "tags", "explain", "[plan] add a cache")
+	out, errOut, code = runNexus(t, bin, t.TempDir(), env, "", "tags", "explain", "[plan] add a cache")
 	if code != 0 || !strings.Contains(out, "nx-plan") {
 		t.Fatalf("tags explain: exit %d\n%s%s", code, out, errOut)
 	}
-	out, _, code = runBin(t, bin, env, "doctor")
+	out, _, code = runNexus(t, bin, t.TempDir(), env, "", "doctor")
 	if !strings.Contains(out, "nexus-core 0.10.0 in use: built-in nexus-core 0.10.0 (built in), valid") {
 		t.Fatalf("doctor (exit %d) does not name the built-in distribution:\n%s", code, out)
 	}
