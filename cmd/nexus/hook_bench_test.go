@@ -112,7 +112,7 @@ func TestHookLatencyLargeState(t *testing.T) {
 	if n, err := strconv.Atoi(os.Getenv("NEXUS_BENCH_RUNS")); err == nil && n > 0 {
 		runs = n
 	}
-	bin := hookBinary(t)
+	bin := nexusAlone(t)
 	env := benchHookEnv(t, t.TempDir())
 	var probes []*hookProbe
 	for _, logLines := range []int{100, 100000} {
