@@ -171,7 +171,7 @@ func versionGate(d *Distribution) (version string, findings []Finding, stop bool
 		}
 		v := readVersionFile(d.Dist.FS)
 		msg := missingManifest(d.Dist).Error()
-		if v != "" && supportedVersion.Re().MatchString(v) {
+		if v != "" && supportedVersion().MatchString(v) {
 			msg = fmt.Sprintf("manifest.json is missing although VERSION says %s: the distribution is incomplete; reinstall it (npm install @moreih29/nexus-core@%s)", v, v)
 		}
 		return v, []Finding{{Severity: SeverityError, File: "manifest.json", Path: "$", Gate: "version", Message: msg}}, true
@@ -194,7 +194,7 @@ func versionGate(d *Distribution) (version string, findings []Finding, stop bool
 	}
 	if m.NexusCoreVersion == "" {
 		v := readVersionFile(d.Dist.FS)
-		if v != "" && !supportedVersion.Re().MatchString(v) {
+		if v != "" && !supportedVersion().MatchString(v) {
 			return v, []Finding{{Severity: SeverityError, File: "VERSION", Path: "$", Gate: "version",
 				Message: (&VersionError{Dir: d.Dist.Where(), Source: d.Dist.Source, Found: v, Problem: "the VERSION file names a version outside the supported range"}).Error()}}, true
 		}

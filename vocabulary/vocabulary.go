@@ -15,16 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 )
 
 // SupportedRange names the nexus-core versions nexus implements.
 const SupportedRange = ">=0.10.0 <0.13.0"
 
-var supportedVersion = lazyregexp.New(`^0\.1[0-2]\.[0-9]+(-[a-z0-9.-]+)?$`)
+var supportedVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^0\.1[0-2]\.[0-9]+(-[a-z0-9.-]+)?$`) })
 
 // SchemaContractVersion is the manifest schema contract nexus understands.
 const SchemaContractVersion = "2.0"
@@ -199,7 +198,7 @@ func CheckVersion(d Dist, m *Manifest) error {
 	verr := func(problem string) error {
 		return &VersionError{Dir: d.Where(), Source: d.Source, Found: m.NexusCoreVersion, Problem: problem}
 	}
-	if !supportedVersion.Re().MatchString(m.NexusCoreVersion) {
+	if !supportedVersion().MatchString(m.NexusCoreVersion) {
 		return verr("nexus_core_version is outside the supported range")
 	}
 	if m.SchemaContractVersion != SchemaContractVersion {

@@ -17,7 +17,7 @@ func DataDir(root, name string) (string, error) {
 	if root == "" {
 		return "", nil
 	}
-	if !pluginNameRE.Re().MatchString(name) {
+	if !pluginNameRE().MatchString(name) {
 		return "", fmt.Errorf("plugin data folder: %q is not a plugin name", name)
 	}
 	if err := os.MkdirAll(root, 0o700); err != nil {

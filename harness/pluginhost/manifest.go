@@ -9,12 +9,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 	"github.com/nexus-harness/nexus/internal/yamljson"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 	"github.com/nexus-harness/nexus/schema"
@@ -144,13 +144,13 @@ func (m *Manifest) ExposedName(tool string) string { return m.exposedName(tool) 
 // Compiled on first use: a hook process that never checks a name must not
 // pay for them.
 var (
-	pluginNameRE = lazyregexp.New(`^[a-z][a-z0-9-]{0,31}$`)
-	toolNameRE   = lazyregexp.New(`^[a-z][a-z0-9_]{0,47}$`)
+	pluginNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`) })
+	toolNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,47}$`) })
 )
 
 // ValidToolName reports whether a tool name is one nexus accepts
 // (^[a-z][a-z0-9_]{0,47}$); ToolNamePattern is that expression.
-func ValidToolName(name string) bool { return toolNameRE.Re().MatchString(name) }
+func ValidToolName(name string) bool { return toolNameRE().MatchString(name) }
 
 // ToolNamePattern is the expression tool names must match.
 const ToolNamePattern = `^[a-z][a-z0-9_]{0,47}$`
@@ -159,8 +159,8 @@ const ToolNamePattern = `^[a-z][a-z0-9_]{0,47}$`
 // the schema.
 func (m *Manifest) checkBuiltin() error {
 	var probs []string
-	if !pluginNameRE.Re().MatchString(m.Name) {
-		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE.Re()))
+	if !pluginNameRE().MatchString(m.Name) {
+		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE()))
 	}
 	if m.ProtocolVersion != contract.ProtocolVersion {
 		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, contract.ProtocolVersion))

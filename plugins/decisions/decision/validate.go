@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
@@ -136,8 +136,8 @@ func validate(fm *pyyaml.Mapping) (*Decision, []FieldError) {
 }
 
 var (
-	reULID   = lazyregexp.New(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`)
-	reCommit = lazyregexp.New(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`)
+	reULID   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-7][0-9A-HJKMNP-TV-Z]{25}$`) })
+	reCommit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:[0-9a-f]{40}|[0-9a-f]{64})$`) })
 )
 
 // checkApproval is current Nauro's shape check of one approval value.
@@ -149,11 +149,11 @@ func checkApproval(key, v string) string {
 			return "approved_at must use YYYY-MM-DDTHH:MM:SS.ffffffZ."
 		}
 	case "proposed_base_commit":
-		if !reCommit.Re().MatchString(v) {
+		if !reCommit().MatchString(v) {
 			return "proposed_base_commit must be a 40- or 64-character lowercase hexadecimal commit SHA."
 		}
 	default:
-		if !reULID.Re().MatchString(v) {
+		if !reULID().MatchString(v) {
 			return fmt.Sprintf("%s must be a 26-character uppercase Crockford ULID; got a %d-character value.", key, pytext.Len(v))
 		}
 	}
@@ -311,8 +311,8 @@ func pyInt(v string) (string, error) {
 }
 
 var (
-	reIntString   = lazyregexp.New(`^[+-]?[0-9]+(?:_[0-9]+)*$`)
-	reFloatString = lazyregexp.New(`^([+-]?[0-9]+(?:_[0-9]+)*)\.0*$`)
+	reIntString   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[+-]?[0-9]+(?:_[0-9]+)*$`) })
+	reFloatString = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([+-]?[0-9]+(?:_[0-9]+)*)\.0*$`) })
 )
 
 func validateVersion(v any) (int, string, string) {
@@ -345,10 +345,10 @@ func validateVersion(v any) (int, string, string) {
 		n = int64(x)
 	case string:
 		s := pytext.Strip(x)
-		if m := reFloatString.Re().FindStringSubmatch(s); m != nil {
+		if m := reFloatString().FindStringSubmatch(s); m != nil {
 			s = m[1]
 		}
-		if !reIntString.Re().MatchString(s) {
+		if !reIntString().MatchString(s) {
 			return 0, "int_parsing", "Input should be a valid integer, unable to parse string as an integer"
 		}
 		parsed, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)

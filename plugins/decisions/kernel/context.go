@@ -2,10 +2,10 @@ package kernel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
@@ -58,7 +58,7 @@ func stateText(s Store) (string, error) {
 	return legacy, nil
 }
 
-var reStackBullet = lazyregexp.New(`^-\s+\*\*(.+?)\*\*`)
+var reStackBullet = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-\s+\*\*(.+?)\*\*`) })
 
 // stackOneLiner lists the bold names of stack.md's top-level bullets.
 func stackOneLiner(stack string) string {
@@ -66,7 +66,7 @@ func stackOneLiner(stack string) string {
 	for _, line := range strings.Split(stack, "\n") {
 		st := pytext.Strip(line)
 		if strings.HasPrefix(st, "- ") && !strings.HasPrefix(line, "  ") {
-			if m := reStackBullet.Re().FindStringSubmatch(st); m != nil {
+			if m := reStackBullet().FindStringSubmatch(st); m != nil {
 				names = append(names, m[1])
 			}
 		}
@@ -74,7 +74,7 @@ func stackOneLiner(stack string) string {
 	return strings.Join(names, ", ")
 }
 
-var reLegacyTime = lazyregexp.New(`^(\d{4}-\d{2}-\d{2}) \d{2}:\d{2} UTC$`)
+var reLegacyTime = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}) \d{2}:\d{2} UTC$`) })
 
 // GetContext assembles the L0, L1 or L2 context text.
 func GetContext(s Store, level int, now time.Time) (string, error) {
@@ -192,7 +192,7 @@ func l0Questions(text string, now time.Time) string {
 		if i >= l0QuestionsLimit {
 			break
 		}
-		if m := reLegacyTime.Re().FindStringSubmatch(b.ID); m != nil {
+		if m := reLegacyTime().FindStringSubmatch(b.ID); m != nil {
 			if t, err := time.Parse("2006-01-02", m[1]); err == nil {
 				days := int(now.UTC().Truncate(24*time.Hour).Sub(t) / (24 * time.Hour))
 				if days > ageNoteDays {

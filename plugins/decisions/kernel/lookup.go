@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
+	"sync"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
@@ -158,7 +158,7 @@ func Search(c *Corpus, query string, limit int, includeSuperseded bool) ([]Searc
 	return out, nil, nil
 }
 
-var reSentence = lazyregexp.New(`[.!?]\s`)
+var reSentence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[.!?]\s`) })
 
 // snippet shows the rationale around the first query word found in it,
 // else its first sentence.
@@ -186,7 +186,7 @@ func snippet(rationale, query string) string {
 		return s
 	}
 	first := rationale
-	if loc := reSentence.Re().FindStringIndex(rationale); loc != nil {
+	if loc := reSentence().FindStringIndex(rationale); loc != nil {
 		first = rationale[:loc[0]]
 	}
 	s := pytext.Strip(pytext.Head(first, 100))

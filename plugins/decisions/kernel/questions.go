@@ -2,9 +2,9 @@ package kernel
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
+	"sync"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
@@ -35,10 +35,12 @@ type QBlock struct {
 }
 
 var (
-	reResolvedEntry = lazyregexp.New(`^- \[Resolved by D(\d+) on (\d{4}-\d{2}-\d{2})\] \[([^\]]*)\](?: (.*))?$`)
-	reOpenEntry     = lazyregexp.New(`^- \[([^\]]*)\](?: (.*))?$`)
-	reLegacyID      = lazyregexp.New(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`)
-	reBracket       = lazyregexp.New(`\[([^\]]*)\]`)
+	reResolvedEntry = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^- \[Resolved by D(\d+) on (\d{4}-\d{2}-\d{2})\] \[([^\]]*)\](?: (.*))?$`)
+	})
+	reOpenEntry = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^- \[([^\]]*)\](?: (.*))?$`) })
+	reLegacyID  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$`) })
+	reBracket   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[([^\]]*)\]`) })
 )
 
 // qNumber returns n for an id "Q<n>" with n >= 1.
@@ -65,7 +67,7 @@ func validQuestionID(id string) bool {
 	if _, ok := qNumber(id); ok {
 		return true
 	}
-	return reLegacyID.Re().MatchString(id)
+	return reLegacyID().MatchString(id)
 }
 
 // ParseQuestions reads open-questions.md.
@@ -89,7 +91,7 @@ func ParseQuestions(text string) *Questions {
 			i++
 		case strings.HasPrefix(line, "### "):
 			b := &QBlock{Kind: BlockTopic, Lines: []string{line}}
-			for _, m := range reBracket.Re().FindAllStringSubmatch(line, -1) {
+			for _, m := range reBracket().FindAllStringSubmatch(line, -1) {
 				if validQuestionID(m[1]) {
 					b.ID = m[1]
 					break
@@ -124,10 +126,10 @@ func ParseQuestions(text string) *Questions {
 }
 
 func parseEntry(line string) *QBlock {
-	if m := reResolvedEntry.Re().FindStringSubmatch(line); m != nil && validQuestionID(m[3]) {
+	if m := reResolvedEntry().FindStringSubmatch(line); m != nil && validQuestionID(m[3]) {
 		return &QBlock{Kind: BlockEntry, Lines: []string{line}, ID: m[3], Resolved: true}
 	}
-	if m := reOpenEntry.Re().FindStringSubmatch(line); m != nil && validQuestionID(m[1]) {
+	if m := reOpenEntry().FindStringSubmatch(line); m != nil && validQuestionID(m[1]) {
 		return &QBlock{Kind: BlockEntry, Lines: []string{line}, ID: m[1]}
 	}
 	return &QBlock{Kind: BlockProse, Lines: []string{line}}

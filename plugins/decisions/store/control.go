@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
@@ -36,7 +36,7 @@ const (
 	projectNameMaxRune = 100
 )
 
-var reULID = lazyregexp.New(`^[0-9A-HJKMNP-TV-Z]{26}$`)
+var reULID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{26}$`) })
 
 // Home returns $NAURO_HOME, else ~/.nauro.
 func Home(getenv func(string) string) (string, error) {
@@ -152,7 +152,7 @@ func ReadRepoConfig(p string) (*RepoConfig, error) {
 	switch {
 	case c.Mode != ModeLocal && c.Mode != ModeCloud:
 		return nil, bad(fmt.Sprintf("mode must be %q or %q", ModeLocal, ModeCloud))
-	case !reULID.Re().MatchString(c.ID):
+	case !reULID().MatchString(c.ID):
 		return nil, bad("id must be a 26-character ULID")
 	case c.Name == "":
 		return nil, bad("name must not be empty")

@@ -53,7 +53,7 @@ func Resolve(loc Location) (*Resolved, error) {
 			return nil, err
 		}
 		r := &Resolved{Store: fs, Name: name}
-		if reULID.Re().MatchString(id) {
+		if reULID().MatchString(id) {
 			r.ID = id
 		}
 		return r, nil

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
@@ -27,7 +27,7 @@ const (
 // SnapshotSchemaVersion is written into every snapshot.
 const SnapshotSchemaVersion = 1
 
-var reSnapshotName = lazyregexp.New(`^v.*\.json$`)
+var reSnapshotName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v.*\.json$`) })
 
 // SnapshotMeta describes one snapshot file.
 type SnapshotMeta struct {
@@ -47,7 +47,7 @@ func (f *FS) snapshotFiles() ([]string, error) {
 	}
 	var names []string
 	for _, e := range ents {
-		if !e.IsDir() && reSnapshotName.Re().MatchString(e.Name()) {
+		if !e.IsDir() && reSnapshotName().MatchString(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}

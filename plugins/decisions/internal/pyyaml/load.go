@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -387,7 +387,7 @@ func constructFloat(s string) (any, error) {
 }
 
 func constructTimestamp(s string) (any, error) {
-	m := reTimeParts.Re().FindStringSubmatch(s)
+	m := reTimeParts().FindStringSubmatch(s)
 	if m == nil {
 		return nil, &SyntaxError{Msg: fmt.Sprintf("invalid timestamp %q", s)}
 	}
@@ -428,7 +428,9 @@ func constructTimestamp(s string) (any, error) {
 	return dt, nil
 }
 
-var reTimeParts = lazyregexp.New(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
+var reTimeParts = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9][0-9][0-9][0-9])-([0-9][0-9]?)-([0-9][0-9]?)(?:(?:[Tt]|[ \t]+)([0-9][0-9]?):([0-9][0-9]):([0-9][0-9])(?:\.([0-9]*))?(?:[ \t]*(Z|([-+])([0-9][0-9]?)(?::([0-9][0-9]))?))?)?$`)
+})
 
 func checkDate(d Date) error {
 	if d.Year < 1 {

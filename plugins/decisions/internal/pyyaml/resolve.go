@@ -9,7 +9,8 @@
 package pyyaml
 
 import (
-	"github.com/nexus-harness/nexus/internal/lazyregexp"
+	"regexp"
+	"sync"
 )
 
 // Kind is the type PyYAML's implicit resolvers give a plain scalar.
@@ -28,17 +29,25 @@ const (
 )
 
 var (
-	reBool = lazyregexp.New(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	reBool = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	})
 	// The float and int patterns are PyYAML's, verbatim.
-	reFloat = lazyregexp.New(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	reInt   = lazyregexp.New(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	reNull  = lazyregexp.New(`^(?:~|null|Null|NULL|)$`)
-	reTime  = lazyregexp.New(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+	reFloat = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	})
+	reInt = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	})
+	reNull = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:~|null|Null|NULL|)$`) })
+	reTime = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+	})
 )
 
 type resolver struct {
 	first string
-	re    *lazyregexp.Regexp
+	re    func() *regexp.Regexp
 	kind  Kind
 }
 
@@ -48,10 +57,10 @@ var resolvers = []resolver{
 	{"yYnNtTfFoO", reBool, KindBool},
 	{"-+0123456789.", reFloat, KindFloat},
 	{"-+0123456789", reInt, KindInt},
-	{"<", lazyregexp.New(`^(?:<<)$`), KindMerge},
+	{"<", sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:<<)$`) }), KindMerge},
 	{"~nN", reNull, KindNull},
 	{"0123456789", reTime, KindTimestamp},
-	{"=", lazyregexp.New(`^(?:=)$`), KindValue},
+	{"=", sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:=)$`) }), KindValue},
 }
 
 // Resolve returns the kind PyYAML gives s written as a plain scalar.
@@ -64,7 +73,7 @@ func Resolve(s string) Kind {
 			continue
 		}
 		// Python's re.match lets $ match before one final newline.
-		if r.re.Re().MatchString(s) || (s[len(s)-1] == '\n' && r.re.Re().MatchString(s[:len(s)-1])) {
+		if r.re().MatchString(s) || (s[len(s)-1] == '\n' && r.re().MatchString(s[:len(s)-1])) {
 			return r.kind
 		}
 	}
