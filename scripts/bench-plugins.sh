@@ -6,6 +6,12 @@
 #     plugin (through the warm per-project hook server, and in-process for
 #     reference) and with none (a plugin installed but not subscribed to the
 #     tool, and a project without plugins);
+#   - beside a plugin that never answers its handshake (1 s start deadline),
+#     `nexus mcp` start to tools/list (budget: the deadline + 150 ms);
+#   - a cancelled slow plugin call: notifications/cancelled to the plugin's
+#     context ending (50 ms);
+#   - `nexus mcp`'s exit at end of input with a plugin serving go-plugin's
+#     GRPCController and with one that does not (500 ms);
 # RUNS rounds (default 100), cases taking turns; medians are checked against
 # their budgets (150 ms; 15 ms; no subscriber within 10% + 0.3 ms of the
 # plain hook). Then the Go benchmarks: the store's start to its first

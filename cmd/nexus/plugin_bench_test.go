@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,7 +143,11 @@ func BenchmarkMCPPluginToolCall(b *testing.B) {
 // plugins: `nexus mcp` from process start to the tools/list answer with
 // five plugins declared (plus the built-in store), and one `nexus hook`
 // PreToolUse process with one subscribed plugin (through the warm hook
-// server, and in-process for reference) and with none. Medians are checked
+// server, and in-process for reference) and with none. And how plugins
+// that misbehave or stop cost: start to tools/list beside a hung plugin
+// (1 s start deadline; budget: the deadline + 150 ms), a cancelled call's
+// notification to the plugin's context ending (50 ms), and `nexus mcp`'s
+// exit with a plugin with and without go-plugin's GRPCController. Medians are checked
 // against the budgets (150 ms; 15 ms; a hook without subscribers within
 // 10% + 0.3 ms of the plain hook). It runs only
 // with NEXUS_BENCH_PLUGINS=1: scripts/bench-plugins.sh sets it.
@@ -233,6 +239,81 @@ func TestPluginLatency(t *testing.T) {
 		return &probe{name: name, run: run, budget: budget}
 	}
 	inProcess := f.env(t, "NEXUS_PLUGINS_HOOK_SERVER=false")
+
+	// One plugin that never answers the handshake (start_timeout 1s) beside
+	// a working one: start to tools/list, which must not wait longer than
+	// the hung plugin's deadline plus 150 ms.
+	hungProj := f.project(t, "")
+	hungExe := filepath.Join(t.TempDir(), "hung.sh")
+	if err := os.WriteFile(hungExe, []byte("#!/bin/sh\nexec sleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	installPlugin(t, hungProj, "hung", hungExe, "start_timeout: 1s\ntools:\n  - {name: nap, capability_classes: []}\n")
+	installPlugin(t, hungProj, "p1", f.testplugin, tpTools)
+	mcpHung := func() time.Duration {
+		cmd := exec.Command(f.nexus, "mcp")
+		cmd.Dir, cmd.Env = hungProj, env
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(in, listRequest)
+		line, err := bufio.NewReader(out).ReadString('\n')
+		d := time.Since(t0)
+		in.Close()
+		cmd.Wait()
+		if err != nil || !strings.Contains(line, `"p1_echo"`) || strings.Contains(line, `"hung_nap"`) {
+			t.Fatalf("tools/list with a hung plugin: %v %.300s", err, line)
+		}
+		return d
+	}
+
+	// A cancelled slow call: from notifications/cancelled to the plugin
+	// seeing its context end (the test plugin prints the moment).
+	cancelProj := f.project(t, "decisions:\n  enabled: false\n")
+	installPlugin(t, cancelProj, "tp", f.testplugin, tpTools)
+	cs := startMCP(t, f.nexus, cancelProj, env)
+	cs.toolNames()
+	cancelled := 0
+	cancelLag := func() time.Duration {
+		cancelled++
+		marker := fmt.Sprintf("bench-%d", cancelled)
+		id := cs.send("tools/call", map[string]any{"name": "tp_block", "arguments": map[string]any{"text": marker}})
+		time.Sleep(20 * time.Millisecond)
+		sent := time.Now()
+		cs.notify("notifications/cancelled", map[string]any{"requestId": id})
+		re := regexp.MustCompile(`block \{"text":"` + marker + `"\} ended at (\d+)`)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			if m := re.FindStringSubmatch(cs.stderr.String()); m != nil {
+				at, _ := strconv.ParseInt(m[1], 10, 64)
+				return time.Unix(0, at).Sub(sent)
+			}
+		}
+		t.Fatalf("call %d was never cancelled in the plugin", id)
+		return 0
+	}
+
+	// nexus mcp's exit after end of input with a plugin that speaks the
+	// documented protocol by hand, serving go-plugin's GRPCController or
+	// not (then it gets SIGTERM; before, each exit waited 2 s).
+	bare := filepath.Join(t.TempDir(), "bareplugin")
+	goBuild(t, "../../harness/pluginhost/launch/testdata/bareplugin", bare, false)
+	mcpExit := func(controller string) func() time.Duration {
+		proj := f.project(t, "decisions:\n  enabled: false\n")
+		installPlugin(t, proj, "bare", bare, "env: [BARE_CONTROLLER]\ntools:\n  - {name: pid, capability_classes: []}\n  - {name: wait, capability_classes: []}\n")
+		return func() time.Duration {
+			s := startMCP(t, f.nexus, proj, append(slices.Clone(env), "BARE_CONTROLLER="+controller))
+			if names := s.toolNames(); !slices.Contains(names, "bare_pid") {
+				t.Fatalf("tools/list: %v", names)
+			}
+			t0 := time.Now()
+			s.closeStdin()
+			return time.Since(t0)
+		}
+	}
+
 	probes := []*probe{
 		{name: "nexus mcp: start to tools/list, 5 plugins + store", run: mcpStart, budget: 150 * time.Millisecond},
 		hookProbe("PreToolUse Bash, 1 subscriber, hook server (deny)", guarded, env, payloadFile(guarded, "Bash", "rm -rf /"), true, 15*time.Millisecond),
@@ -240,10 +321,17 @@ func TestPluginLatency(t *testing.T) {
 		hookProbe("PreToolUse Read, plugin installed, no subscriber", guarded, env, payloadFile(guarded, "Read", ""), false, 0),
 		hookProbe("(reference) PreToolUse Bash, no plugins (plain hook)", plain, env, payloadFile(plain, "Bash", "go test ./..."), false, 0),
 		hookProbe("(reference) PreToolUse Bash, 1 subscriber, in-process", guarded, inProcess, payloadFile(guarded, "Bash", "rm -rf /"), true, 0),
+		{name: "hung plugin (1s deadline) + 1: mcp start to tools/list", run: mcpHung, budget: time.Second + 150*time.Millisecond},
+		{name: "cancelled call: notification to the plugin's ctx.Done", run: cancelLag, budget: 50 * time.Millisecond},
+		{name: "nexus mcp exit, plugin with GRPCController", run: mcpExit("1"), budget: 500 * time.Millisecond},
+		{name: "nexus mcp exit, plugin without GRPCController", run: mcpExit("0"), budget: 500 * time.Millisecond},
 	}
 	// Warm-up: digest cache filled, hook server started and its plugin warm.
 	for i := 0; i < 5; i++ {
 		for _, p := range probes {
+			if strings.HasPrefix(p.name, "hung plugin") && i > 0 {
+				continue
+			}
 			p.run()
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -252,6 +340,9 @@ func TestPluginLatency(t *testing.T) {
 		for _, p := range probes {
 			if strings.HasPrefix(p.name, "nexus mcp") && i%3 != 0 {
 				continue // a third of the rounds: each start costs ~6 processes
+			}
+			if strings.HasPrefix(p.name, "hung plugin") && i%5 != 0 {
+				continue // each run waits the full second
 			}
 			p.walls = append(p.walls, p.run())
 		}

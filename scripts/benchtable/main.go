@@ -431,7 +431,10 @@ func measurePlugins(e *env) []*row {
 	mcp := &row{figure: "`nexus mcp` with 5 plugins: start to `tools/list`", target: 150, unit: "ms"}
 	start := &row{figure: "plugin start to first answered call", target: 20, unit: "ms"}
 	call := &row{figure: "MCP `tools/call` through a plugin (warm)", target: 1, unit: "ms"}
-	rows := []*row{hook, mcp, start, call}
+	hung := &row{figure: "`nexus mcp` beside a hung plugin (1 s start deadline): start to `tools/list`", target: 1150, unit: "ms"}
+	cancel := &row{figure: "cancelled plugin call: notification to the plugin's context ending", target: 50, unit: "ms"}
+	exit := &row{figure: "`nexus mcp` exit with a plugin without GRPCController", target: 500, unit: "ms"}
+	rows := []*row{hook, mcp, start, call, hung, cancel, exit}
 	runs := max(e.runs/2, 10)
 	cmdline := fmt.Sprintf("RUNS=%d scripts/bench-plugins.sh", runs)
 	for _, r := range rows {
@@ -448,7 +451,8 @@ func measurePlugins(e *env) []*row {
 	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", runs), "BENCHTIME=200x")
 	out, runErr := cmd.CombinedOutput()
 	table := parsePluginTable(bytes.NewReader(out))
-	for r, prefix := range map[*row]string{hook: "PreToolUse Bash, 1 subscriber, hook server (deny)", mcp: "nexus mcp: start to tools/list"} {
+	for r, prefix := range map[*row]string{hook: "PreToolUse Bash, 1 subscriber, hook server (deny)", mcp: "nexus mcp: start to tools/list",
+		hung: "hung plugin", cancel: "cancelled call", exit: "nexus mcp exit, plugin without"} {
 		for _, h := range table {
 			if strings.HasPrefix(h.Event, prefix) {
 				r.value = h.Median
@@ -460,6 +464,9 @@ func measurePlugins(e *env) []*row {
 		}
 	}
 	for _, h := range table {
+		if strings.HasPrefix(h.Event, "nexus mcp exit, plugin with GRPCController") {
+			exit.detail += fmt.Sprintf("; %s: median %.2f ms", h.Event, h.Median)
+		}
 		if strings.Contains(h.Event, "in-process") || strings.Contains(h.Event, "no plugins") || strings.Contains(h.Event, "(allow)") {
 			hook.detail += fmt.Sprintf("; %s: median %.2f ms", h.Event, h.Median)
 		}
