@@ -27,6 +27,7 @@ var testBuilds = map[string]struct {
 	"nexus-plugins": {"../nexus-plugins", true},
 	"testplugin":    {"../../harness/pluginhost/launch/testdata/testplugin", false},
 	"shellguard":    {"../../examples/plugins/shellguard", false},
+	"bareplugin":    {"../../harness/pluginhost/launch/testdata/bareplugin", false},
 }
 
 var (

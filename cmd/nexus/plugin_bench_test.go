@@ -298,8 +298,7 @@ func TestPluginLatency(t *testing.T) {
 	// nexus mcp's exit after end of input with a plugin that speaks the
 	// documented protocol by hand, serving go-plugin's GRPCController or
 	// not (then it gets SIGTERM; before, each exit waited 2 s).
-	bare := filepath.Join(t.TempDir(), "bareplugin")
-	goBuild(t, "../../harness/pluginhost/launch/testdata/bareplugin", bare, false)
+	bare := install(t, t.TempDir(), "bareplugin")
 	mcpExit := func(controller string) func() time.Duration {
 		proj := f.project(t, "decisions:\n  enabled: false\n")
 		installPlugin(t, proj, "bare", bare, "env: [BARE_CONTROLLER]\ntools:\n  - {name: pid, capability_classes: []}\n  - {name: wait, capability_classes: []}\n")
