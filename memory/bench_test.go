@@ -53,18 +53,23 @@ func cpuTime() time.Duration {
 	return total
 }
 
-// BenchmarkReport measures the gc report over 1,000 memory files in a git
-// repository with 20 completed cycles, half of the files never read (so
-// their first commits come from git log).
+// BenchmarkReport measures the gc report over 1,000 and 10,000 memory
+// files in a git repository with 20 completed cycles, half of the files
+// never read (so their first commits come from git log).
 //
 //	go test ./memory -run '^$' -bench Report -benchtime 20x -count 5
 func BenchmarkReport(b *testing.B) {
-	const files = 1000
+	for _, files := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("files=%d", files), func(b *testing.B) { benchReport(b, files) })
+	}
+}
+
+func benchReport(b *testing.B, files int) {
 	now := time.Now().UTC()
 	p := newProject(b, autoConfig, now)
 	var recs []state.MemoryAccess
 	for i := 0; i < files; i++ {
-		path := p.write(fmt.Sprintf("pattern-report-file-%04d.md", i), "# report file\n\nsome content\n")
+		path := p.write(fmt.Sprintf("pattern-report-file-%05d.md", i), "# report file\n\nsome content\n")
 		if i%2 == 0 {
 			recs = append(recs, state.MemoryAccess{Path: path, LastAccessedTS: state.Format(now.Add(-time.Duration(i) * time.Hour)), AccessCount: int64(i % 4), LastAgent: "lead"})
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -88,6 +89,18 @@ type Report struct {
 func (m *Manager) Report(ctx context.Context) (*Report, error) {
 	now := m.now()
 	rep := &Report{GeneratedAt: state.Format(now), MemoryDir: m.Dir(), Policy: m.gc, Files: []FileReport{}, Eligible: []string{}}
+	if _, err := os.Stat(m.Dir()); err != nil {
+		return rep, nil // no memory directory, nothing to report
+	}
+	// git log runs beside the walk and the reads below; it is told which
+	// files it must date once they are known.
+	scan := m.startFirstCommits(ctx)
+	wanted := map[string]bool{}
+	defer func() {
+		if scan != nil {
+			scan.result(nil)
+		}
+	}()
 	files, err := m.listFiles()
 	if err != nil {
 		return nil, err
@@ -120,11 +133,13 @@ func (m *Manager) Report(ctx context.Context) (*Report, error) {
 		if fr.AgeFrom == "" {
 			fr.AgeFrom, fr.Since = AgeFromMtime, state.Format(f.mtime)
 			neverRead = append(neverRead, len(rep.Files))
+			wanted[f.rel] = true
 		}
 		rep.Files = append(rep.Files, fr)
 	}
+	firsts, err := scan.result(wanted)
+	scan = nil
 	if len(neverRead) > 0 {
-		firsts, err := m.firstCommits(ctx)
 		if err != nil {
 			rep.Notes = append(rep.Notes, "never-read files age from their modification time: "+err.Error())
 		}

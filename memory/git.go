@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -449,39 +450,119 @@ func (m *Manager) gitOut(ctx context.Context, dir string, env []string, stdin st
 	return strings.TrimRight(out.String(), "\n"), nil
 }
 
-// firstCommits returns, for the files under the memory directory that git
-// has seen, the committer time of the oldest commit that added each
-// (names relative to the memory directory, slash-separated). One
-// `git log` walks the history once.
-func (m *Manager) firstCommits(ctx context.Context) (map[string]time.Time, error) {
-	dir := m.Dir()
-	out, err := m.gitOut(ctx, dir, nil, "", "log", "--format=%x01%ct", "--name-only", "--diff-filter=A",
-		"--no-renames", "--relative", "-z", "--", ".")
-	if err != nil {
-		if errors.Is(err, errNoGit) {
-			return nil, fmt.Errorf("git was not found")
-		}
-		return nil, fmt.Errorf("no git history for %s", dir)
+// firstCommitScan is one `git log` over the memory directory, started
+// early (it runs beside the directory walk) and read as it streams: git
+// lists commits newest first, so the first commit seen adding a file is
+// the one that added the file as it is now, and the scan stops — git is
+// killed — as soon as every file asked about has been seen. Only
+// .nexus/memory/ is asked about (a pathspec, relative names), so the cost
+// follows the memory files' history, not the repository's.
+type firstCommitScan struct {
+	want   chan map[string]bool // the names to find; nil = none
+	done   chan struct{}
+	cancel context.CancelFunc
+	found  map[string]time.Time
+	err    error
+}
+
+// startFirstCommits starts the scan; call result with the names wanted.
+func (m *Manager) startFirstCommits(ctx context.Context) *firstCommitScan {
+	ctx, cancel := context.WithCancel(ctx)
+	sc := &firstCommitScan{want: make(chan map[string]bool, 1), done: make(chan struct{}), cancel: cancel, found: map[string]time.Time{}}
+	go func() {
+		defer close(sc.done)
+		sc.err = m.scanFirstCommits(ctx, sc)
+	}()
+	return sc
+}
+
+// result returns the commit times of the wanted names (slash-separated,
+// relative to the memory directory) that git has seen added.
+func (sc *firstCommitScan) result(want map[string]bool) (map[string]time.Time, error) {
+	sc.want <- want
+	if len(want) == 0 {
+		sc.cancel()
 	}
-	firsts := map[string]time.Time{}
-	var cur time.Time
-	for _, tok := range strings.Split(out, "\x00") {
+	<-sc.done
+	sc.cancel()
+	return sc.found, sc.err
+}
+
+func (m *Manager) scanFirstCommits(ctx context.Context, sc *firstCommitScan) error {
+	dir := m.Dir()
+	cmd := exec.CommandContext(ctx, m.git, "log", "--format=%x01%ct", "--name-only", "--diff-filter=A",
+		"--no-renames", "--relative", "-z", "--", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0")
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git was not found")
+	}
+	r := bufio.NewReaderSize(out, 64<<10)
+	var (
+		want    map[string]bool
+		got     bool // want has arrived
+		missing int
+		cur     time.Time
+		stopped bool
+	)
+	for {
+		if !got {
+			select {
+			case want = <-sc.want:
+				got = true
+				missing = 0
+				for name := range want {
+					if _, ok := sc.found[name]; !ok {
+						missing++
+					}
+				}
+			default:
+			}
+		}
+		if got && missing == 0 {
+			stopped = true
+			break
+		}
+		tok, err := r.ReadString(0)
+		if err != nil {
+			break
+		}
+		tok = strings.TrimSuffix(tok, "\x00")
 		if ts, ok := strings.CutPrefix(tok, "\x01"); ok {
 			sec, err := strconv.ParseInt(strings.TrimSpace(ts), 10, 64)
-			if err != nil {
-				cur = time.Time{}
-				continue
+			cur = time.Time{}
+			if err == nil {
+				cur = time.Unix(sec, 0)
 			}
-			cur = time.Unix(sec, 0)
 			continue
 		}
 		name := strings.TrimPrefix(tok, "\n")
 		if name == "" || cur.IsZero() {
 			continue
 		}
-		firsts[name] = cur // the log runs newest first: the last one seen is the oldest
+		if _, seen := sc.found[name]; seen {
+			continue // newest first: the add already seen is the file as it is now
+		}
+		sc.found[name] = cur
+		if got && want[name] {
+			missing--
+		}
 	}
-	return firsts, nil
+	if stopped {
+		sc.cancel()
+		_ = cmd.Wait()
+		return nil
+	}
+	if err := cmd.Wait(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("no git history for %s", dir)
+	}
+	return nil
 }
 
 // shellQuote quotes a path for a POSIX shell when it needs it.
