@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -42,11 +43,13 @@ func newDoctorCmd(a *app) *cobra.Command {
   locks           locks held for long (with the holder), temporary files of killed writers
   plugins         plugin manifests and executable digests (--verify-plugins starts each)
   claude-install  Claude Code hooks and MCP server registered and running this executable
+  claude-agents   the agents and skills install wrote are present and current
   claude-hook     a canary PreToolUse through "nexus hook" reaches the engine
   claude-mcp      "nexus mcp" answers initialize
 
-The canary and the MCP probe run this executable in a scratch project with a scratch
-configuration folder, so the project's state is never touched.
+The canary and the MCP probe run in a scratch project, so the project's state is never
+touched; when nexus is registered they run the registered commands in the environment Claude
+Code gives them (the settings' env, no shell variables).
 
 --fix applies only safe fixes and prints what it did: corrupt state files are moved aside
 (as "nexus state repair" does), invalid memory-access lines dropped, leftover temporary
@@ -105,7 +108,11 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	}
 	home, _ := os.UserHomeDir()
 	prefix := cfg.String("mcp.tool_prefix")
-	probe := doctor.Probe{Executable: exe, CoreDir: dist.Dir, NoCore: locateErr != nil}
+	probe := doctor.Probe{Executable: exe, CoreDir: dist.Dir, NoCore: locateErr != nil, Find: func() *doctor.Registered { return registeredCommands(proj, home, exe) }}
+	chosenCore := ""
+	if l := cfg.Source("core.dir").Layer; (l == config.LayerFlag || l == config.LayerEnv) && dist.Dir != "" {
+		chosenCore, _ = filepath.Abs(dist.Dir)
+	}
 	checks := []doctor.Check{
 		doctor.Distribution{Dist: dist, LocateErr: locateErr, Validate: validateDistribution},
 		doctor.Config{Options: cfgOpts},
@@ -116,7 +123,9 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		doctor.Namespaces{Layout: layout},
 		doctor.Locks{Layout: layout},
 		doctor.Plugins{Options: doctorPluginOptions(a, cfg, proj), Verify: fl.verifyPlugins},
-		doctor.ClaudeInstall{Project: proj, Home: home, Executable: exe},
+		doctor.ClaudeInstall{Project: proj, Home: home, Executable: exe, ChosenCore: chosenCore},
+		doctor.ClaudeCatalog{Project: proj, Home: home, Executable: exe, Version: version, ChosenCore: chosenCore,
+			Render: func() ([]claude.OwnedFile, string, error) { return renderCatalog(a, exe, "") }},
 		doctor.HookCanary{Probe: probe},
 		doctor.MCPInitialize{Probe: probe},
 	}
@@ -155,4 +164,46 @@ func doctorPluginOptions(a *app, cfg *config.Config, proj string) pluginhost.Opt
 		Paths:      cfg.StringList("plugins.paths"),
 		Disabled:   cfg.StringList("plugins.disabled"),
 	}
+}
+
+// registeredCommands finds what `nexus install claude` registered (the
+// project scope first, as Claude Code would run both), for the probes to
+// run as Claude Code does; nil when nexus is not registered.
+func registeredCommands(proj, home, exe string) *doctor.Registered {
+	for _, o := range []claude.InstallOptions{
+		{Scope: claude.ScopeProject, Project: proj, Command: exe},
+		{Scope: claude.ScopeUser, Home: home, Command: exe},
+	} {
+		if (o.Scope == claude.ScopeProject && proj == "") || (o.Scope == claude.ScopeUser && home == "") {
+			continue
+		}
+		r, err := claude.Inspect(o)
+		if err != nil || len(r.Hooks[claude.PreToolUse]) == 0 {
+			continue
+		}
+		hook, ok := claude.SplitCommand(r.Hooks[claude.PreToolUse][0])
+		if !ok {
+			continue
+		}
+		reg := &doctor.Registered{Where: r.Settings, Hook: hook, Env: r.Env}
+		// Claude Code applies the user's settings env too.
+		if o.Scope == claude.ScopeProject && home != "" {
+			if u, err := claude.Inspect(claude.InstallOptions{Scope: claude.ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {
+				env := map[string]string{}
+				for k, v := range u.Env {
+					env[k] = v
+				}
+				for k, v := range r.Env {
+					env[k] = v
+				}
+				reg.Env = env
+			}
+		}
+		if r.MCP != nil && r.MCP.Ours {
+			reg.MCP = append([]string{r.MCP.Command}, r.MCP.Args...)
+			reg.MCPEnv = r.MCP.Env
+		}
+		return reg
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/nexus-harness/nexus/internal/testenv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,6 +289,39 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			want: map[string]string{"claude-install": "has no nexus hook for PreToolUse, SessionEnd"}, code: 1, fixed: true,
 		},
 		{
+			// Installed from a shell with NEXUS_CORE_DIR, then the commands
+			// lost their --core: a Claude Code without that variable (an IDE
+			// launcher) finds no distribution, and so must the doctor.
+			name: "registered commands cannot find the distribution",
+			brk: func(t *testing.T, p *doctorProject) func() {
+				f := filepath.Join(p.proj, ".claude", "settings.json")
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				writeTestFile(t, f, strings.ReplaceAll(string(b), " --core "+testenv.CoreDir(t), ""))
+				f = filepath.Join(p.proj, ".mcp.json")
+				var m map[string]map[string]map[string]any
+				b, _ = os.ReadFile(f)
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
+				for _, srv := range m["mcpServers"] {
+					var args []any
+					for _, a := range srv["args"].([]any) {
+						if a != "--core" && a != testenv.CoreDir(t) {
+							args = append(args, a)
+						}
+					}
+					srv["args"] = args
+				}
+				b, _ = json.Marshal(m)
+				writeTestFile(t, f, string(b))
+				return nil
+			},
+			want: map[string]string{"claude-hook": "NEXUS_CORE_DIR: (not set)", "claude-mcp": "NEXUS_CORE_DIR: (not set)"}, code: 1,
+		},
+		{
 			name: "hooks and MCP server run another binary",
 			brk: func(t *testing.T, p *doctorProject) func() {
 				if r := p.run(t, "install", "claude", "--command", "/opt/gone/nexus"); r.code != 0 {
@@ -295,7 +329,10 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 				}
 				return nil
 			},
-			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist"}, code: 1, fixed: true,
+			// The probes run the registered commands, as Claude Code would; the
+			// setup skill names the executable, so it is out of date too.
+			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist", "claude-agents": "skills/nx-setup/SKILL.md were written from another nexus",
+				"claude-hook": "fork/exec /opt/gone/nexus", "claude-mcp": "fork/exec /opt/gone/nexus"}, code: 1, fixed: true,
 		},
 		{
 			name: "bad .gitignore",

@@ -210,10 +210,10 @@ func chosenCoreDir(a *app) (string, error) {
 		return "", nil
 	}
 	d, err := a.Dist()
-	if err != nil {
+	if err != nil || d.Dir == "" {
 		return "", err
 	}
-	return d.Dir, nil
+	return filepath.Abs(d.Dir)
 }
 
 func thisExecutable() (string, error) {

@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -439,5 +440,83 @@ func TestPlugins(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestClaudeCatalog(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "nexus")
+	write(t, exe, "#!/bin/sh\n")
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}}
+	render := func() ([]claude.OwnedFile, string, error) { return files, "0.10.0", nil }
+	proj, home := t.TempDir(), t.TempDir()
+	check := ClaudeCatalog{Project: proj, Home: home, Executable: exe, Render: render, Version: "1"}
+	expect(t, check.Run(context.Background()), StatusOK, "not registered")
+
+	// Registered without the agents (an install by an older nexus).
+	if _, err := claude.Install(claude.InstallOptions{Scope: claude.ScopeProject, Project: proj, Command: exe}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, check.Run(context.Background()), StatusError, "cannot spawn a nexus role")
+	rep := Run(context.Background(), []Check{check}, true)
+	if len(rep.Fixed) == 0 || rep.Errors != 0 {
+		t.Fatalf("--fix: %+v", rep)
+	}
+	expect(t, check.Run(context.Background()), StatusOK, "2 agent and skill files")
+
+	// Outdated, edited, missing.
+	files = []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a2\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}, {Path: "agents/tester.md", Content: []byte("t\n")}}
+	write(t, filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md"), "mine\n")
+	fs := check.Run(context.Background())
+	expect(t, fs, StatusWarn, "agents/architect.md were written from another nexus")
+	expect(t, fs, StatusWarn, "skills/nx-plan/SKILL.md were edited after nexus wrote them")
+	expect(t, fs, StatusError, "lacks agents/tester.md")
+	Run(context.Background(), []Check{check}, true)
+	fs = check.Run(context.Background())
+	expect(t, fs, StatusWarn, "edited after nexus wrote them")
+	for _, f := range fs {
+		if f.Status == StatusError || strings.Contains(f.Message, "another nexus") {
+			t.Errorf("after --fix: %s", f.Message)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md")); string(b) != "mine\n" {
+		t.Error("--fix overwrote an edited file")
+	}
+}
+
+// A doctor --fix of the settings alone (ClaudeInstall) must keep the
+// recorded agents and the registered --core.
+func TestClaudeInstallFixKeepsAgentsAndCore(t *testing.T) {
+	exe := filepath.Join(t.TempDir(), "nexus")
+	write(t, exe, "#!/bin/sh\n")
+	if err := os.Chmod(exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	proj := t.TempDir()
+	files := []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a\n")}}
+	if _, err := claude.Install(claude.InstallOptions{Scope: claude.ScopeProject, Project: proj, Command: exe, CoreDir: "/srv/core", Files: files}); err != nil {
+		t.Fatal(err)
+	}
+	settings := filepath.Join(proj, ".claude", "settings.json")
+	b, _ := os.ReadFile(settings)
+	// Drop the SessionEnd hook, as a hand edit might.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m["hooks"].(map[string]any), "SessionEnd")
+	b, _ = json.Marshal(m)
+	write(t, settings, string(b))
+	rep := Run(context.Background(), []Check{ClaudeInstall{Project: proj, Executable: exe}}, true)
+	if len(rep.Fixed) == 0 {
+		t.Fatalf("nothing fixed: %+v", rep)
+	}
+	if _, err := os.Stat(filepath.Join(proj, ".claude", "agents", "architect.md")); err != nil {
+		t.Error("the settings repair removed the agents")
+	}
+	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "--core /srv/core SessionEnd") {
+		t.Errorf("the repair dropped --core:\n%s", b)
 	}
 }

@@ -29,6 +29,29 @@ type ClaudeInstall struct {
 	Home    string // user scope ("" = skip)
 	// Executable is this nexus (absolute, symlinks resolved).
 	Executable string
+	// ChosenCore is the distribution chosen by flag or NEXUS_CORE_DIR (as
+	// install records it), for repairs of commands that name none.
+	ChosenCore string
+}
+
+// registeredCore is the --core the scope's commands were registered with
+// (any hook or the MCP server), else chosen.
+func registeredCore(r *claude.Registration, chosen string) string {
+	for _, cmds := range r.Hooks {
+		for _, c := range cmds {
+			if d := claude.RegisteredCoreDir(c); d != "" {
+				return d
+			}
+		}
+	}
+	if r.MCP != nil {
+		for i := 0; i+1 < len(r.MCP.Args); i++ {
+			if r.MCP.Args[i] == "--core" {
+				return r.MCP.Args[i+1]
+			}
+		}
+	}
+	return chosen
 }
 
 func (ClaudeInstall) Name() string { return "claude-install" }
@@ -102,7 +125,7 @@ func (c ClaudeInstall) scopes() []claude.InstallOptions {
 
 // scope checks one scope where nexus is registered.
 func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
-	o := claude.InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable}
+	o := claude.InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable, CoreDir: registeredCore(r, c.ChosenCore)}
 	flag := ""
 	if r.Scope == claude.ScopeUser {
 		flag = " --scope user"
@@ -226,6 +249,42 @@ type Probe struct {
 	// NoCore is set when no usable distribution was located.
 	NoCore  bool
 	Timeout time.Duration // per subprocess (default 10s)
+	// Registered, when set, is what `nexus install claude` registered:
+	// the probes then run those command lines, in the environment Claude
+	// Code gives them (the settings' env and no shell variables), so they
+	// fail where a real session would.
+	Registered *Registered
+	// Find, when set, looks Registered up when the probe runs (after
+	// --fix may have changed the settings).
+	Find func() *Registered
+}
+
+// Registered is a scope's registered nexus commands.
+type Registered struct {
+	Where string   // the settings file, for messages
+	Hook  []string // the PreToolUse hook command line, split into words
+	MCP   []string // the MCP server's command and arguments
+	// Env is the settings' env; MCPEnv the server entry's own env.
+	Env, MCPEnv map[string]string
+}
+
+// hostEnv is the environment Claude Code started without a shell gives
+// its hooks and MCP servers: a few login variables, a system PATH, the
+// settings' env.
+func hostEnv(extra ...map[string]string) []string {
+	var env []string
+	for _, k := range []string{"HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	for _, m := range extra {
+		for k, v := range m {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 func (p Probe) timeout() time.Duration {
@@ -262,6 +321,8 @@ func (p Probe) scratch() (dir string, env []string, err error) {
 
 func (p Probe) precondition() *Finding {
 	switch {
+	case p.Registered != nil:
+		return nil
 	case p.Executable == "":
 		f := fault("cannot tell which executable this nexus is", "run nexus by its full path")
 		return &f
@@ -281,6 +342,9 @@ type HookCanary struct{ Probe }
 func (HookCanary) Name() string { return "claude-hook" }
 
 func (c HookCanary) Run(ctx context.Context) []Finding {
+	if c.Find != nil {
+		c.Registered = c.Find()
+	}
 	if f := c.precondition(); f != nil {
 		return []Finding{*f}
 	}
@@ -299,6 +363,9 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", claude.PreToolUse)
+	if r := c.Registered; r != nil && len(r.Hook) > 0 {
+		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{"CLAUDE_PROJECT_DIR": dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
+	}
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -307,7 +374,7 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	took := time.Since(start)
 	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
 	if err != nil {
-		return []Finding{fault(fmt.Sprintf("`nexus hook` failed: %v%s", err, tail(stderr.String())), fix)}
+		return []Finding{fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, tail(stderr.String())), c.fixFor(fix))}
 	}
 	var reply struct {
 		Out struct {
@@ -321,9 +388,9 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 		if got == "" {
 			got = "nothing"
 		}
-		return []Finding{fault(fmt.Sprintf("a canary PreToolUse did not reach the gate: expected a denial of an unplanned edit, got %s%s", clip(got), tail(stderr.String())), fix)}
+		return []Finding{fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), clip(got), tail(stderr.String())), c.fixFor(fix))}
 	}
-	return []Finding{ok("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)", took.Round(time.Millisecond))}
+	return []Finding{ok("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)%s", took.Round(time.Millisecond), c.how())}
 }
 
 // command runs this nexus in the probe's scratch project dir.
@@ -339,6 +406,32 @@ func (p Probe) command(ctx context.Context, dir string, env []string, args ...st
 	return cmd
 }
 
+// registered runs a registered command line in the scratch project dir.
+func (p Probe) registered(ctx context.Context, dir string, argv []string, env []string) *exec.Cmd {
+	args := append(append([]string(nil), argv[1:]...), "--project", dir)
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	cmd.Dir, cmd.Env = dir, env
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// fixFor adds, for a registered command, the usual cause of a failure
+// that the shell does not show.
+func (p Probe) fixFor(fix string) string {
+	if p.Registered == nil {
+		return fix
+	}
+	return "if it cannot find the nexus-core distribution, Claude Code lacks a variable your shell has: re-run `nexus install claude` with --core DIR (it records it in the commands) or set core.dir in ~/.config/nexus/config.yaml; otherwise " + fix
+}
+
+// how says how a probe ran, for its findings.
+func (p Probe) how() string {
+	if p.Registered != nil {
+		return " (the command registered in " + p.Registered.Where + ", in Claude Code's environment: its settings' env, no shell variables)"
+	}
+	return ""
+}
+
 // MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
 // initialize and expects a result naming the server.
 type MCPInitialize struct{ Probe }
@@ -346,6 +439,9 @@ type MCPInitialize struct{ Probe }
 func (MCPInitialize) Name() string { return "claude-mcp" }
 
 func (c MCPInitialize) Run(ctx context.Context) []Finding {
+	if c.Find != nil {
+		c.Registered = c.Find()
+	}
 	if f := c.precondition(); f != nil {
 		return []Finding{*f}
 	}
@@ -357,6 +453,9 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	cmd := c.command(ctx, dir, env, "mcp")
+	if r := c.Registered; r != nil && len(r.MCP) > 0 {
+		cmd = c.registered(ctx, dir, r.MCP, hostEnv(r.Env, r.MCPEnv))
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
@@ -384,7 +483,7 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 		if werr != nil {
 			msg = fmt.Sprintf("`nexus mcp` exited without answering initialize: %v", werr)
 		}
-		return []Finding{fault(msg+tail(stderr.String()), fix)}
+		return []Finding{fault(msg+c.how()+tail(stderr.String()), c.fixFor(fix))}
 	}
 	var resp struct {
 		ID     json.RawMessage `json:"id"`
@@ -406,8 +505,8 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 		}
 		return []Finding{fault("`nexus mcp` answered initialize with "+what+tail(stderr.String()), fix)}
 	}
-	return []Finding{ok("`nexus mcp` answered initialize (server %s %s, protocol %s) in %s",
-		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion, took.Round(time.Millisecond))}
+	return []Finding{ok("`nexus mcp` answered initialize (server %s %s, protocol %s) in %s%s",
+		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion, took.Round(time.Millisecond), c.how())}
 }
 
 // tail quotes the end of a subprocess's stderr.
@@ -425,4 +524,101 @@ func clip(s string) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+// ClaudeCatalog checks the agents and skills `nexus install claude` wrote
+// into each scope where nexus is registered (or has a record): every file
+// the distribution renders to is present and current. Missing or outdated
+// files are re-installed by --fix; a file someone edited is only reported.
+type ClaudeCatalog struct {
+	Project, Home string
+	Executable    string
+	// Render renders the agents and skills as install would.
+	Render func() ([]claude.OwnedFile, string, error)
+	// Version is this nexus's version (for the record).
+	Version string
+	// ChosenCore: see ClaudeInstall.
+	ChosenCore string
+}
+
+func (ClaudeCatalog) Name() string { return "claude-agents" }
+
+func (c ClaudeCatalog) Run(context.Context) []Finding {
+	var out []Finding
+	checked := 0
+	for _, o := range (ClaudeInstall{Project: c.Project, Home: c.Home, Executable: c.Executable}).scopes() {
+		dir, err := claude.ClaudeDir(o)
+		if err != nil {
+			continue
+		}
+		rec, err := claude.ReadRecord(dir)
+		if err != nil {
+			out = append(out, fault(err.Error(), "move the file aside and run `nexus install claude`"))
+			continue
+		}
+		reg, err := claude.Inspect(o)
+		if err != nil || (rec == nil && !reg.Installed()) {
+			continue
+		}
+		checked++
+		flag := ""
+		if o.Scope == claude.ScopeUser {
+			flag = " --scope user"
+		}
+		fix := fmt.Sprintf("run `nexus install claude%s` (it never overwrites a file you edited)", flag)
+		if c.Render == nil {
+			continue
+		}
+		files, coreVersion, err := c.Render()
+		if err != nil {
+			// The distribution and config checks report the cause.
+			return append(out, ok("not checked: the agents and skills cannot be rendered (%v)", err))
+		}
+		reinstall := once(func(context.Context) (string, error) {
+			o.Files, o.Version, o.CoreVersion = files, c.Version, coreVersion
+			o.CoreDir = registeredCore(reg, c.ChosenCore)
+			changes, err := claude.Install(o)
+			n := 0
+			for _, ch := range changes {
+				if ch.Changed {
+					n++
+				}
+			}
+			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", o.Scope, n), err
+		})
+		st, err := claude.CheckOwned(dir, files)
+		if err != nil {
+			out = append(out, fault(err.Error(), fix))
+			continue
+		}
+		by := map[string][]string{}
+		for _, s := range st {
+			by[s.State] = append(by[s.State], s.Path)
+		}
+		if m := by[claude.OwnedMissing]; len(m) > 0 {
+			msg := fmt.Sprintf("%s lacks %s", dir, strings.Join(m, ", "))
+			if rec == nil {
+				msg = fmt.Sprintf("nexus is registered in %s but its agents and skills are not installed in %s, so Claude Code cannot spawn a nexus role (\"Agent type 'architect' not found\")", reg.Settings, dir)
+			}
+			out = append(out, fault(msg, fix).repairedBy(reinstall))
+		}
+		if m := by[claude.OwnedOutdated]; len(m) > 0 {
+			out = append(out, warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", dir, strings.Join(m, ", ")), fix).repairedBy(reinstall))
+		}
+		if m := by[claude.OwnedEdited]; len(m) > 0 {
+			out = append(out, warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", dir, strings.Join(m, ", ")),
+				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install claude%s --force` (a backup is kept)", flag)))
+		}
+		if m := by[claude.OwnedForeign]; len(m) > 0 {
+			out = append(out, warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", dir, strings.Join(m, ", ")),
+				fmt.Sprintf("rename them, or replace them with `nexus install claude%s --force` (a backup is kept)", flag)))
+		}
+		if len(st) > 0 && len(by[claude.OwnedCurrent]) == len(st) {
+			out = append(out, ok("%d agent and skill files in %s are present and current", len(st), dir))
+		}
+	}
+	if checked == 0 {
+		return []Finding{ok("nexus is not registered with Claude Code; no agents or skills to check")}
+	}
+	return out
 }

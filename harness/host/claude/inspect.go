@@ -18,6 +18,9 @@ type Registration struct {
 	Hooks map[string][]string `json:"hooks"`
 	// MCP is the server registered under MCPServerName (nil: none).
 	MCP *MCPServer `json:"mcp,omitempty"`
+	// Env is the settings file's "env": variables Claude Code sets for the
+	// session, its hooks and MCP servers.
+	Env map[string]string `json:"env,omitempty"`
 	// Unreadable lists files that exist but are not JSON objects; nothing in
 	// them was inspected.
 	Unreadable []string `json:"unreadable,omitempty"`
@@ -27,6 +30,8 @@ type Registration struct {
 type MCPServer struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
+	// Env is the entry's own "env".
+	Env map[string]string `json:"env,omitempty"`
 	// Ours is true when the entry runs nexus with the argument mcp (as the
 	// installer writes it); another tool's server of that name is not ours.
 	Ours bool `json:"ours"`
@@ -52,6 +57,7 @@ func Inspect(o InstallOptions) (*Registration, error) {
 	if root, err := readObject(settings, r); err != nil {
 		return nil, err
 	} else if root != nil {
+		r.Env = stringMap(root, "env")
 		hooks, _ := getAs[*object](root, "hooks")
 		if hooks != nil {
 			for ev, v := range hooks.All() {
@@ -87,6 +93,7 @@ func Inspect(o InstallOptions) (*Registration, error) {
 							s.Args = append(s.Args, as)
 						}
 					}
+					s.Env = stringMap(obj, "env")
 				}
 				r.MCP = s
 			}
@@ -143,4 +150,82 @@ func HookExecutable(command string) string {
 		break
 	}
 	return b.String()
+}
+
+// stringMap returns the string members of object member k.
+func stringMap(o *object, k string) map[string]string {
+	m, _ := getAs[*object](o, k)
+	if m == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for name, v := range m.All() {
+		if s, ok := v.(string); ok {
+			out[name] = s
+		}
+	}
+	return out
+}
+
+// SplitCommand splits a hook command line into words the way a POSIX shell
+// would for the plain forms nexus writes and people type: words separated
+// by blanks, single quotes, double quotes (with backslash escapes of " \\ $
+// and `) and backslash escapes outside quotes. ok is false for anything
+// else (expansions, operators, unterminated quotes): such a line is not run
+// by the doctor.
+func SplitCommand(line string) (words []string, ok bool) {
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == ' ' || c == '\t':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(line[i+1:], '\'')
+			if end < 0 {
+				return nil, false
+			}
+			cur.WriteString(line[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				switch {
+				case line[i] == '\\' && i+1 < len(line) && strings.IndexByte("\"\\$`", line[i+1]) >= 0:
+					i++
+					cur.WriteByte(line[i])
+				case line[i] == '$' || line[i] == '`':
+					return nil, false
+				default:
+					cur.WriteByte(line[i])
+				}
+			}
+			if i >= len(line) {
+				return nil, false
+			}
+			inWord = true
+		case c == '\\':
+			if i+1 >= len(line) {
+				return nil, false
+			}
+			i++
+			cur.WriteByte(line[i])
+			inWord = true
+		case strings.IndexByte("|&;<>()$`*?[]{}~#\n", c) >= 0:
+			return nil, false
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, len(words) > 0
 }

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -71,4 +72,48 @@ func TestInspectAfterInstall(t *testing.T) {
 	if r.MCP == nil || r.MCP.Ours || r.MCP.Command != "node" || len(r.Unreadable) != 1 || len(r.Hooks) != 0 || r.Installed() {
 		t.Errorf("foreign server / unreadable settings: %+v %+v", r, r.MCP)
 	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{`/opt/nexus hook --host claude --managed PreToolUse`, []string{"/opt/nexus", "hook", "--host", "claude", "--managed", "PreToolUse"}},
+		{HookCommand("/opt/my nexus/it's", "/srv/core dir", "SessionStart"), []string{"/opt/my nexus/it's", "hook", "--host", "claude", "--managed", "--core", "/srv/core dir", "SessionStart"}},
+		{`"/a b/nexus" x\ y`, []string{"/a b/nexus", "x y"}},
+		{`nexus  hook   `, []string{"nexus", "hook"}},
+	} {
+		got, ok := SplitCommand(c.in)
+		if !ok || strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+	for _, bad := range []string{"", "nexus $HOME", "a | b", "a; b", "'open", `"$(x)"`, "a && b", "x > f"} {
+		if _, ok := SplitCommand(bad); ok {
+			t.Errorf("SplitCommand(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzSplitCommand(f *testing.F) {
+	f.Add(HookCommand("/opt/it's", "/c d", "PreToolUse"))
+	f.Add(`"a\"b" c\ d`)
+	f.Fuzz(func(t *testing.T, s string) {
+		words, ok := SplitCommand(s)
+		if ok && len(words) == 0 {
+			t.Fatal("ok without words")
+		}
+		// Quoting the words back must give the same words.
+		if ok {
+			var q []string
+			for _, w := range words {
+				q = append(q, shellQuote(w))
+			}
+			again, ok2 := SplitCommand(strings.Join(q, " "))
+			if !ok2 || strings.Join(again, "\x00") != strings.Join(words, "\x00") {
+				t.Fatalf("%q -> %q -> %q", s, words, again)
+			}
+		}
+	})
 }

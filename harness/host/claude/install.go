@@ -59,7 +59,8 @@ type InstallOptions struct {
 	Now     func() time.Time
 	// Files are the agents and skills to keep in the scope's Claude Code
 	// folder (.claude or ~/.claude), recorded in RecordName. Install
-	// writes them; Uninstall removes what the record lists.
+	// writes them (nil leaves the owned files alone; an empty list removes
+	// them); Uninstall removes what the record lists.
 	Files []OwnedFile
 	// Force replaces (or removes) owned files edited since nexus wrote
 	// them, and files of the same name nexus did not write, keeping a
@@ -243,6 +244,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 			return changes, err
 		}
 		changes = append(changes, ch)
+	}
+	if install && o.Files == nil {
+		// Nothing rendered (a caller that only repairs the settings): the
+		// owned files stay as they are.
+		return changes, nil
 	}
 	owned, err := syncOwned(filepath.Dir(settingsPath), o.Files, o, install)
 	return append(changes, owned...), err
@@ -512,4 +518,19 @@ func getAs[T any](o *object, k string) (T, bool) {
 	v, _ := o.Get(k)
 	t, ok := v.(T)
 	return t, ok
+}
+
+// RegisteredCoreDir returns the --core argument of a registered hook
+// command line ("" when it has none).
+func RegisteredCoreDir(command string) string {
+	words, ok := SplitCommand(command)
+	if !ok {
+		return ""
+	}
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == "--core" {
+			return words[i+1]
+		}
+	}
+	return ""
 }
