@@ -137,7 +137,7 @@ func (r doctorJSON) problems() []string {
 func testDoctorHealthyProject(t *testing.T, bin string) {
 	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 12 checks passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 13 checks passed") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
@@ -289,37 +289,20 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			want: map[string]string{"claude-install": "has no nexus hook for PreToolUse, SessionEnd"}, code: 1, fixed: true,
 		},
 		{
-			// Installed from a shell with NEXUS_CORE_DIR, then the commands
-			// lost their --core: a Claude Code without that variable (an IDE
-			// launcher) finds no distribution, and so must the doctor.
-			name: "registered commands cannot find the distribution",
+			// The commands name a distribution that is gone: the real session
+			// would fail, so the probes, which run those commands, must too.
+			name: "registered commands name a distribution that is gone",
 			brk: func(t *testing.T, p *doctorProject) func() {
-				f := filepath.Join(p.proj, ".claude", "settings.json")
-				b, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				writeTestFile(t, f, strings.ReplaceAll(string(b), " --core "+testenv.CoreDir(t), ""))
-				f = filepath.Join(p.proj, ".mcp.json")
-				var m map[string]map[string]map[string]any
-				b, _ = os.ReadFile(f)
-				if err := json.Unmarshal(b, &m); err != nil {
-					t.Fatal(err)
-				}
-				for _, srv := range m["mcpServers"] {
-					var args []any
-					for _, a := range srv["args"].([]any) {
-						if a != "--core" && a != testenv.CoreDir(t) {
-							args = append(args, a)
-						}
+				for _, f := range []string{filepath.Join(p.proj, ".claude", "settings.json"), filepath.Join(p.proj, ".mcp.json")} {
+					b, err := os.ReadFile(f)
+					if err != nil {
+						t.Fatal(err)
 					}
-					srv["args"] = args
+					writeTestFile(t, f, strings.ReplaceAll(string(b), testenv.CoreDir(t), "/nonexistent/nexus-core"))
 				}
-				b, _ = json.Marshal(m)
-				writeTestFile(t, f, string(b))
 				return nil
 			},
-			want: map[string]string{"claude-hook": "NEXUS_CORE_DIR: (not set)", "claude-mcp": "NEXUS_CORE_DIR: (not set)"}, code: 1,
+			want: map[string]string{"claude-hook": "/nonexistent/nexus-core", "claude-mcp": "/nonexistent/nexus-core"}, code: 1,
 		},
 		{
 			name: "hooks and MCP server run another binary",
