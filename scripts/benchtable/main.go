@@ -256,8 +256,13 @@ func measureHooks(e *env) []*row {
 		{figure: "hook `PreToolUse` (denied)", target: 5, unit: "ms"},
 		{figure: "hook `UserPromptSubmit` with a skill", target: 10, unit: "ms"},
 		{figure: "`nexus statusline`", target: 5, unit: "ms"},
+		{figure: "hook `UserPromptSubmit`, 1,000 tasks", target: 10, unit: "ms"},
+		{figure: "hook `SubagentStart`, 1,000 tasks", target: 10, unit: "ms"},
+		{figure: "hook `SubagentStop`, 1,000 tasks", target: 10, unit: "ms"},
+		{figure: "hook `SubagentStop`, 100,000-line tool log", target: 20, unit: "ms"},
 	}
-	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit", "nexus statusline"}
+	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit ([plan]", "nexus statusline",
+		"UserPromptSubmit, 1,000 tasks", "SubagentStart, 1,000 tasks", "SubagentStop, 1,000 tasks", "SubagentStop, 100,000-line tool log"}
 	cmdline := fmt.Sprintf("RUNS=%d scripts/bench-hooks.sh", e.runs)
 	for _, r := range rows {
 		r.command = "`" + cmdline + "`"
