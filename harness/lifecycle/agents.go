@@ -246,7 +246,7 @@ func (e *Engine) agentBriefing(ctx context.Context, ev Event, resumed bool) stri
 	}
 	if t, ok, err := e.peekTasks(); err == nil && ok {
 		if task := ownTask(t, ev.AgentID, role); task != nil {
-			b.WriteString(taskBlock(task))
+			b.WriteString(taskBlock(e.fullTask(t, task)))
 		}
 	}
 	return e.fit([]part{{text: b.String()}, {text: e.knowledge().text(), more: e.moreKnowledge()}})

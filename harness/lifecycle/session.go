@@ -546,14 +546,24 @@ func (e *Engine) peekPlan() (*state.Plan, bool, error) {
 	return &p, true, nil
 }
 
-// peekTasks is peekPlan for tasks.json.
+// peekTasks is peekPlan for tasks.json, reading what hooks show of each
+// task (state.PeekTasks): not their context, approach or risk, which
+// fullTask reads for the one task an agent gets.
 func (e *Engine) peekTasks() (*state.Tasks, bool, error) {
-	var t state.Tasks
-	ok, err := peek(e.o.Store.L.TasksPath(), &t)
-	if !ok || err != nil {
-		return nil, ok, err
+	return state.PeekTasks(e.o.Store.L.TasksPath())
+}
+
+// fullTask reads one task of a peekTasks result whole (its texts too).
+func (e *Engine) fullTask(t *state.Tasks, task *state.Task) *state.Task {
+	for i := range t.Tasks {
+		if &t.Tasks[i] == task {
+			if full, err := state.PeekTask(e.o.Store.L.TasksPath(), i); err == nil && full.ID == task.ID {
+				return full
+			}
+			break
+		}
 	}
-	return &t, true, nil
+	return task
 }
 
 func peek(path string, v any) (bool, error) {

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -117,5 +118,29 @@ func TestCacheConcurrentReadersAndWriters(t *testing.T) {
 	tf, _, _ := s.ReadTasks()
 	if len(tf.Tasks) != 41 {
 		t.Fatalf("%d tasks, want 41 (no write lost)", len(tf.Tasks))
+	}
+}
+
+func TestPeekTasks(t *testing.T) {
+	s := newStore(t)
+	writeFile(t, s.L.TasksPath(), `{"goal":"g","decisions":["d"],"x":1,"tasks":[
+	  {"id":1,"title":"a","context":"ca","status":"pending","deps":[],"owner":"engineer","approach":"ap","acceptance":"ac","x_future":true},
+	  {"id":2,"title":"b","context":"cb","status":"completed","deps":[1],"risk":"r"}]}`)
+	tf, ok, err := PeekTasks(s.L.TasksPath())
+	if err != nil || !ok || tf.Goal != "g" || len(tf.Tasks) != 2 || *tf.Tasks[0].Owner != "engineer" || *tf.Tasks[0].Acceptance != "ac" ||
+		tf.Tasks[0].Context != "" || tf.Tasks[1].Deps[0] != 1 {
+		t.Fatalf("PeekTasks = %+v, %v, %v", tf, ok, err)
+	}
+	full, err := PeekTask(s.L.TasksPath(), 1)
+	if err != nil || full.ID != 2 || full.Context != "cb" || *full.Risk != "r" {
+		t.Fatalf("PeekTask(1) = %+v, %v", full, err)
+	}
+	if _, err := PeekTask(s.L.TasksPath(), 2); err == nil {
+		t.Fatal("PeekTask past the end: no error")
+	}
+	writeFile(t, s.L.TasksPath(), `{"tasks":[`)
+	var ce *CorruptError
+	if _, _, err := PeekTasks(s.L.TasksPath()); !errors.As(err, &ce) {
+		t.Fatalf("torn file: %v", err)
 	}
 }
