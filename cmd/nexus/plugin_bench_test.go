@@ -359,6 +359,9 @@ func TestPluginLatency(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 	for _, p := range probes {
+		printBenchResult("BenchmarkPluginLatency", p.name, len(p.walls), "ms-median", p.walls.quantile(0.5), "ms-p90", p.walls.quantile(0.9), "ms-min", p.walls.quantile(0))
+	}
+	for _, p := range probes {
 		if p.budget > 0 && p.walls.quantile(0.5) > p.budget {
 			t.Errorf("%s: median %s over the %s budget", p.name, ms(p.walls.quantile(0.5)), p.budget)
 		}

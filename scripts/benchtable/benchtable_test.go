@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -74,24 +75,6 @@ func TestParseBenchSplitLine(t *testing.T) {
 	}
 }
 
-func TestParsePluginTable(t *testing.T) {
-	out := `    plugin_bench_test.go:290: 
-        plugin latency, wall time per process (load average: 1.0 1.0 1.0 1/100 1)
-        case                                                        runs    median       p90       min  budget
-        nexus mcp: start to tools/list, 5 plugins + store             34   61.20ms   70.00ms   55.10ms   150ms
-        PreToolUse Bash, 1 subscriber, hook server (deny)            100    6.10ms    7.00ms    5.00ms    15ms
-        (reference) PreToolUse Bash, no plugins (plain hook)         100    4.90ms    5.50ms    4.00ms       -
-`
-	rows := parsePluginTable(strings.NewReader(out))
-	if len(rows) != 3 || rows[0].Event != "nexus mcp: start to tools/list, 5 plugins + store" || rows[0].Median != 61.2 ||
-		rows[1].P90 != 7 || rows[2].Min != 4 {
-		t.Errorf("rows %+v", rows)
-	}
-	if len(parseHookTable(strings.NewReader(out))) != 0 {
-		t.Error("the hook table parser read the plugin table")
-	}
-}
-
 func TestMedian(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64
@@ -103,31 +86,36 @@ func TestMedian(t *testing.T) {
 	}
 }
 
-func TestParseHookTable(t *testing.T) {
+func TestLatencyRows(t *testing.T) {
+	// What scripts/bench-hooks.sh and bench-plugins.sh print: the table
+	// for people (ignored) and one benchmark result line per case, with
+	// other output in between.
 	out := `=== RUN   TestHookLatency
     hook_bench_test.go:170: 
-        nexus hook wall time per process, 300 runs each (load average: 1.2 1.0 0.9 1/200 123)
         event                                                 median       p90       min       cpu  budget
-        PostToolUse (engineer Edit)                           3.10ms    4.20ms    2.50ms    2.90ms     5ms
-        PreToolUse (architect Edit, denied)                   3.40ms    4.00ms    2.70ms    3.00ms     5ms
-        UserPromptSubmit ([plan], nx-plan body injected)      4.80ms    6.10ms    3.90ms    4.20ms    10ms
-        (reference) nexus version                             1.50ms    2.00ms    1.20ms    1.10ms       -
-        median, p90, min: wall time per process; cpu: median user+system CPU time per process
+        PostToolUse (engineer Edit)                           9.10ms    9.20ms    9.50ms    9.90ms     5ms
+BenchmarkHookLatency/PostToolUse_(engineer_Edit)	300	3.100 ms-median	4.200 ms-p90	2.500 ms-min	2.900 ms-cpu
+BenchmarkHookLatency/PreToolUse_(architect_Edit,_denied)	300	3.400 ms-median	4.000 ms-p90	2.700 ms-min	3.000 ms-cpu
+BenchmarkHookLatency/(reference)_nexus_version	300	1.500 ms-median	2.000 ms-p90	1.200 ms-min	1.100 ms-cpu
 --- PASS: TestHookLatency (9.81s)
+BenchmarkPluginLatency/nexus_mcp:_start_to_tools/list,_5_plugins_+_store	34	61.200 ms-median	70.000 ms-p90	55.100 ms-min
 `
-	rows := parseHookTable(strings.NewReader(out))
-	want := map[string]float64{"PostToolUse (engineer Edit)": 3.1, "PreToolUse (architect Edit, denied)": 3.4,
-		"UserPromptSubmit ([plan], nx-plan body injected)": 4.8, "(reference) nexus version": 1.5}
-	if len(rows) != len(want) {
-		t.Fatalf("rows %+v", rows)
+	lines, err := parseBench(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range rows {
-		if want[r.Event] != r.Median {
-			t.Errorf("%q = %v, want %v", r.Event, r.Median, want[r.Event])
-		}
+	hooks := latencyRows(lines, "BenchmarkHookLatency")
+	want := []hookRow{
+		{"PostToolUse (engineer Edit)", 3.1, 4.2, 2.5, 2.9},
+		{"PreToolUse (architect Edit, denied)", 3.4, 4, 2.7, 3},
+		{"(reference) nexus version", 1.5, 2, 1.2, 1.1},
 	}
-	if r := rows[0]; r.P90 != 4.2 || r.Min != 2.5 || r.CPU != 2.9 {
-		t.Errorf("p90, min, cpu of %+v", r)
+	if !reflect.DeepEqual(hooks, want) {
+		t.Errorf("hook rows %+v, want %+v", hooks, want)
+	}
+	plugins := latencyRows(lines, "BenchmarkPluginLatency")
+	if len(plugins) != 1 || plugins[0].Event != "nexus mcp: start to tools/list, 5 plugins + store" || plugins[0].Median != 61.2 || plugins[0].CPU != 0 {
+		t.Errorf("plugin rows %+v", plugins)
 	}
 }
 

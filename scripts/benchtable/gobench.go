@@ -93,52 +93,26 @@ func median(vs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// hookRow is one row of the latency tables that scripts/bench-hooks.sh
-// and scripts/bench-plugins.sh print.
+// hookRow is one case of the latency tests behind scripts/bench-hooks.sh
+// (TestHookLatency…) and scripts/bench-plugins.sh (TestPluginLatency),
+// which print each case as a benchmark result line:
+// BenchmarkHookLatency/<case, words joined by _>  <runs>  <ms> ms-median …
 type hookRow struct {
 	Event                 string
-	Median, P90, Min, CPU float64 // ms
+	Median, P90, Min, CPU float64 // ms; CPU is 0 where not reported
 }
 
-var (
-	hookLine   = regexp.MustCompile(`^\s*(.*?\S)\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+\S+\s*$`)
-	pluginLine = regexp.MustCompile(`^\s*(.*?\S)\s+\d+\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+(\d+\.\d+)ms\s+\S+\s*$`)
-)
-
-// parseHookTable reads the table TestHookLatency logs (event, median, p90,
-// min, cpu, budget).
-func parseHookTable(r io.Reader) []hookRow {
+// latencyRows returns the cases of one latency benchmark (bench is its
+// name: BenchmarkHookLatency, BenchmarkPluginLatency), in output order.
+func latencyRows(lines []benchLine, bench string) []hookRow {
 	var out []hookRow
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		m := hookLine.FindStringSubmatch(sc.Text())
-		if m == nil {
+	for _, l := range lines {
+		name, ok := strings.CutPrefix(l.Name, bench+"/")
+		if !ok {
 			continue
 		}
-		var v [4]float64
-		for i := range v {
-			v[i], _ = strconv.ParseFloat(m[2+i], 64)
-		}
-		out = append(out, hookRow{Event: m[1], Median: v[0], P90: v[1], Min: v[2], CPU: v[3]})
-	}
-	return out
-}
-
-// parsePluginTable reads the table TestPluginLatency logs (case, runs,
-// median, p90, min, budget); CPU is not reported there.
-func parsePluginTable(r io.Reader) []hookRow {
-	var out []hookRow
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		m := pluginLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		var v [3]float64
-		for i := range v {
-			v[i], _ = strconv.ParseFloat(m[2+i], 64)
-		}
-		out = append(out, hookRow{Event: m[1], Median: v[0], P90: v[1], Min: v[2]})
+		out = append(out, hookRow{Event: strings.ReplaceAll(name, "_", " "),
+			Median: l.Metrics["ms-median"], P90: l.Metrics["ms-p90"], Min: l.Metrics["ms-min"], CPU: l.Metrics["ms-cpu"]})
 	}
 	return out
 }

@@ -271,7 +271,8 @@ func measureHooks(e *env) []*row {
 	cmd.Dir = e.root
 	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", e.runs), "CORE="+e.core)
 	out, runErr := cmd.CombinedOutput()
-	table := parseHookTable(bytes.NewReader(out))
+	lines, _ := parseBench(bytes.NewReader(out))
+	table := latencyRows(lines, "BenchmarkHookLatency")
 	for i, r := range rows {
 		for _, h := range table {
 			if strings.HasPrefix(h.Event, prefixes[i]) {
@@ -465,7 +466,8 @@ func measurePlugins(e *env) []*row {
 	cmd.Dir = e.root
 	cmd.Env = append(os.Environ(), fmt.Sprintf("RUNS=%d", runs), "BENCHTIME=200x")
 	out, runErr := cmd.CombinedOutput()
-	table := parsePluginTable(bytes.NewReader(out))
+	lines, err := parseBench(bytes.NewReader(out))
+	table := latencyRows(lines, "BenchmarkPluginLatency")
 	for r, prefix := range map[*row]string{hook: "PreToolUse Bash, 1 subscriber, hook server (deny)", mcp: "nexus mcp: start to tools/list",
 		hung: "hung plugin", cancel: "cancelled call", exit: "nexus mcp exit, plugin without"} {
 		for _, h := range table {
@@ -488,7 +490,6 @@ func measurePlugins(e *env) []*row {
 	}
 	// The script stops before its Go benchmarks when a latency budget is
 	// missed; they are then run here.
-	lines, err := parseBench(bytes.NewReader(out))
 	if _, _, ok := metricMedian(lines, "BenchmarkDecisionsPluginStart", "ms-median"); !ok || err != nil {
 		var cl string
 		lines, cl, err = e.goBench("./cmd/nexus", "^(BenchmarkDecisionsPluginStart|BenchmarkMCPPluginToolCall)$", "-benchtime", "200x")
