@@ -13,7 +13,7 @@ import (
 
 	"github.com/nexus-harness/nexus/conformance"
 	"github.com/nexus-harness/nexus/conformance/nexustarget"
-	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -87,7 +87,7 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 			return usagef("--tool-prefix only applies with --target")
 		}
 	}
-	if !state.ValidHarnessID(fl.harnessID) {
+	if !harnessid.Valid(fl.harnessID) {
 		return usagef("--harness-id %q must match ^[a-z][a-z0-9-]*$ (nexus-core's harness_id pattern)", fl.harnessID)
 	}
 	var filter *regexp.Regexp

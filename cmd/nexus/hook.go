@@ -11,6 +11,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/memory"
 )
@@ -148,7 +149,7 @@ func hookFallbackLog(ctx context.Context, a *app, hostName, event string, ev lif
 	if err != nil {
 		return
 	}
-	id := state.DefaultHarnessID
+	id := harnessid.Default
 	if cfg, err := a.Config(); err == nil {
 		id = cfg.String("harness.id")
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
@@ -107,7 +107,7 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 		if dir == "" {
 			dir = filepath.Join(proj, ".nexus")
 		}
-		if id := cfg.String("harness.id"); state.ValidHarnessID(id) {
+		if id := cfg.String("harness.id"); harnessid.Valid(id) {
 			o.DataRoot = filepath.Join(dir, "state", id, "plugins")
 		}
 	}

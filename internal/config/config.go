@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/nexus-harness/nexus/internal/state"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/yamljson"
 )
 
@@ -457,7 +457,7 @@ func (c *Config) validate() error {
 			return &Error{Where: c.sources[key].String(), Key: key, Msg: fmt.Sprintf("%q is not one of %s", v, strings.Join(allowed, ", "))}
 		}
 	}
-	if id := c.String("harness.id"); !state.ValidHarnessID(id) {
+	if id := c.String("harness.id"); !harnessid.Valid(id) {
 		return &Error{Where: c.sources["harness.id"].String(), Key: "harness.id", Msg: fmt.Sprintf("%q must match ^[a-z][a-z0-9-]*$", id)}
 	}
 	return nil

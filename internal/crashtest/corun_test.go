@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
@@ -158,7 +159,7 @@ func TestCoRunning(t *testing.T) {
 	bin := nexusBinary(t)
 	sch := schema.NewCoreSet(testenv.CoreDir(t))
 	home, proj, traps := t.TempDir(), t.TempDir(), t.TempDir()
-	runs := []*harnessRun{{id: state.DefaultHarnessID}, {id: otherHarness}}
+	runs := []*harnessRun{{id: harnessid.Default}, {id: otherHarness}}
 	var mems []string
 	for i := 0; i < 3; i++ {
 		f := filepath.Join(proj, ".nexus", "memory", fmt.Sprintf("external-shared-%d.md", i))

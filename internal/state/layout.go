@@ -7,26 +7,9 @@ package state
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/nexus-harness/nexus/internal/harnessid"
 )
-
-// DefaultHarnessID is nexus's own namespace under .nexus/state/.
-const DefaultHarnessID = "nexus"
-
-// ValidHarnessID reports whether id matches nexus-core's harness_id
-// pattern, ^[a-z][a-z0-9-]*$ (checked by hand: every hook process asks, and
-// compiling the regexp would cost more than the check).
-func ValidHarnessID(id string) bool {
-	if id == "" || id[0] < 'a' || id[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(id); i++ {
-		c := id[i]
-		if !(c == '-' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
-}
 
 // Layout names every path of the nexus-core .nexus/ tree for one project
 // and one harness id.
@@ -41,7 +24,7 @@ type Layout struct {
 }
 
 // NewLayout returns the layout for project with the default .nexus location.
-// An empty harnessID means DefaultHarnessID.
+// An empty harnessID means harnessid.Default.
 func NewLayout(project, harnessID string) (Layout, error) {
 	return NewLayoutAt(project, filepath.Join(project, ".nexus"), harnessID)
 }
@@ -49,10 +32,10 @@ func NewLayout(project, harnessID string) (Layout, error) {
 // NewLayoutAt returns a layout whose .nexus directory is nexusDir.
 func NewLayoutAt(project, nexusDir, harnessID string) (Layout, error) {
 	if harnessID == "" {
-		harnessID = DefaultHarnessID
+		harnessID = harnessid.Default
 	}
-	if !ValidHarnessID(harnessID) {
-		return Layout{}, fmt.Errorf("harness id %q must match ^[a-z][a-z0-9-]*$", harnessID)
+	if err := harnessid.Check(harnessID); err != nil {
+		return Layout{}, err
 	}
 	p, err := filepath.Abs(project)
 	if err != nil {
