@@ -61,10 +61,12 @@ func decisionsManifest(project, hostProgram string) *pluginhost.Manifest {
 		Args:            serveArgs(decisionsName),
 		Dir:             project,
 		ProjectDir:      true,
-		Env:             []string{"NAURO_HOME"},
-		Tools:           tools,
-		BareToolNames:   true,
-		Source:          pluginhost.SourceBuiltin,
+		// The store's persistent index lives in the user's cache folder
+		// (or NEXUS_DECISIONS_INDEX_DIR).
+		Env:           []string{"NAURO_HOME", "XDG_CACHE_HOME", "NEXUS_DECISIONS_INDEX_DIR"},
+		Tools:         tools,
+		BareToolNames: true,
+		Source:        pluginhost.SourceBuiltin,
 	}
 }
 

@@ -353,7 +353,7 @@ func (s *mcpSession) closeStdin() {
 
 // childPIDs lists the live descendants of pid whose command line contains
 // want (plugins run under nexus's plugin host, a child of nexus).
-func childPIDs(t *testing.T, pid int, want string) []int {
+func childPIDs(t testing.TB, pid int, want string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

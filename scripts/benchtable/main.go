@@ -65,6 +65,7 @@ var measurers = []measurer{
 	{"conformance", measureConformance},
 	{"mcp", measureMCP},
 	{"decisions", measureDecisions},
+	{"decision-scale", measureDecisionScale},
 	{"observe", measureObserve},
 	{"gc", measureGC},
 	{"plugins", measurePlugins},
@@ -341,6 +342,66 @@ func measureDecisions(e *env) []*row {
 		r.value, r.detail = v/1e6, fmt.Sprintf("median of %d runs of 300 calls (mean per call)", runs)
 	}
 	return []*row{k1, k10}
+}
+
+// measureDecisionScale: the decision store at 10,000 decisions (a check
+// 2.3 s after the previous one through `nexus mcp --only decisions`, the
+// plugin's start to its first answer, `nexus decision check` as a process)
+// and, with NEXUS_BENCH_100K=1, at 100,000 (paced call, the store
+// process's peak RSS). The synthetic stores are generated per run.
+func measureDecisionScale(e *env) []*row {
+	paced := &row{figure: "`check_decision` 2.3 s after the previous call, 10,000 decisions", target: 5, unit: "ms"}
+	start := &row{figure: "decision store plugin start to first `check_decision`, 10,000 decisions", target: 300, unit: "ms"}
+	cli := &row{figure: "`nexus decision check` process, 10,000 decisions", target: 400, unit: "ms"}
+	paced100 := &row{figure: "`check_decision` 2.3 s after the previous call, 100,000 decisions", target: 50, unit: "ms"}
+	rss100 := &row{figure: "decision store process peak RSS, 100,000 decisions", target: 300, unit: "MiB"}
+	rows := []*row{paced, start, cli, paced100, rss100}
+	pattern := "^BenchmarkDecisionStoreScale$/^decisions=10000$"
+	if os.Getenv("NEXUS_BENCH_100K") == "" {
+		for _, r := range []*row{paced100, rss100} {
+			r.na = "set NEXUS_BENCH_100K=1 (generating 100,000 decisions takes minutes)"
+		}
+	} else {
+		pattern = "^BenchmarkDecisionStoreScale$"
+	}
+	lines, cmdline, err := e.goBench("./cmd/nexus/", pattern, "-benchtime", "5x", "-timeout", "60m")
+	for _, r := range rows {
+		if r.na == "" {
+			r.command, r.err = "`"+cmdline+"`", err
+		}
+	}
+	if err != nil {
+		return rows
+	}
+	for _, m := range []struct {
+		r            *row
+		name, metric string
+		detail       string
+	}{
+		{paced, "decisions=10000/mcp-paced", "ms-median", "median of 5 calls through `nexus mcp --only decisions`, 2.3 s apart"},
+		{start, "decisions=10000/plugin-start", "ms-median", "median of 5 starts, persistent index warm"},
+		{cli, "decisions=10000/cli-check", "ms-median", "median of 5 processes, persistent index warm"},
+		{paced100, "decisions=100000/mcp-paced", "ms-median", "median of 5 calls, 2.3 s apart"},
+		{rss100, "decisions=100000/mcp-paced", "MiB-store-peak-rss", "VmHWM of `nexus-plugins serve decisions` after the paced calls"},
+	} {
+		if m.r.na != "" {
+			continue
+		}
+		v, _, ok := metricMedian(lines, "BenchmarkDecisionStoreScale/"+m.name, m.metric)
+		if !ok {
+			m.r.err = fmt.Errorf("no %s from %s", m.metric, m.name)
+			continue
+		}
+		m.r.value, m.r.detail = v, m.detail
+		// CPU time is what the store itself costs; wall time also holds
+		// whatever else the machine runs.
+		for _, cpu := range []string{"ms-cpu-median", "ms-store-cpu-median"} {
+			if c, _, ok := metricMedian(lines, "BenchmarkDecisionStoreScale/"+m.name, cpu); ok && m.r.unit == "ms" {
+				m.r.detail += fmt.Sprintf("; CPU %.1f ms", c)
+			}
+		}
+	}
+	return rows
 }
 
 func measureObserve(e *env) []*row {

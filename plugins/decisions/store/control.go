@@ -198,6 +198,9 @@ type Registry struct {
 	Version  int // 0 when the file is missing or unreadable
 	Projects []Project
 	v1       map[string][]string // v1 name -> repo paths
+	// raw is the file as read: Save keeps its member order and the members
+	// nexus does not know (at the top and in each project entry).
+	raw *pyjson.Object
 }
 
 // LoadRegistry reads the registry. A missing or corrupt file is an empty
@@ -235,6 +238,7 @@ func LoadRegistry(home string) (*Registry, error) {
 	default:
 		return nil, fmt.Errorf("registry %s has unknown schema_version %v", filepath.Join(home, RegistryFile), sv)
 	}
+	r.raw = o
 	if po != nil {
 		for _, id := range po.Keys() {
 			e, _ := po.Get(id)
@@ -267,15 +271,33 @@ func (r *Registry) Save() error {
 	if r.Version == RegistrySchemaV1 {
 		return fmt.Errorf("registry %s is schema v1; migrate it with `nauro migrate` before nexus can register projects", filepath.Join(r.Home, RegistryFile))
 	}
+	// Nauro writes {"projects": ..., "schema_version": 2} for a new
+	// registry and keeps a loaded one's order; so does nexus.
+	o := r.raw
+	if o == nil {
+		o = pyjson.NewObject().Set("projects", nil).Set("schema_version", RegistrySchemaV2)
+	}
+	var old *pyjson.Object
+	if v, ok := o.Get("projects"); ok {
+		old, _ = v.(*pyjson.Object)
+	}
 	projects := pyjson.NewObject()
 	for _, p := range r.Projects {
-		e := pyjson.NewObject().Set("name", p.Name).Set("mode", p.Mode).Set("repo_paths", strsAny(p.RepoPaths))
+		e := pyjson.NewObject()
+		if old != nil {
+			if v, ok := old.Get(p.ID); ok {
+				if eo, ok := v.(*pyjson.Object); ok {
+					e = eo
+				}
+			}
+		}
+		e.Set("name", p.Name).Set("mode", p.Mode).Set("repo_paths", strsAny(p.RepoPaths))
 		if p.Mode == ModeCloud && p.ServerURL != "" {
 			e.Set("server_url", p.ServerURL)
 		}
 		projects.Set(p.ID, e)
 	}
-	o := pyjson.NewObject().Set("schema_version", RegistrySchemaV2).Set("projects", projects)
+	o.Set("projects", projects).Set("schema_version", RegistrySchemaV2)
 	return controlWrite(filepath.Join(r.Home, RegistryFile), pyjson.File(o))
 }
 
