@@ -20,6 +20,7 @@ func init() { registerHot("hook", newHookCmd) }
 
 func newHookCmd(a *app) *cobra.Command {
 	var hostName string
+	var inPlugin bool
 	cmd := &cobra.Command{
 		Use:   "hook [EVENT]",
 		Short: "Handle one lifecycle event of a coding-agent host (JSON on stdin, the host's reply on stdout)",
@@ -51,7 +52,7 @@ is denied when gate.policy is fail-closed.`,
 				Adapter: ad,
 				Event:   event,
 				Engine: func(ctx context.Context, ev lifecycle.Event) (*lifecycle.Engine, error) {
-					return hookEngine(a, ad.Name(), ev)
+					return hookEngine(a, ad.Name(), ev, inPlugin)
 				},
 				Policy: func() string { return hookPolicy(a) },
 				FallbackLog: func(ctx context.Context, event string, ev lifecycle.Event, msg string) {
@@ -68,6 +69,10 @@ is denied when gate.policy is fail-closed.`,
 	var managed bool
 	cmd.Flags().BoolVar(&managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
 	_ = cmd.Flags().MarkHidden("managed")
+	// --plugin marks the hooks of the nexus Claude Code plugin package,
+	// whose agents, skills and tools carry the plugin's names.
+	cmd.Flags().BoolVar(&inPlugin, "plugin", false, "the hook runs in the nexus Claude Code plugin")
+	_ = cmd.Flags().MarkHidden("plugin")
 	return cmd
 }
 
@@ -95,7 +100,7 @@ func hookProject(a *app, hostName string, ev lifecycle.Event) {
 // hookEngine builds the lifecycle engine: configuration and the
 // distribution's manifest are loaded once; schemas compile only when a
 // handler writes a state file that has one.
-func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine, error) {
+func hookEngine(a *app, hostName string, ev lifecycle.Event, inPlugin bool) (*lifecycle.Engine, error) {
 	hookProject(a, hostName, ev)
 	a.lazyCore = true
 	he, err := engineFor(a, "")
@@ -118,7 +123,7 @@ func hookEngine(a *app, hostName string, ev lifecycle.Event) (*lifecycle.Engine,
 	}
 	if hostName == "claude" {
 		home, _ := os.UserHomeDir()
-		claude.Configure(&opts, he.Layout.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"))
+		claude.Configure(&opts, he.Layout.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"), inPlugin)
 	}
 	mem, err := memory.New(memory.Options{Store: he.Store, PolicyFunc: he.Core.MemoryPolicy, Config: he.Config})
 	lc := lifecycle.New(opts)

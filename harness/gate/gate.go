@@ -57,6 +57,9 @@ type Options struct {
 	// prefix (mcp__<server>__). It is asked only for tools neither nexus
 	// nor the host map knows.
 	PluginTool func(name string) (classes []string, ok bool)
+	// ToolRefPrefix is how the host names nexus's MCP tools before the
+	// tool prefix ("" = Claude Code's mcp__nexus__); see ToolRef.
+	ToolRefPrefix string
 }
 
 // Gate decides tool calls for one host and project configuration.
@@ -66,6 +69,7 @@ type Gate struct {
 	nexus     map[string][]string // abstract nexus tool → classes
 	plugin    func(string) ([]string, bool)
 	prefix    string
+	refPrefix string
 	unplanned string
 
 	extraCaps    map[string][]string
@@ -96,6 +100,7 @@ func New(o Options) (*Gate, []string, error) {
 		nexus:     map[string][]string{},
 		plugin:    o.PluginTool,
 		prefix:    cfg.String("mcp.tool_prefix"),
+		refPrefix: o.ToolRefPrefix,
 		unplanned: cfg.String("gate.unplanned_edit"),
 	}
 	for name, e := range nm.Tools {
@@ -403,6 +408,9 @@ func (g *Gate) advice(capID string) string {
 // (Claude Code: mcp__nexus__nx_<name>, with the server `nexus install`
 // registers).
 func (g *Gate) ToolRef(abstract string) string {
+	if g.refPrefix != "" {
+		return g.refPrefix + g.prefix + abstract
+	}
 	if g.host.Host == HostClaude {
 		return "mcp__nexus__" + g.prefix + abstract
 	}

@@ -201,3 +201,22 @@ func TestReminderRidesOnLeadsAgentResult(t *testing.T) {
 		t.Errorf("the reminder was given twice: %q", r.Context)
 	}
 }
+
+// Inside the nexus Claude Code plugin, the Lead is told the plugin's names
+// of the roles and tools, and denials name the plugin's tools.
+func TestPluginNames(t *testing.T) {
+	e, _ := newEngine(t, Options{Host: "claude", AgentPrefix: "nexus:", HostToolPrefix: "mcp__plugin_nexus_nexus__"})
+	r := handle(t, e, Event{Name: SessionStart, SessionID: "s1"})
+	for _, want := range []string{"subagent_type = nexus:<role id>", "mcp__plugin_nexus_nexus__nx_plan_status"} {
+		if !strings.Contains(r.Context, want) {
+			t.Errorf("SessionStart lacks %q:\n%s", want, r.Context)
+		}
+	}
+	if strings.Contains(r.Context, "mcp__nexus__") {
+		t.Errorf("SessionStart names the non-plugin tools:\n%s", r.Context)
+	}
+	r = handle(t, e, Event{Name: PreToolUse, AgentID: "a1", AgentType: "nexus:architect", Tool: "Write", ToolInput: map[string]any{"file_path": "/x/y.go"}})
+	if r.Decision != "deny" || !strings.Contains(r.Reason, "mcp__plugin_nexus_nexus__nx_artifact_write") {
+		t.Errorf("denial %+v", r)
+	}
+}

@@ -69,6 +69,11 @@ type Options struct {
 	// SpawnTools are the host's tools that spawn a subagent (Claude Code:
 	// Agent, and Task before 2.1).
 	SpawnTools []string
+	// HostToolPrefix is how the host names nexus's MCP tools before the
+	// tool prefix ("" = mcp__nexus__ for Claude Code); AgentPrefix goes
+	// before role ids where the host names agents (Claude Code names a
+	// plugin's agents nexus:<id>).
+	HostToolPrefix, AgentPrefix string
 }
 
 // Engine handles lifecycle events for one project and harness.
@@ -113,7 +118,7 @@ func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses, PluginTool: e.o.PluginTool})
+	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses, PluginTool: e.o.PluginTool, ToolRefPrefix: e.o.HostToolPrefix})
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,9 @@ const (
 )
 
 func (e *Engine) profile() *tags.Profile {
-	return tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
+	p := tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
+	p.AgentPrefix = e.o.AgentPrefix
+	return p
 }
 
 func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {

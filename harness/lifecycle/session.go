@@ -95,7 +95,9 @@ func (e *Engine) leadText() string {
 	for _, a := range e.o.Core.Manifest().Agents {
 		roles = append(roles, fmt.Sprintf("%s (%s, %s)", a.ID, a.Category, strings.TrimRight(a.Task, ".")))
 	}
-	if e.o.Host == "claude" {
+	if e.o.Host == "claude" && e.o.AgentPrefix != "" {
+		fmt.Fprintf(&b, "Roles you can spawn with the Agent tool, subagent_type = %s<role id> (for example %sarchitect): %s.\n", e.o.AgentPrefix, e.o.AgentPrefix, strings.Join(roles, "; "))
+	} else if e.o.Host == "claude" {
 		fmt.Fprintf(&b, "Roles you can spawn with the Agent tool, subagent_type = the role id: %s.\n", strings.Join(roles, "; "))
 	} else {
 		fmt.Fprintf(&b, "Roles you can spawn as subagents (by role id): %s.\n", strings.Join(roles, "; "))
@@ -170,7 +172,7 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	b.WriteString(e.leadText())
 	b.WriteString(e.tagLine())
 	if e.o.Host == "claude" {
-		fmt.Fprintf(&b, "nexus tools appear as mcp__nexus__%s* (for example %s).\n", e.prefix(), e.toolRef("plan_status"))
+		fmt.Fprintf(&b, "nexus tools appear as %s* (for example %s).\n", e.toolRef(""), e.toolRef("plan_status"))
 	}
 	if e.o.Memory == nil {
 		b.WriteString("Memory features are off in this nexus: reads of .nexus/memory/ are not tracked, and [m] / [m:gc] are not carried out.\n")
@@ -205,6 +207,9 @@ func (e *Engine) prefix() string { return e.cfg.String("mcp.tool_prefix") }
 // toolRef names a nexus tool the way the host shows it to the model.
 func (e *Engine) toolRef(abstract string) string {
 	name := e.prefix() + abstract
+	if e.o.HostToolPrefix != "" {
+		return e.o.HostToolPrefix + name
+	}
 	if e.o.Host == "claude" {
 		return "mcp__nexus__" + name
 	}

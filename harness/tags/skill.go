@@ -93,7 +93,7 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 		p.docs = map[string]string{
 			"resume_invocation":     "Resuming a subagent in Claude Code: where your Claude Code version can resume a finished subagent by its agent id (the Agent tool's resume parameter, or SendMessage when agent teams are on), use the agent_id that nexus records in .nexus/state/<harness-id>/agent-tracker.json. When resuming is not possible, spawn a fresh subagent without comment (nexus-core's resume gating). A bounded-tier agent resumed for the same artifact must be told to re-read its target files first.",
 			"instruction_file":      "Claude Code's project instruction file is CLAUDE.md at the project root.",
-			"slash_command_display": "In Claude Code, skills are typed as bracket tags ([plan], [run], [sync]); nx-init has no tag.",
+			"slash_command_display": "In Claude Code, skills are typed as bracket tags ([plan], [run], [sync]); once `nexus install claude` has installed them they are also slash commands (/nx-plan, /nx-run, /nx-sync, /nx-init; nx-init has no tag).",
 		}
 		p.note = fmt.Sprintf("Tools named %s* in these instructions are nexus's MCP tools; Claude Code lists them as mcp__<server>__%s* (mcp__nexus__%splan_start with the server `nexus install claude` registers).", toolPrefix, toolPrefix, toolPrefix)
 		return p

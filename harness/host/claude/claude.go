@@ -479,9 +479,23 @@ func SkillLoader(project, home, pluginRoot string) func(skill string) (string, b
 // (MaxText), loading long skills through the Skill tool, and the
 // post-subagent notes for Lead carried on Lead's next Agent (or Task)
 // result, since nothing a SubagentStop hook returns reaches a model.
-func Configure(o *lifecycle.Options, project, home, pluginRoot string) {
+//
+// inPlugin is set for the hooks of the nexus plugin package (their command
+// line says --plugin): its agents, skills and MCP tools carry the plugin's
+// names (nexus:architect, nexus:nx-plan, mcp__plugin_nexus_nexus__*).
+func Configure(o *lifecycle.Options, project, home, pluginRoot string, inPlugin bool) {
 	o.ContextBudget = MaxText
 	o.SkillLoader = SkillLoader(project, home, pluginRoot)
 	o.LeadReminders = true
 	o.SpawnTools = SpawnTools
+	if inPlugin {
+		o.AgentPrefix = PluginName + ":"
+		o.HostToolPrefix = PluginMCPPrefix
+		o.SkillLoader = func(skill string) (string, bool) {
+			if lifecycle.BareRole(skill) != skill {
+				return "", false
+			}
+			return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, PluginName+":"+skill), true
+		}
+	}
 }

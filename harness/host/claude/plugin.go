@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // PluginMarketplace is the name of the local marketplace written beside the
@@ -52,7 +53,7 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 	for _, ie := range InstalledEvents {
 		handler := newObject()
 		handler.Set("type", "command")
-		handler.Set("command", HookCommand(o.Command, o.CoreDir, ie.Event))
+		handler.Set("command", strings.Replace(HookCommand(o.Command, o.CoreDir, ie.Event), " "+ManagedFlag+" ", " "+ManagedFlag+" --plugin ", 1))
 		handler.Set("timeout", json.Number(fmt.Sprint(HookTimeout)))
 		group := newObject()
 		if ie.Matcher != "" {

@@ -43,7 +43,7 @@ func TestPluginPackage(t *testing.T) {
 	}
 	for _, ie := range InstalledEvents {
 		g := hooks.Hooks[ie.Event]
-		if len(g) != 1 || g[0].Matcher != ie.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != HookCommand("/opt/nexus bin/nexus", "", ie.Event) {
+		if len(g) != 1 || g[0].Matcher != ie.Matcher || len(g[0].Hooks) != 1 || g[0].Hooks[0].Command != "'/opt/nexus bin/nexus' hook --host claude --managed --plugin "+ie.Event {
 			t.Errorf("%s: %+v", ie.Event, g)
 		}
 	}

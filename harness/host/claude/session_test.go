@@ -99,7 +99,7 @@ func (s *sessionEnv) engine(context.Context, lifecycle.Event) (*lifecycle.Engine
 		Store: he.Store, Core: he.Core, Config: he.Config, Host: "claude",
 		Tools: he, ToolClasses: classes, Memory: s.mem, Now: s.clock,
 	}
-	claude.Configure(&o, s.project, s.home, "")
+	claude.Configure(&o, s.project, s.home, "", false)
 	return lifecycle.New(o), nil
 }
 
