@@ -132,6 +132,20 @@ func (f *Fixture) UsesEvents() bool {
 	return false
 }
 
+// UsesActions reports whether the fixture calls a tool (in its action or a
+// step).
+func (f *Fixture) UsesActions() bool {
+	if f.Action != nil {
+		return true
+	}
+	for _, s := range f.Steps {
+		if s.Action != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // HarnessID returns the harness id the fixture names in an event's
 // params.harness_id, or "".
 func (f *Fixture) HarnessID() string {

@@ -45,7 +45,7 @@ const NoPrefix = "-"
 // EventsUnsupported: lifecycle events are hook calls, not MCP tools, so an
 // external server cannot be driven through them.
 func (f *MCPFactory) EventsUnsupported() string {
-	return "lifecycle events are harness hooks, not MCP tools; run them in-process (without --target)"
+	return "lifecycle events are harness hooks, not MCP tools; pass the harness's hook command with --hook-target"
 }
 
 func (f *MCPFactory) prefix() string {
@@ -61,22 +61,42 @@ func (f *MCPFactory) prefix() string {
 // resolve finds the program once: the server runs in the scratch project,
 // so a relative path must be made absolute first.
 func (f *MCPFactory) resolve() (string, error) {
-	f.once.Do(func() {
-		if len(f.Command) == 0 {
-			f.lookErr = errors.New("no target command")
-			return
-		}
-		name := f.Command[0]
-		if strings.ContainsRune(name, filepath.Separator) {
-			f.program, f.lookErr = filepath.Abs(name)
-			return
-		}
-		f.program, f.lookErr = exec.LookPath(name)
-		if f.lookErr != nil {
-			f.lookErr = fmt.Errorf("target command %q not found: %w", name, f.lookErr)
-		}
-	})
+	f.once.Do(func() { f.program, f.lookErr = resolveProgram(f.Command) })
 	return f.program, f.lookErr
+}
+
+// resolveProgram makes a command's program absolute: a path as given
+// (relative to the working directory), a bare name through PATH.
+func resolveProgram(command []string) (string, error) {
+	if len(command) == 0 {
+		return "", errors.New("no target command")
+	}
+	name := command[0]
+	if strings.ContainsRune(name, filepath.Separator) {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", err
+		}
+		if st, err := os.Stat(abs); err != nil || st.IsDir() {
+			return "", fmt.Errorf("target command %s: not an executable file", abs)
+		}
+		return abs, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("target command %q not found: %w", name, err)
+	}
+	return p, nil
+}
+
+// Check starts the server once in scratch, runs the handshake and lists
+// its tools: a command that is missing or does not speak MCP is one error.
+func (f *MCPFactory) Check(ctx context.Context, scratch string) error {
+	t, err := f.NewTarget(ctx, Project{Dir: scratch, NexusDir: filepath.Join(scratch, ".nexus")})
+	if err != nil {
+		return err
+	}
+	return t.Close()
 }
 
 // NewTarget starts the server, initialises the MCP session and lists its
@@ -143,10 +163,9 @@ func (t *mcpTarget) CallTool(ctx context.Context, tool string, params map[string
 		if ctx.Err() != nil || isTransportError(err) {
 			return nil, t.withStderr(fmt.Errorf("tools/call %s: %w", name, err))
 		}
-		// The server answered the call with a JSON-RPC error: the call
-		// failed, which fixtures that expect an error accept, but the
-		// message is the SDK's, not the harness's.
-		return nil, &ToolError{Message: err.Error(), Note: fmt.Sprintf("%s failed with a JSON-RPC error (%v) instead of an isError tool result", name, err)}
+		// The server answered the call with a JSON-RPC error: an error as
+		// far as the fixtures go (§6.7), with the server's own message.
+		return nil, &ToolError{Message: rpcMessage(err), Form: ErrorJSONRPC}
 	}
 	return decodeResult(name, res)
 }
@@ -156,9 +175,29 @@ func isTransportError(err error) bool {
 	return errors.As(err, &te)
 }
 
+// rpcMessages are the errors mcp-go puts in front of a JSON-RPC error's
+// message for the standard codes ("invalid params: <message>").
+var rpcMessages = []error{mcp.ErrParseError, mcp.ErrInvalidRequest, mcp.ErrMethodNotFound, mcp.ErrInvalidParams,
+	mcp.ErrInternalError, mcp.ErrRequestInterrupted, mcp.ErrResourceNotFound}
+
+// rpcMessage returns the message the server put in a JSON-RPC error.
+func rpcMessage(err error) string {
+	msg := err.Error()
+	for _, sentinel := range rpcMessages {
+		if errors.Is(err, sentinel) {
+			if rest, ok := strings.CutPrefix(msg, sentinel.Error()+": "); ok {
+				return rest
+			}
+		}
+	}
+	return msg
+}
+
 // decodeResult reads a tool result: structuredContent when present, else
-// the first text content parsed as a JSON object. isError results become a
-// *ToolError whose message is the envelope's "error" field or the text.
+// the first text content parsed as a JSON object. Two forms of result are
+// errors (nexus-core §6.7, as its own runners judge them): isError results,
+// whose message is the envelope's "error" member or the text, and results
+// that are the error envelope {"error": "<message>"} itself.
 func decodeResult(name string, res *mcp.CallToolResult) (map[string]any, error) {
 	var text strings.Builder
 	for _, c := range res.Content {
@@ -188,12 +227,23 @@ func decodeResult(name string, res *mcp.CallToolResult) (map[string]any, error) 
 		if msg == "" {
 			msg = "tool error without a message"
 		}
-		return nil, &ToolError{Message: msg}
+		return nil, &ToolError{Message: msg, Form: ErrorIsError}
 	}
 	if obj == nil {
 		return nil, fmt.Errorf("%s returned no JSON object (no structuredContent and no text content)", name)
 	}
+	if m, ok := envelope(obj); ok {
+		return nil, &ToolError{Message: m, Form: ErrorEnvelope}
+	}
 	return obj, nil
+}
+
+// envelope reports whether a result is the error envelope: an object whose
+// "error" member is a string. No nexus-core tool returns an "error" member
+// on success.
+func envelope(obj map[string]any) (string, bool) {
+	m, ok := obj["error"].(string)
+	return m, ok
 }
 
 func (t *mcpTarget) Event(context.Context, string, map[string]any) error {

@@ -25,6 +25,13 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	switch os.Getenv("CONFORMANCE_FAKE_HOOK") {
+	case "record":
+		os.Exit(recordHook())
+	case "fail":
+		fmt.Fprintln(os.Stderr, "blocked: the fake hook refuses")
+		os.Exit(2)
+	}
 	if os.Getenv("CONFORMANCE_FAKE_MCP") == "crash" {
 		fmt.Fprintln(os.Stderr, "fake mcp: refusing to start")
 		os.Exit(3)
@@ -54,6 +61,9 @@ func serveFakeMCP() error {
 	})
 	add("fail_plain", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return mcp.NewToolResultError("Task id 99 not found"), nil
+	})
+	add("envelope", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return mcp.NewToolResultText(`{"error": "Task id 99 not found"}`), nil
 	})
 	add("rpc_error", func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, errors.New("handler exploded")
@@ -105,15 +115,17 @@ func TestMCPTarget(t *testing.T) {
 		t.Errorf("server started with NEXUS_RUNTIME_ROOT=%v in %v, want %s in %s", res["root"], res["cwd"], p.NexusDir, dir)
 	}
 
-	for _, tc := range []struct{ tool, msg, note string }{
-		{"fail", "No active plan session", ""},
-		{"fail_plain", "Task id 99 not found", ""},
-		{"rpc_error", "handler exploded", "instead of an isError tool result"},
+	// Every form of error is an error, its message the harness's own.
+	for _, tc := range []struct{ tool, msg, form string }{
+		{"fail", "No active plan session", ErrorIsError},
+		{"fail_plain", "Task id 99 not found", ErrorIsError},
+		{"envelope", "Task id 99 not found", ErrorEnvelope},
+		{"rpc_error", "handler exploded", ErrorJSONRPC},
 	} {
 		_, err := tg.CallTool(ctx, tc.tool, nil)
 		te := AsToolError(err)
-		if te == nil || !strings.Contains(te.Message, tc.msg) || !strings.Contains(te.Note, tc.note) {
-			t.Errorf("%s: error %#v, want a ToolError with %q (note %q)", tc.tool, err, tc.msg, tc.note)
+		if te == nil || te.Message != tc.msg || te.Form != tc.form {
+			t.Errorf("%s: error %#v, want a %s ToolError %q", tc.tool, err, tc.form, tc.msg)
 		}
 	}
 	for _, tc := range []struct{ tool, want string }{
@@ -170,6 +182,59 @@ func TestMCPPrefix(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{{"", "nx_"}, {NoPrefix, ""}, {"foo_", "foo_"}} {
 		if got := (&MCPFactory{ToolPrefix: tc.in}).prefix(); got != tc.want {
 			t.Errorf("prefix(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestDecodeResult: the three ways a result can say "error" (§6.7), and
+// results that only look like one.
+func TestDecodeResult(t *testing.T) {
+	text := func(s string) []mcp.Content { return []mcp.Content{mcp.NewTextContent(s)} }
+	for _, tc := range []struct {
+		name    string
+		res     mcp.CallToolResult
+		errMsg  string // "" = success
+		form    string
+		success string // a member the success value must have
+	}{
+		{"envelope as text", mcp.CallToolResult{Content: text(`{"error":"Task id 99 not found"}`)}, "Task id 99 not found", ErrorEnvelope, ""},
+		{"envelope as structured content", mcp.CallToolResult{Content: text("x"), StructuredContent: map[string]any{"error": "No active plan session"}}, "No active plan session", ErrorEnvelope, ""},
+		{"isError with an envelope", mcp.CallToolResult{IsError: true, Content: text(`{"error":"Unknown action: frobnicate"}`)}, "Unknown action: frobnicate", ErrorIsError, ""},
+		{"isError with plain text", mcp.CallToolResult{IsError: true, Content: text("boom")}, "boom", ErrorIsError, ""},
+		{"isError without text", mcp.CallToolResult{IsError: true}, "tool error without a message", ErrorIsError, ""},
+		{"success", mcp.CallToolResult{Content: text(`{"created":true}`)}, "", "", "created"},
+		{"error member that is not a string", mcp.CallToolResult{Content: text(`{"error":null,"ok":true}`)}, "", "", "ok"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := decodeResult("nx_x", &tc.res)
+			if tc.errMsg == "" {
+				if _, ok := v[tc.success]; err != nil || !ok {
+					t.Fatalf("want success with %q, got %v, %v", tc.success, v, err)
+				}
+				return
+			}
+			te := AsToolError(err)
+			if te == nil || te.Message != tc.errMsg || te.Form != tc.form {
+				t.Fatalf("got %v, %#v; want a %s error %q", v, err, tc.form, tc.errMsg)
+			}
+		})
+	}
+}
+
+// TestRPCMessage: a JSON-RPC error's message is the server's, without the
+// client library's name for the code.
+func TestRPCMessage(t *testing.T) {
+	for _, tc := range []struct {
+		code int
+		msg  string
+	}{
+		{mcp.INVALID_PARAMS, "MCP error -32602: Input validation error: action must be one of add, remove"},
+		{mcp.INTERNAL_ERROR, "Task id 99 not found"},
+		{-32000, "Unknown action: frobnicate"},
+	} {
+		details := mcp.JSONRPCErrorDetails{Code: tc.code, Message: tc.msg}
+		if got := rpcMessage(details.AsError()); got != tc.msg {
+			t.Errorf("code %d: %q, want %q", tc.code, got, tc.msg)
 		}
 	}
 }

@@ -70,7 +70,12 @@ func WriteText(w io.Writer, r *Result) {
 
 // Report is the --json document.
 type Report struct {
-	Target     string    `json:"target"`
+	// Label names the harness in a comparison ("A", "B", ...).
+	Label      string `json:"label,omitempty"`
+	Target     string `json:"target"`
+	HookTarget string `json:"hook_target,omitempty"`
+	// StartError says why the harness did not start (no cases ran).
+	StartError string    `json:"start_error,omitempty"`
 	HarnessID  string    `json:"harness_id"`
 	Core       string    `json:"core"`
 	Notes      []string  `json:"notes,omitempty"`
@@ -127,38 +132,62 @@ func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 // WriteJUnit writes the results as JUnit XML, one testsuite per fixture
 // file in run order.
 func WriteJUnit(w io.Writer, results []*Result, elapsed time.Duration) error {
-	s := Summarise(results)
-	doc := junitSuites{Name: "nexus-core conformance", Tests: len(results), Failures: s.Failed, Skipped: s.Skipped, Time: seconds(elapsed)}
+	return WriteJUnitRuns(w, []*Run{{Results: results, Elapsed: elapsed}})
+}
+
+// WriteJUnitRuns writes several harnesses' results as one JUnit XML
+// document: one testsuite per harness and fixture file, named
+// "<label>: <file>" when the run has a label. A harness that did not start
+// is one failing case.
+func WriteJUnitRuns(w io.Writer, runs []*Run) error {
+	doc := junitSuites{Name: "nexus-core conformance"}
+	var total time.Duration
 	index := map[string]int{}
 	durations := map[string]time.Duration{}
-	for _, r := range results {
-		i, ok := index[r.Source]
-		if !ok {
-			i = len(doc.Suites)
-			index[r.Source] = i
-			doc.Suites = append(doc.Suites, junitSuite{Name: r.Source})
+	for _, run := range runs {
+		total += run.Elapsed
+		prefix, classPrefix := "", ""
+		if run.Label != "" {
+			prefix, classPrefix = run.Label+": ", run.Label+"."
 		}
-		suite := &doc.Suites[i]
-		durations[r.Source] += r.Duration
-		c := junitCase{Name: r.ID, Classname: classname(r.Source), Time: seconds(r.Duration)}
-		switch r.Status {
-		case Fail:
-			suite.Failures++
-			var body []string
-			for _, f := range r.Failures {
-				body = append(body, f.String())
+		results := run.Results
+		if run.StartErr != nil {
+			results = []*Result{{ID: "start", Source: "target", Status: Fail, Failures: []Failure{{Where: "target", Message: run.StartErr.Error()}}}}
+		}
+		for _, r := range results {
+			name := prefix + r.Source
+			i, ok := index[name]
+			if !ok {
+				i = len(doc.Suites)
+				index[name] = i
+				doc.Suites = append(doc.Suites, junitSuite{Name: name})
 			}
-			c.Failure = &junitMessage{Message: body[0], Type: "conformance", Body: strings.Join(body, "\n")}
-		case Skip:
-			suite.Skipped++
-			c.Skipped = &junitMessage{Message: r.SkipReason}
+			suite := &doc.Suites[i]
+			durations[name] += r.Duration
+			doc.Tests++
+			c := junitCase{Name: r.ID, Classname: classPrefix + classname(r.Source), Time: seconds(r.Duration)}
+			switch r.Status {
+			case Fail:
+				suite.Failures++
+				doc.Failures++
+				var body []string
+				for _, f := range r.Failures {
+					body = append(body, f.String())
+				}
+				c.Failure = &junitMessage{Message: body[0], Type: "conformance", Body: strings.Join(body, "\n")}
+			case Skip:
+				suite.Skipped++
+				doc.Skipped++
+				c.Skipped = &junitMessage{Message: r.SkipReason}
+			}
+			if len(r.Notes) > 0 {
+				c.SystemOut = "note: " + strings.Join(r.Notes, "\nnote: ")
+			}
+			suite.Tests++
+			suite.Cases = append(suite.Cases, c)
 		}
-		if len(r.Notes) > 0 {
-			c.SystemOut = "note: " + strings.Join(r.Notes, "\nnote: ")
-		}
-		suite.Tests++
-		suite.Cases = append(suite.Cases, c)
 	}
+	doc.Time = seconds(total)
 	for i := range doc.Suites {
 		doc.Suites[i].Time = seconds(durations[doc.Suites[i].Name])
 	}
@@ -178,4 +207,115 @@ func WriteJUnit(w io.Writer, results []*Result, elapsed time.Duration) error {
 func classname(source string) string {
 	s := strings.TrimSuffix(source, ".json")
 	return strings.ReplaceAll(s, "/", ".")
+}
+
+// Run is one harness's run of the suite, for a comparison.
+type Run struct {
+	Label      string // "A", "B", ...
+	Target     string // the MCP command ("" = nexus in-process)
+	HookTarget string // the hook command ("" = none)
+	StartErr   error  // the harness did not start; Results is empty
+	Results    []*Result
+	Elapsed    time.Duration
+}
+
+// Describe names the harness: its commands.
+func (r *Run) Describe() string {
+	s := r.Target
+	if s == "" {
+		s = "nexus (in-process)"
+		if r.HookTarget != "" {
+			s = "(no --target)"
+		}
+	}
+	if r.HookTarget != "" {
+		s += ", hooks: " + r.HookTarget
+	}
+	return s
+}
+
+// WriteComparison prints one table of cases × harnesses: a status column
+// per harness, then for every harness whose verdict is not PASS the first
+// reason, one line per case; then one summary line per harness with its run
+// time. A harness that did not start is one line, not a column of failures.
+func WriteComparison(w io.Writer, runs []*Run) {
+	fmt.Fprintln(w, "harnesses:")
+	for _, r := range runs {
+		fmt.Fprintf(w, "  %s  %s\n", r.Label, r.Describe())
+	}
+	fmt.Fprintln(w)
+	var ids []string
+	seen := map[string]bool{}
+	byRun := make([]map[string]*Result, len(runs))
+	for i, r := range runs {
+		byRun[i] = map[string]*Result{}
+		for _, res := range r.Results {
+			byRun[i][res.ID] = res
+			if !seen[res.ID] {
+				seen[res.ID] = true
+				ids = append(ids, res.ID)
+			}
+		}
+	}
+	width := len("test_id")
+	for _, id := range ids {
+		width = max(width, len(id))
+	}
+	header := fmt.Sprintf("%-*s", width, "test_id")
+	for _, r := range runs {
+		header += fmt.Sprintf("  %-4s", r.Label)
+	}
+	fmt.Fprintln(w, strings.TrimRight(header, " "))
+	for _, id := range ids {
+		line := fmt.Sprintf("%-*s", width, id)
+		var why []string
+		for i, r := range runs {
+			res := byRun[i][id]
+			status := "-"
+			switch {
+			case r.StartErr != nil:
+				status = "-" // did not start: said once, below
+			case res != nil:
+				status = string(res.Status)
+			}
+			line += fmt.Sprintf("  %-4s", status)
+			if res != nil && res.Status != Pass {
+				why = append(why, r.Label+": "+clipLine(reason(res), 110))
+			}
+		}
+		if len(why) > 0 {
+			line += "  " + strings.Join(why, "; ")
+		}
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
+	}
+	fmt.Fprintln(w)
+	for _, r := range runs {
+		if r.StartErr != nil {
+			fmt.Fprintf(w, "%s: did not start: %s\n", r.Label, r.StartErr)
+			continue
+		}
+		fmt.Fprintf(w, "%s: %s in %.1f s\n", r.Label, Summarise(r.Results), r.Elapsed.Seconds())
+	}
+}
+
+// reason is a result's first failure or its skip reason.
+func reason(r *Result) string {
+	switch {
+	case r.Status == Skip:
+		return "skipped: " + r.SkipReason
+	case len(r.Failures) > 0:
+		return r.Failures[0].String()
+	}
+	return ""
+}
+
+// clipLine keeps the first line of s, at most n runes.
+func clipLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

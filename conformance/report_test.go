@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -86,4 +87,34 @@ func TestSummary(t *testing.T) {
 	if got := Summarise(sampleResults()).String(); got != "2 passed, 2 failed, 1 skipped" {
 		t.Errorf("got %q", got)
 	}
+}
+
+func sampleRuns() []*Run {
+	b := []*Result{
+		{ID: "plan_start_happy_path", Source: "tools/plan-start.json", Status: Pass, Duration: 5 * time.Millisecond},
+		{ID: "task_add_happy_path", Source: "tools/task-add.json", Status: Fail, Duration: 5 * time.Millisecond,
+			Failures: []Failure{{Where: "error", Expected: `a message containing "Unknown action"`, Actual: `"MCP error -32602: Input validation error: Invalid arguments for tool nx_plan_update: a very long message that goes on and on"`}}},
+		{ID: "plan_decide_happy_path", Source: "tools/plan-decide.json", Status: Pass, Duration: 5 * time.Millisecond},
+		{ID: "scenario_x", Source: "scenarios/x.json", Status: Pass},
+		{ID: "agent_spawn", Source: "lifecycle/agent-spawn.json", Status: Fail, Failures: []Failure{{Where: "schema .nexus/state/claude-nexus/agent-tracker.json", Message: "/0/agent_name: 'claude-nexus:architect' does not match pattern '^[a-z][a-z0-9-]*$'"}}},
+	}
+	return []*Run{
+		{Label: "A", Target: "nexus mcp", HookTarget: "nexus hook --host claude (claude)", Results: sampleResults(), Elapsed: 1500 * time.Millisecond},
+		{Label: "B", Target: "node peer/mcp-server.cjs", HookTarget: "node peer/gate.cjs (claude)", Results: b, Elapsed: 3600 * time.Millisecond},
+		{Label: "C", Target: "missing-harness", StartErr: errors.New(`target command "missing-harness" not found`)},
+	}
+}
+
+func TestWriteComparison(t *testing.T) {
+	var b bytes.Buffer
+	WriteComparison(&b, sampleRuns())
+	golden(t, "compare.txt", b.Bytes())
+}
+
+func TestWriteJUnitRuns(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJUnitRuns(&b, sampleRuns()); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "compare.xml", b.Bytes())
 }

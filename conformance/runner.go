@@ -118,6 +118,26 @@ func NewRunner(o Options) (*Runner, error) {
 	return &Runner{opts: o}, nil
 }
 
+// Check asks the factory, when it can tell, whether its target starts at
+// all, in a scratch folder under the runner's TempDir.
+func (r *Runner) Check(ctx context.Context) error {
+	c, ok := r.opts.Factory.(Checker)
+	if !ok {
+		return nil
+	}
+	dir, err := os.MkdirTemp(r.opts.TempDir, "nexus-conformance-check-")
+	if err != nil {
+		return fmt.Errorf("create a scratch project: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.opts.CaseTimeout)
+	defer cancel()
+	return c.Check(ctx, dir)
+}
+
 // ScratchDir is where scratch projects go by default: $TMPDIR when it is
 // set, else /dev/shm when it is a writable directory (a memory file system:
 // every case creates and deletes a small tree, and each write is synced,
@@ -197,6 +217,12 @@ func (r *Runner) RunCase(ctx context.Context, c *Case) *Result {
 	f := c.Fixture
 	if f.UsesEvents() {
 		if why := r.opts.Factory.EventsUnsupported(); why != "" {
+			res.Status, res.SkipReason = Skip, why
+			return res
+		}
+	}
+	if tu, ok := r.opts.Factory.(ToolsUnsupported); ok && f.UsesActions() {
+		if why := tu.ToolsUnsupported(); why != "" {
 			res.Status, res.SkipReason = Skip, why
 			return res
 		}

@@ -39,14 +39,39 @@ type Factory interface {
 	EventsUnsupported() string
 }
 
+// ToolsUnsupported is implemented by factories whose targets cannot call
+// tools (a hook command alone): fixtures with actions are skipped with the
+// reason it returns, when not "".
+type ToolsUnsupported interface {
+	ToolsUnsupported() string
+}
+
+// Checker is implemented by factories that can tell before a run whether
+// their target starts at all (the command exists, the handshake works), so
+// a broken target is one error rather than one failure per case.
+type Checker interface {
+	Check(ctx context.Context, scratch string) error
+}
+
 // ToolError is a failure the harness reported for a call: the error a
 // fixture can expect ("error": true, "error_contains", "$.error").
 type ToolError struct {
 	Message string
-	// Note, when set, is reported with the case (for example that the error
-	// came as a JSON-RPC error rather than an isError tool result).
+	// Form is how the harness reported it (ErrorEnvelope, ErrorIsError,
+	// ErrorJSONRPC, ErrorHook; "" in-process). Every form is an error
+	// (nexus-core §6.7); only Message is compared.
+	Form string
+	// Note, when set, is reported with the case.
 	Note string
 }
+
+// The forms a harness may report an error in.
+const (
+	ErrorEnvelope = "envelope" // a result that is {"error": "<message>"}
+	ErrorIsError  = "isError"  // an MCP tool result with isError: true
+	ErrorJSONRPC  = "jsonrpc"  // a JSON-RPC error response
+	ErrorHook     = "hook"     // a hook command that exited non-zero
+)
 
 func (e *ToolError) Error() string { return e.Message }
 

@@ -93,12 +93,73 @@ func TestConformanceCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("every case against nexus mcp and nexus hook", func(t *testing.T) {
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", bin+" mcp", "--hook-target", bin+" hook --host claude")
+		if code != 0 || !strings.HasSuffix(out, "\n46 passed, 0 failed\n") || strings.Contains(out, "SKIP") {
+			t.Fatalf("want 46 passed (43 over MCP, 3 through the hook); exit %d\n%s\n%s", code, out, errOut)
+		}
+		out, errOut, code = runBin(t, bin, env, "conformance", "--core", core, "--hook-target", bin+" hook --host neutral", "--hook-protocol", "neutral")
+		if m := summaryLine.FindStringSubmatch(out); code != 0 || m == nil || m[1] != "3" || m[2] != "0" || m[3] != "43" {
+			t.Fatalf("hooks alone (neutral): want the 3 lifecycle cases passed, 43 skipped; exit %d\n%s\n%s", code, out, errOut)
+		}
+	})
+
+	t.Run("comparison of harnesses", func(t *testing.T) {
+		junit := filepath.Join(t.TempDir(), "report.xml")
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--run", "^(plan_start_happy_path|agent_spawn)$", "--junit", junit,
+			"--target", bin+" mcp", "--hook-target", bin+" hook --host claude",
+			"--target", bin+" mcp", "--hook-target", bin+" no-such-command",
+			"--target", "no-such-harness-binary", "--hook-target", bin+" hook")
+		for _, want := range []string{
+			"  A  " + bin + " mcp, hooks: " + bin + " hook --host claude (claude)\n",
+			"test_id                A     B     C\n",
+			"plan_start_happy_path  PASS  PASS  -\n",
+			"agent_spawn            PASS  FAIL  -     B: ",
+			"A: 2 passed, 0 failed in ",
+			"B: 1 passed, 1 failed in ",
+			"C: did not start: target command \"no-such-harness-binary\" not found",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("comparison lacks %q", want)
+			}
+		}
+		if code != 1 || t.Failed() {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+		}
+		x, err := os.ReadFile(junit)
+		if err != nil || !bytes.Contains(x, []byte(`name="A: tools/plan-start.json"`)) || !bytes.Contains(x, []byte(`name="C: target"`)) {
+			t.Fatalf("junit (%v):\n%s", err, x)
+		}
+		out, _, _ = runBin(t, bin, env, "conformance", "--core", core, "--json", "--run", "^plan_start_happy_path$", "--target", bin+" mcp", "--target", "no-such-harness-binary")
+		var doc struct {
+			Harnesses []struct {
+				Label      string `json:"label"`
+				StartError string `json:"start_error"`
+				Passed     int    `json:"passed"`
+			} `json:"harnesses"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Harnesses) != 2 || doc.Harnesses[1].StartError == "" {
+			t.Fatalf("--json comparison (%v):\n%s", err, out)
+		}
+	})
+
+	t.Run("a target that does not start is one error", func(t *testing.T) {
+		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", "no-such-harness-binary")
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "did not start") {
+			t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+		}
+	})
+
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
 		{"prefix without target", []string{"--tool-prefix", "x_"}, "--tool-prefix only applies with --target"},
+		{"hook targets do not pair", []string{"--target", "a", "--target", "b", "--hook-target", "c"}, "give one hook command per target"},
+		{"protocol without hook target", []string{"--hook-protocol", "neutral"}, "--hook-protocol only applies with --hook-target"},
+		{"unknown protocol", []string{"--hook-target", "x", "--hook-protocol", "cursor"}, "use claude or neutral"},
+		{"arguments with two targets", []string{"--target", "a", "--target", "b", "mcp"}, "quote each command whole"},
 		{"bad regexp", []string{"--run", "("}, "--run:"},
 		{"nothing matches", []string{"--run", "^no_such_case$"}, "matches no test_id"},
 		{"stray arguments", []string{"mcp"}, "unexpected arguments"},
