@@ -94,11 +94,11 @@ func TestConformanceCommand(t *testing.T) {
 	})
 
 	t.Run("every case against nexus mcp and nexus hook", func(t *testing.T) {
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", bin+" mcp", "--hook-target", bin+" hook --host claude")
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--target", bin+" mcp", "--hook-target", bin+" hook --host claude")
 		if code != 0 || !strings.HasSuffix(out, "\n46 passed, 0 failed\n") || strings.Contains(out, "SKIP") {
 			t.Fatalf("want 46 passed (43 over MCP, 3 through the hook); exit %d\n%s\n%s", code, out, errOut)
 		}
-		out, errOut, code = runBin(t, bin, env, "conformance", "--core", core, "--hook-target", bin+" hook --host neutral", "--hook-protocol", "neutral")
+		out, errOut, code = runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--hook-target", bin+" hook --host neutral", "--hook-protocol", "neutral")
 		if m := summaryLine.FindStringSubmatch(out); code != 0 || m == nil || m[1] != "3" || m[2] != "0" || m[3] != "43" {
 			t.Fatalf("hooks alone (neutral): want the 3 lifecycle cases passed, 43 skipped; exit %d\n%s\n%s", code, out, errOut)
 		}
@@ -106,7 +106,7 @@ func TestConformanceCommand(t *testing.T) {
 
 	t.Run("comparison of harnesses", func(t *testing.T) {
 		junit := filepath.Join(t.TempDir(), "report.xml")
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--run", "^(plan_start_happy_path|agent_spawn)$", "--junit", junit,
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--run", "^(plan_start_happy_path|agent_spawn)$", "--junit", junit,
 			"--target", bin+" mcp", "--hook-target", bin+" hook --host claude",
 			"--target", bin+" mcp", "--hook-target", bin+" no-such-command",
 			"--target", "no-such-harness-binary", "--hook-target", bin+" hook")
@@ -130,7 +130,7 @@ func TestConformanceCommand(t *testing.T) {
 		if err != nil || !bytes.Contains(x, []byte(`name="A: tools/plan-start.json"`)) || !bytes.Contains(x, []byte(`name="C: target"`)) {
 			t.Fatalf("junit (%v):\n%s", err, x)
 		}
-		out, _, _ = runBin(t, bin, env, "conformance", "--core", core, "--json", "--run", "^plan_start_happy_path$", "--target", bin+" mcp", "--target", "no-such-harness-binary")
+		out, _, _ = runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--json", "--run", "^plan_start_happy_path$", "--target", bin+" mcp", "--target", "no-such-harness-binary")
 		var doc struct {
 			Harnesses []struct {
 				Label      string `json:"label"`
@@ -144,7 +144,7 @@ func TestConformanceCommand(t *testing.T) {
 	})
 
 	t.Run("a target that does not start is one error", func(t *testing.T) {
-		out, errOut, code := runBin(t, bin, env, "conformance", "--core", core, "--target", "no-such-harness-binary")
+		out, errOut, code := runNexus(t, bin, t.TempDir(), env, "", "conformance", "--core", core, "--target", "no-such-harness-binary")
 		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "did not start") {
 			t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 		}
