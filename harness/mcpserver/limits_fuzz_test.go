@@ -1,0 +1,80 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+)
+
+// FuzzReadBoundedLine: whatever the input, every line of at most the limit
+// comes back byte for byte, every longer line is reported as a
+// *TooLongError, and the reader never loses its place.
+func FuzzReadBoundedLine(f *testing.F) {
+	f.Add([]byte("{\"id\":1}\n{\"id\":2}\n"), 8)
+	f.Add([]byte("short\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nend"), 5)
+	f.Add([]byte("\n\n\n"), 0)
+	f.Fuzz(func(t *testing.T, in []byte, limit int) {
+		if limit < 0 || limit > 1<<16 {
+			return
+		}
+		r := bufio.NewReaderSize(bytes.NewReader(in), 16)
+		lines := bytes.SplitAfter(in, []byte("\n"))
+		if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+			lines = lines[:len(lines)-1]
+		}
+		for i, want := range lines {
+			got, err := readBoundedLine(r, limit)
+			body := bytes.TrimSuffix(want, []byte("\n"))
+			var tl *TooLongError
+			switch {
+			case len(body) > limit:
+				if !errors.As(err, &tl) {
+					t.Fatalf("line %d (%d bytes, limit %d): %q, %v; want TooLongError", i, len(body), limit, got, err)
+				}
+			case err != nil && !(errors.Is(err, io.EOF) && i == len(lines)-1):
+				t.Fatalf("line %d: %v", i, err)
+			case !bytes.Equal(got, want):
+				t.Fatalf("line %d = %q, want %q", i, got, want)
+			}
+		}
+	})
+}
+
+// FuzzPeekID: peekID never panics, returns only a string or a number
+// (what a JSON-RPC id may be), and agrees with a full decode of a whole
+// object that has a single id.
+func FuzzPeekID(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`))
+	f.Add([]byte(`{"id":"a\"b","params":{`))
+	f.Add([]byte(`{"params":{"x":[1,2,{"id":3}]},"id":null}`))
+	f.Add([]byte(`{"id":1,"id":2}`))
+	f.Fuzz(func(t *testing.T, head []byte) {
+		id := peekID(head)
+		switch id.(type) {
+		case nil:
+			return
+		case string, json.Number:
+		default:
+			t.Fatalf("peekID = %#v", id)
+		}
+		var whole map[string]json.RawMessage
+		if json.Unmarshal(head, &whole) != nil || bytes.Count(head, []byte(`"id"`)) != 1 {
+			return // cut off, or ambiguous: nothing to compare with
+		}
+		var a, c any
+		b, _ := json.Marshal(id)
+		json.Unmarshal(b, &a)
+		json.Unmarshal(whole["id"], &c)
+		if !bytes.Equal(mustJSON(a), mustJSON(c)) {
+			t.Fatalf("peekID = %s, decode = %s", b, whole["id"])
+		}
+	})
+}
+
+func mustJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
