@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/state"
-	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 const autoConfig = `memory:
@@ -373,8 +372,8 @@ func TestDeleteWithoutGitBinary(t *testing.T) {
 	}
 }
 
-// The real task_close tool runs automatic gc through the hook Install
-// chains onto tools.Env.OnTaskClose.
+// The real task_close tool runs automatic gc through the hook chained onto
+// tools.Env.OnTaskClose.
 func TestTaskCloseRunsAutoGC(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
@@ -388,15 +387,19 @@ func TestTaskCloseRunsAutoGC(t *testing.T) {
 		}
 		reported = msg
 	}
-	e, err := harness.New(harness.Options{Project: root, CoreDir: testenv.CoreDir(t)})
-	if err != nil {
-		t.Fatal(err)
+	// The real task_close tool, with the hook harness.Engine.AttachMemory
+	// chains (the harness package imports this one, so not through it).
+	env := &tools.Env{Store: p.m.store, Branch: func() string { return "main" }, OnTaskClose: p.m.TaskCloseHook}
+	var taskClose *tools.Tool
+	for _, tl := range tools.All() {
+		if tl.Name == "task_close" {
+			taskClose = tl
+		}
 	}
-	p.m.Install(e)
 	writeFile(t, filepath.Join(root, ".nexus", "state", "tasks.json"),
 		`{"goal":"g","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"completed","deps":[]}]}`)
 	head := git(t, root, nil, "rev-parse", "HEAD")
-	if _, err := e.CallTool(context.Background(), "task_close", map[string]any{}); err != nil {
+	if _, err := taskClose.Run(context.Background(), env, map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	if git(t, root, nil, "rev-parse", "HEAD^") != head {

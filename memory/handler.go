@@ -17,9 +17,9 @@ func (m *Manager) SaveFromTag(ctx context.Context, text string) (string, error) 
 	text = strings.TrimSpace(text)
 	if text == "" {
 		return fmt.Sprintf("[m] needs the lesson to store after the tag. Ask the user what to remember, then call %s with category (%s), topic (2–4 words) and content.",
-			m.toolName("memory_save"), strings.Join(m.categoryIDs(), ", ")), nil
+			m.toolName("memory_save"), strings.Join(m.CategoryIDs(), ", ")), nil
 	}
-	cat, body := deriveCategory(text, m.categoryIDs())
+	cat, body := deriveCategory(text, m.CategoryIDs())
 	if body == "" {
 		body = text
 	}
@@ -58,9 +58,9 @@ func (m *Manager) askLead(text, cat, topic, why string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[m]: nothing saved yet — %s. Call %s with:\n", why, m.toolName("memory_save"))
 	if cat != "" {
-		fmt.Fprintf(&b, "  category: %q (nexus's guess; one of %s)\n", cat, strings.Join(m.categoryIDs(), ", "))
+		fmt.Fprintf(&b, "  category: %q (nexus's guess; one of %s)\n", cat, strings.Join(m.CategoryIDs(), ", "))
 	} else {
-		fmt.Fprintf(&b, "  category: one of %s (empirical = verified by our own experiments, external = upstream constraints and references, pattern = tactical recipes)\n", strings.Join(m.categoryIDs(), ", "))
+		fmt.Fprintf(&b, "  category: one of %s (empirical = verified by our own experiments, external = upstream constraints and references, pattern = tactical recipes)\n", strings.Join(m.CategoryIDs(), ", "))
 	}
 	if topic != "" {
 		fmt.Fprintf(&b, "  topic: %q or a better 2–4 word name (ASCII words, no dates or versions)\n", topic)

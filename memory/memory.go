@@ -257,7 +257,9 @@ func (m *Manager) category(id string) (vocabulary.MemoryCategory, bool) {
 	return vocabulary.MemoryCategory{}, false
 }
 
-func (m *Manager) categoryIDs() []string {
+// CategoryIDs lists the memory categories of the distribution's policy,
+// in its order.
+func (m *Manager) CategoryIDs() []string {
 	m.policy()
 	ids := make([]string, len(m.categories))
 	for i, c := range m.categories {

@@ -33,7 +33,7 @@ func inputErrorf(format string, args ...any) error {
 func (m *Manager) FileName(category, topic string) (string, error) {
 	c, ok := m.category(category)
 	if !ok {
-		return "", inputErrorf("unknown memory category %q; use one of: %s", category, strings.Join(m.categoryIDs(), ", "))
+		return "", inputErrorf("unknown memory category %q; use one of: %s", category, strings.Join(m.CategoryIDs(), ", "))
 	}
 	apostrophes := strings.NewReplacer("'", "", "\u2019", "")
 	ws := strings.FieldsFunc(strings.ToLower(apostrophes.Replace(topic)), func(r rune) bool {

@@ -24,7 +24,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		m.Install(e)
+		e.AttachMemory(m)
 		return nil, nil
 	})
 }

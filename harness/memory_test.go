@@ -1,4 +1,4 @@
-package memory_test
+package harness_test
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func engineWithMemory(t *testing.T) (*harness.Engine, *memory.Manager, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.Install(e)
+	e.AttachMemory(m)
 	return e, m, dir
 }
 
@@ -106,7 +106,7 @@ func TestInstallChainsTaskCloseHook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2.Install(e)
+	e.AttachMemory(m2)
 	env.OnTaskClose(context.Background())
 	if !called {
 		t.Fatal("the earlier task_close hook was dropped")

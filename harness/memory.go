@@ -1,20 +1,21 @@
-package memory
+package harness
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 
 	"github.com/nexus-harness/nexus/harness/tools"
+	"github.com/nexus-harness/nexus/memory"
 )
 
-// Tools returns nexus's memory tools (abstract names memory_save and
-// memory_gc; the MCP layer adds the configured prefix: nx_memory_save,
-// nx_memory_gc). They are nexus's own, not nexus-core's eleven.
-func (m *Manager) Tools() []*tools.Tool {
-	cats, _ := json.Marshal(m.categoryIDs())
+// memoryTools are nexus's memory tools over a project's memory.Manager
+// (abstract names memory_save and memory_gc; the MCP layer adds the
+// configured prefix: nx_memory_save, nx_memory_gc). They are nexus's own,
+// not nexus-core's eleven. The engine validates every call against Params
+// before Run, so Run reads its arguments without checking them again.
+func memoryTools(m *memory.Manager) []*tools.Tool {
+	cats, _ := json.Marshal(m.CategoryIDs())
 	return []*tools.Tool{
 		{
 			Name: "memory_save",
@@ -26,21 +27,12 @@ func (m *Manager) Tools() []*tools.Tool {
 				`"content":{"type":"string","minLength":1,"description":"the lesson, in Markdown"}}}`),
 			Annotations: tools.Annotations{Title: "Save a memory"},
 			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
-				cat, err := strArg(args, "category")
-				if err != nil {
-					return nil, err
-				}
-				topic, err := strArg(args, "topic")
-				if err != nil {
-					return nil, err
-				}
-				content, err := strArg(args, "content")
-				if err != nil {
-					return nil, err
-				}
+				cat, _ := args["category"].(string)
+				topic, _ := args["topic"].(string)
+				content, _ := args["content"].(string)
 				res, err := m.Save(ctx, cat, topic, content)
 				if err != nil {
-					return nil, domain(err)
+					return nil, memoryError(err)
 				}
 				return toMap(res)
 			},
@@ -53,9 +45,11 @@ func (m *Manager) Tools() []*tools.Tool {
 				`"delete":{"type":"array","items":{"type":"string","minLength":1},"description":"memory file names to delete (omit for a report)"}}}`),
 			Annotations: tools.Annotations{Title: "Memory gc report and deletion", Destructive: true},
 			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
-				names, err := strListArg(args, "delete")
-				if err != nil {
-					return nil, err
+				var names []string
+				list, _ := args["delete"].([]any)
+				for _, n := range list {
+					s, _ := n.(string)
+					names = append(names, s)
 				}
 				if len(names) == 0 {
 					rep, err := m.Report(ctx)
@@ -66,7 +60,7 @@ func (m *Manager) Tools() []*tools.Tool {
 				}
 				res, err := m.Delete(ctx, names)
 				if err != nil {
-					return nil, domain(err)
+					return nil, memoryError(err)
 				}
 				return toMap(res)
 			},
@@ -74,22 +68,15 @@ func (m *Manager) Tools() []*tools.Tool {
 	}
 }
 
-// Registry is what Install needs from the engine (harness.Engine has both
-// methods).
-type Registry interface {
-	Register(*tools.Tool)
-	Env() *tools.Env
-}
-
-// Install registers the memory tools and chains TaskCloseHook onto the
-// engine's task_close hook (keeping any hook already installed).
-func (m *Manager) Install(r Registry) {
-	for _, t := range m.Tools() {
-		r.Register(t)
+// AttachMemory puts a project's memory tools into the engine's tool
+// registry and chains the memory's task_close hook (automatic gc) after
+// any hook already installed.
+func (e *Engine) AttachMemory(m *memory.Manager) {
+	for _, t := range memoryTools(m) {
+		e.Register(t)
 	}
-	env := r.Env()
-	prev := env.OnTaskClose
-	env.OnTaskClose = func(ctx context.Context) {
+	prev := e.env.OnTaskClose
+	e.env.OnTaskClose = func(ctx context.Context) {
 		if prev != nil {
 			prev(ctx)
 		}
@@ -97,52 +84,15 @@ func (m *Manager) Install(r Registry) {
 	}
 }
 
-// domain turns refusals and bad input into tool errors the caller sees as
-// {"error": message}; other failures stay errors.
-func domain(err error) error {
-	var ie *InputError
-	var re *RefusedError
+// memoryError turns refusals and bad input into tool errors the caller
+// sees as {"error": message}; other failures stay errors.
+func memoryError(err error) error {
+	var ie *memory.InputError
+	var re *memory.RefusedError
 	if errors.As(err, &ie) || errors.As(err, &re) {
 		return tools.Errorf(err.Error())
 	}
 	return err
-}
-
-func strArg(args map[string]any, key string) (string, error) {
-	v, ok := args[key]
-	if !ok {
-		return "", tools.Errorf(fmt.Sprintf("missing required parameter %q", key))
-	}
-	s, ok := v.(string)
-	if !ok || strings.TrimSpace(s) == "" {
-		return "", tools.Errorf(fmt.Sprintf("parameter %q must be a non-empty string", key))
-	}
-	return s, nil
-}
-
-func strListArg(args map[string]any, key string) ([]string, error) {
-	v, ok := args[key]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	var list []any
-	switch x := v.(type) {
-	case []any:
-		list = x
-	case []string:
-		return x, nil
-	default:
-		return nil, tools.Errorf(fmt.Sprintf("parameter %q must be an array of file names", key))
-	}
-	out := make([]string, 0, len(list))
-	for _, e := range list {
-		s, ok := e.(string)
-		if !ok || s == "" {
-			return nil, tools.Errorf(fmt.Sprintf("parameter %q must be an array of file names", key))
-		}
-		out = append(out, s)
-	}
-	return out, nil
 }
 
 func toMap(v any) (map[string]any, error) {
