@@ -91,6 +91,14 @@ func (p *Plugin) Configure(ctx context.Context, cfg *sdk.Config) error {
 	if p.storeDir != "" && !filepath.IsAbs(p.storeDir) && p.projectDir != "" {
 		p.storeDir = filepath.Join(p.projectDir, p.storeDir)
 	}
+	// Load the project's decisions while the host finishes starting, so
+	// the first check answers from a warm cache (a call that comes first
+	// waits for this load instead of doing its own).
+	go func() {
+		if pr, err := p.locate(target{}); err == nil {
+			_, _ = pr.fs.Corpus()
+		}
+	}()
 	return nil
 }
 
