@@ -24,8 +24,10 @@ if [ -z "$pkgs" ]; then
 	echo "make e2e: no test file carries the e2e build tag" >&2
 	exit 1
 fi
-status=0
 # shellcheck disable=SC2086 # one argument per package
+$GO vet -tags e2e $pkgs
+status=0
+# shellcheck disable=SC2086
 $GO test -tags e2e -count=1 -timeout 15m -run '^TestE2E' $pkgs || status=$?
 if [ -s "$NEXUS_E2E_FIGURES" ]; then
 	echo
