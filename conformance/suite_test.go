@@ -37,7 +37,7 @@ func load(t testing.TB, schemas *schema.Set, sources ...conformance.Source) *con
 	return suite
 }
 
-// TestSuite runs nexus-core 0.10.0's 44 cases and our scenarios against
+// TestSuite runs nexus-core 0.10.0's 46 cases and our scenarios against
 // nexus in-process, one subtest per test_id.
 func TestSuite(t *testing.T) {
 	r, schemas := newRunner(t)
@@ -115,7 +115,7 @@ func TestBrokenFixturesFail(t *testing.T) {
 }
 
 // BenchmarkSuiteInProcess measures one full in-process run of the
-// distribution's cases (44 for 0.10.0), loading included, with the
+// distribution's cases (46 for 0.10.0), loading included, with the
 // command's defaults (GOMAXPROCS workers). The schema set and the
 // distribution are shared across iterations, as they are within one run.
 func BenchmarkSuiteInProcess(b *testing.B) {
