@@ -134,6 +134,15 @@ func newSession(t *testing.T, api *fakeanthropic.Server, o sessionOpts) *session
 				break
 			}
 		}
+		// Requests the fake does not serve as Claude Code expects (a 404)
+		// are worth knowing about when Claude Code is upgraded.
+		for _, r := range api.Requests() {
+			known := (r.Method == "POST" && strings.HasPrefix(r.Path, "/v1/messages")) || r.Method == "HEAD" ||
+				(r.Method == "GET" && (r.Path == "/" || r.Path == "/v1/models"))
+			if !known {
+				t.Logf("the fake Anthropic API got an unexpected request: %s %s", r.Method, r.Path)
+			}
+		}
 		if t.Failed() {
 			dump := filepath.Join(os.TempDir(), "nexus-e2e-"+strings.ReplaceAll(t.Name(), "/", "_")+"-requests.jsonl")
 			if err := api.Dump(dump); err == nil {
