@@ -290,6 +290,9 @@ func newPluginInspectCmd(a *app) *cobra.Command {
 				}
 			} else {
 				printDetail(cmd.OutOrStdout(), d)
+				for _, p := range m.Refused(d.Name) {
+					fmt.Fprintf(cmd.OutOrStdout(), "  refused      %v\n", p.Err)
+				}
 			}
 			if !d.DigestOK {
 				return &exitError{Code: 1, Err: errors.New(d.DigestError), Silent: !a.jsonOut}

@@ -14,7 +14,10 @@ import (
 // the program prints a notice and exits with status 1.
 //
 // Anything the plugin writes to stdout or stderr after Serve starts is sent
-// to nexus's log, never to the agent: stdout is reserved for the handshake.
+// to nexus's log, never to the agent (stdout is reserved for the
+// handshake): one entry per line, at info unless the line carries a level
+// (an hclog JSON line, or a [DEBUG]/[INFO]/[WARN]/[ERROR] prefix). nexus
+// logs info and above.
 func Serve(impl Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,

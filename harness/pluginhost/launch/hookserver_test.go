@@ -221,7 +221,7 @@ func TestHookServerStepsDownForAnotherBuild(t *testing.T) {
 func TestHookServerIdleExitAndReload(t *testing.T) {
 	project, opts := guardProject(t)
 	dir := privateDir(t)
-	s := &HookServer{Dir: dir, Exe: "b", Idle: 300 * time.Millisecond}
+	s := &HookServer{Dir: dir, Exe: "b", Idle: time.Second} // long enough for two requests on a loaded machine
 	ready := make(chan struct{})
 	s.Ready = func() { close(ready) }
 	s.Base = Options{Logger: plugintest.Logger(t), NoUserPlugins: true}
