@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +36,9 @@ func init() {
 			// The store is served by its own server: do not start it here.
 			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == decisionsName })
 		}
+		// Plugin data goes under the .nexus folder this server serves
+		// (--nexus-root, runtime.root), like its state.
+		o.DataRoot = filepath.Join(e.Layout.HarnessDir(), "plugins")
 		o.Logger = stderrLogger{os.Stderr}
 		o.HostStderr = os.Stderr // the plugin host's log; never stdout
 		m, err := pluginhost.Open(o)

@@ -395,9 +395,13 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	if err != nil {
 		return fail(callFailure("Info", err), err)
 	}
-	dataDir, err := pluginhost.DataDir(opts.DataRoot, p.man.Name)
-	if err != nil {
-		return fail("no data folder", err)
+	// Built-in plugins keep their data where they document (the decision
+	// store in NAURO_HOME): no folder is made for them.
+	var dataDir string
+	if p.man.Source != pluginhost.SourceBuiltin {
+		if dataDir, err = pluginhost.DataDir(opts.DataRoot, p.man.Name); err != nil {
+			return fail("no data folder", err)
+		}
 	}
 	cfg := &sdk.Config{Settings: opts.Settings[p.man.Name], DataDir: dataDir}
 	if p.man.ProjectDir {
