@@ -249,4 +249,26 @@ func TestBuiltinDistribution(t *testing.T) {
 	if !strings.Contains(out, "nexus-core 0.10.0 in use: built-in nexus-core 0.10.0 (built in), valid") {
 		t.Fatalf("doctor (exit %d) does not name the built-in distribution:\n%s", code, out)
 	}
+	// A skill's body and the agents come out of the binary too.
+	proj := t.TempDir()
+	prompt := `{"hook_event_name":"UserPromptSubmit","session_id":"s","cwd":"` + proj + `","prompt":"[plan] add a cache"}`
+	out, errOut, code = runNexus(t, bin, proj, env, prompt, "hook", "--host", "claude")
+	if code != 0 || errOut != "" || !strings.Contains(out, "nx-plan") {
+		t.Fatalf("UserPromptSubmit [plan]: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runNexus(t, bin, proj, env, "", "--project", proj, "install", "claude", "--dry-run")
+	if code != 0 || !strings.Contains(out, "architect") {
+		t.Fatalf("install claude --dry-run (the agent catalog): exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runNexus(t, bin, proj, env, "", "core", "extract", filepath.Join(proj, "core"))
+	if code != 0 || !strings.Contains(out, "files of nexus-core 0.10.0") {
+		t.Fatalf("core extract: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runNexus(t, bin, proj, env, "", "validate", "--core", filepath.Join(proj, "core"))
+	if code != 0 || !strings.HasSuffix(out, "0 errors, 3 warnings in 50 files\n") {
+		t.Fatalf("validate of the extracted copy: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code = runNexus(t, bin, proj, env, "", "core", "extract", filepath.Join(proj, "core")); code != 1 || !strings.Contains(errOut, "--force") {
+		t.Fatalf("a second extract must refuse: exit %d %s", code, errOut)
+	}
 }
