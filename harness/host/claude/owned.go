@@ -3,6 +3,7 @@ package claude
 import (
 	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,10 +14,41 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/schema"
 )
+
+//go:embed nexus-install.schema.json
+var recordSchemaFS embed.FS
+
+// recordSchema compiles the record's schema on first use (install,
+// uninstall and doctor only; never a hook).
+var recordSchema = sync.OnceValue(func() *schema.Set {
+	return schema.NewSet("https://nexus-harness.github.io/schema/", recordSchemaFS)
+})
+
+// validateRecord checks a record against nexus-install.schema.json.
+func validateRecord(name string, data []byte) error {
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		return fmt.Errorf("%s is not JSON: %v", name, err)
+	}
+	probs, err := recordSchema().Validate("nexus-install.schema.json", v)
+	if err != nil {
+		return fmt.Errorf("install record schema: %w", err)
+	}
+	if len(probs) > 0 {
+		var msgs []string
+		for _, p := range probs {
+			msgs = append(msgs, p.String())
+		}
+		return fmt.Errorf("%s does not match nexus-install.schema.json: %s", name, strings.Join(msgs, "; "))
+	}
+	return nil
+}
 
 // OwnedFile is a whole file nexus writes into Claude Code's folder (an
 // agent or a skill); Path is slash-separated and relative to that folder.
@@ -91,6 +123,9 @@ func ReadRecord(dir string) (*Record, error) {
 	}
 	if buf.Len() > maxRecord {
 		return nil, fmt.Errorf("%s is larger than %d bytes; it is not nexus's record (move it aside)", name, maxRecord)
+	}
+	if err := validateRecord(name, buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("%v; move it aside and install again", err)
 	}
 	var r Record
 	dec := json.NewDecoder(&buf)
@@ -366,6 +401,9 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 		return changes, err
 	}
 	data = append(data, '\n')
+	if err := validateRecord(RecordName, data); err != nil {
+		return changes, err
+	}
 	old, _, err := read(RecordName)
 	if err != nil {
 		return changes, err

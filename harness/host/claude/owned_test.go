@@ -266,3 +266,18 @@ func TestInstallStatusLineAndCoreDir(t *testing.T) {
 		t.Error("a foreign status line was replaced")
 	}
 }
+
+func TestRecordIsSchemaChecked(t *testing.T) {
+	for _, bad := range []string{
+		`{"nexus":"1","files":[{"path":"agents/a.md","sha256":"xyz"}]}`,
+		`{"nexus":"1","files":[],"extra":1}`,
+		`{"files":[]}`,
+		`[]`,
+	} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, RecordName), bad)
+		if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), RecordName) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
