@@ -16,6 +16,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/harnessid"
+	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
@@ -111,6 +112,9 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 		}
 		if id := cfg.String("harness.id"); harnessid.Valid(id) {
 			o.DataRoot = filepath.Join(dir, "state", id, "plugins")
+			if l, err := state.NewLayoutAt(proj, dir, id); err == nil {
+				o.DataAnchor = l.Anchor()
+			}
 		}
 	}
 	// The bundled store's names are reserved even while it is turned off,

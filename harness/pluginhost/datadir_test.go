@@ -33,3 +33,28 @@ func TestDataDir(t *testing.T) {
 		t.Fatalf("no root: %q %v", d, err)
 	}
 }
+
+// A data root reached through a symlink that leads out of the anchor (a
+// repository shipping .nexus/state as a link) is refused, and nothing is
+// created outside.
+func TestDataDirBeneathRefusesLinksOut(t *testing.T) {
+	proj, out := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proj, ".nexus"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(proj, ".nexus", "state")); err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(proj, ".nexus", "state", "nexus", "plugins")
+	if _, err := DataDirBeneath(proj, root, "hello"); err == nil {
+		t.Fatal("the data folder was made through a symlink out of the project")
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("created outside: %v", entries)
+	}
+	os.Remove(filepath.Join(proj, ".nexus", "state"))
+	dir, err := DataDirBeneath(proj, root, "hello")
+	if err != nil || dir != filepath.Join(root, "hello") {
+		t.Fatalf("DataDirBeneath = %q, %v", dir, err)
+	}
+}

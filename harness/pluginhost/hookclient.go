@@ -91,6 +91,7 @@ type WireOptions struct {
 	ToolTimeout   time.Duration                `json:"tool_timeout,omitempty"`
 	DigestCache   string                       `json:"digest_cache,omitempty"`
 	DataRoot      string                       `json:"data_root,omitempty"`
+	DataAnchor    string                       `json:"data_anchor,omitempty"`
 }
 
 // Wire returns what of o travels to another process.
@@ -98,7 +99,7 @@ func (o Options) Wire() WireOptions {
 	w := WireOptions{ProjectDir: o.ProjectDir, UserDir: o.userDir(), NoUserPlugins: o.NoUserPlugins,
 		Paths: o.Paths, Settings: o.Settings, Disabled: o.Disabled, DisableMTLS: o.DisableMTLS,
 		Reserved: o.Reserved, ReservedPfx: o.ReservedPrefixes,
-		StartTimeout: o.StartTimeout, ToolTimeout: o.ToolTimeout, DigestCache: o.DigestCache, DataRoot: o.DataRoot}
+		StartTimeout: o.StartTimeout, ToolTimeout: o.ToolTimeout, DigestCache: o.DigestCache, DataRoot: o.DataRoot, DataAnchor: o.DataAnchor}
 	for _, b := range o.Builtin {
 		w.Builtin = append(w.Builtin, WireOf(b))
 	}
@@ -111,7 +112,7 @@ func (w WireOptions) Apply(base Options) Options {
 	base.ProjectDir, base.UserDir, base.NoUserPlugins = w.ProjectDir, w.UserDir, w.NoUserPlugins || w.UserDir == ""
 	base.Paths, base.Settings, base.Disabled = w.Paths, w.Settings, w.Disabled
 	base.Reserved, base.ReservedPrefixes = w.Reserved, w.ReservedPfx
-	base.DataRoot = w.DataRoot
+	base.DataRoot, base.DataAnchor = w.DataRoot, w.DataAnchor
 	base.DisableMTLS, base.StartTimeout, base.ToolTimeout, base.DigestCache = w.DisableMTLS, w.StartTimeout, w.ToolTimeout, w.DigestCache
 	base.Builtin = nil
 	for _, b := range w.Builtin {

@@ -68,6 +68,11 @@ type Options struct {
 	// uses <project>/.nexus/state/<harness-id>/plugins, outside version
 	// control. Empty: plugins get no data folder.
 	DataRoot string
+	// DataAnchor, when set, is the folder DataRoot must stay beneath (the
+	// project, or the .nexus folder the user chose): the data folders are
+	// created through it, so a symlinked .nexus or state/ that leads out
+	// of it is refused (docs/security.md).
+	DataAnchor string
 	// Settings holds each plugin's own settings, by plugin name.
 	Settings map[string]map[string]string
 	// Logger receives the plugin log (an hclog.Logger fits). The default

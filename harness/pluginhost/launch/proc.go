@@ -399,7 +399,7 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	// store in NAURO_HOME): no folder is made for them.
 	var dataDir string
 	if p.man.Source != pluginhost.SourceBuiltin {
-		if dataDir, err = pluginhost.DataDir(opts.DataRoot, p.man.Name); err != nil {
+		if dataDir, err = pluginhost.DataDirBeneath(opts.DataAnchor, opts.DataRoot, p.man.Name); err != nil {
 			return fail("no data folder", err)
 		}
 	}
