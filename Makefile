@@ -33,7 +33,8 @@ run: install
 # The parser fuzz targets the hardening issue names, run briefly on every
 # `make test` (2 s each); `make fuzz` runs every target for FUZZTIME.
 FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral \
-	./plugins/decisions/decision ./plugins/decisions/store ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest
+	./plugins/decisions/decision ./plugins/decisions/store ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest \
+	./harness/mcpserver:FuzzReadBoundedLine ./harness/mcpserver:FuzzPeekID
 FUZZTIME ?= 10s
 
 # The Go modules of this repository: nexus, the plugin SDK (a module of its own,
