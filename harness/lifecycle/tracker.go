@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,13 +230,14 @@ type ToolLogLine struct {
 // cannot occur inside a value). Ids that an encoder could spell in more
 // than one way are looked for the slow way, line by line.
 func FilesTouched(s *state.Store, agentID string) ([]string, error) {
-	b, err := os.ReadFile(s.L.ToolLogPath())
+	f, err := os.Open(s.L.ToolLogPath())
 	if errors.Is(err, os.ErrNotExist) {
 		return []string{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", s.L.ToolLogPath(), err)
 	}
+	defer f.Close()
 	out := []string{}
 	seen := map[string]bool{}
 	add := func(line []byte) {
@@ -254,21 +256,49 @@ func FilesTouched(s *state.Store, agentID string) ([]string, error) {
 			}
 		}
 	}
-	// A torn last line (no newline yet) is not part of the log.
-	b = b[:bytes.LastIndexByte(b, '\n')+1]
-	if agentID == "" || !plainID(agentID) {
+	var needle []byte
+	if agentID != "" && plainID(agentID) {
+		needle = []byte(`"agent_id":"` + agentID + `"`)
+	}
+	// The log is read in chunks through one buffer (a fresh hook process
+	// would otherwise fault in the whole file), each chunk cut after its
+	// last complete line; a torn last line (no newline yet) is not part of
+	// the log.
+	buf := make([]byte, 1<<20)
+	n := 0 // bytes held in buf
+	for {
+		m, rerr := f.Read(buf[n:])
+		n += m
+		end := bytes.LastIndexByte(buf[:n], '\n') + 1
+		scanLines(buf[:end], needle, add)
+		n = copy(buf, buf[end:n])
+		if rerr == io.EOF {
+			return out, nil
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("read %s: %w", s.L.ToolLogPath(), rerr)
+		}
+		if n == len(buf) { // a line longer than the buffer
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+	}
+}
+
+// scanLines calls add with every line of b (whole lines) that contains
+// needle, or with every line when needle is nil.
+func scanLines(b, needle []byte, add func([]byte)) {
+	if needle == nil {
 		for len(b) > 0 {
 			i := bytes.IndexByte(b, '\n')
 			add(b[:i])
 			b = b[i+1:]
 		}
-		return out, nil
+		return
 	}
-	needle := []byte(`"agent_id":"` + agentID + `"`)
 	for {
 		i := bytes.Index(b, needle)
 		if i < 0 {
-			return out, nil
+			return
 		}
 		start := bytes.LastIndexByte(b[:i], '\n') + 1
 		end := i + bytes.IndexByte(b[i:], '\n')

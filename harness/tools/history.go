@@ -36,6 +36,15 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	if n, ok := integer(args, "last_n"); ok {
 		lastN = n
 	}
+	// A repeated search of an unchanged history.json is answered from
+	// the results kept for that version of the file.
+	key := historyKey{query, lastN}
+	version, stable := state.StableVersion(env.Store.L.HistoryPath())
+	if stable {
+		if r, ok := env.results.historyGet(key, version); ok {
+			return r, nil
+		}
+	}
 	f, err := env.Store.OpenHistory()
 	if err != nil {
 		return nil, err
@@ -53,7 +62,11 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	for i, raw := range matches {
 		cycles[i] = summarizeCycle(raw)
 	}
-	return map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}, nil
+	res := map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}
+	if stable {
+		env.results.historyPut(key, version, res)
+	}
+	return res, nil
 }
 
 // searchCycles walks history.json once, streaming (memory holds one cycle

@@ -3,6 +3,7 @@ package tools_test
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func cycle(when, branch string, plan any, tasks ...any) map[string]any {
@@ -90,4 +91,26 @@ func TestContext(t *testing.T) {
 		pre:  files{tasksPath: map[string]any{"goal": 3, "decisions": []any{"ok", 4}, "tasks": []any{map[string]any{"status": "pending", "extra": true}}}},
 		want: map[string]any{"$.activeMode": "team", "$.goal": "", "$.decisions": []any{"ok"}, "$.tasksSummary.pending": 1},
 	}})
+}
+
+// A repeated search of an unchanged history.json is answered from the
+// kept result; any change to the file is seen by the next search.
+func TestHistorySearchSeesChanges(t *testing.T) {
+	e, proj := newEngine(t)
+	one := []any{cycle("2026-01-01T00:00:00Z", "main", nil)}
+	putFiles(t, proj, files{historyPath: map[string]any{"cycles": one}})
+	time.Sleep(50 * time.Millisecond) // past the racy window: results are kept
+	for range 2 {
+		if res, _ := call(t, e, "history_search", map[string]any{"query": "main"}); res["total"] != 1.0 {
+			t.Fatalf("total %v, want 1", res["total"])
+		}
+	}
+	putFiles(t, proj, files{historyPath: map[string]any{"cycles": append(one, cycle("2026-01-02T00:00:00Z", "main", nil))}})
+	if res, _ := call(t, e, "history_search", map[string]any{"query": "main"}); res["total"] != 2.0 {
+		t.Fatalf("after a rewrite: total %v, want 2", res["total"])
+	}
+	time.Sleep(50 * time.Millisecond)
+	if res, _ := call(t, e, "history_search", map[string]any{"query": "main"}); res["total"] != 2.0 {
+		t.Fatalf("later: total %v, want 2", res["total"])
+	}
 }

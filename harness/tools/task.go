@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+
+	"github.com/go-json-experiment/json/jsontext"
 	"path/filepath"
 
 	"github.com/nexus-harness/nexus/internal/state"
@@ -100,6 +102,10 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	if !ok {
 		return map[string]any{"exists": false}, nil
 	}
+	tasks, err := env.results.tasksJSON(t)
+	if err != nil {
+		return nil, err
+	}
 	status := make(map[int64]string, len(t.Tasks))
 	completed, pending, inProgress := 0, 0, 0
 	for _, x := range t.Tasks {
@@ -131,7 +137,7 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	}
 	return map[string]any{
 		"goal":  t.Goal,
-		"tasks": t.Tasks, // shared with the store's cache: encoded, never modified
+		"tasks": jsontext.Value(tasks), // encoded once per version of tasks.json
 		"summary": map[string]any{
 			"total":     len(t.Tasks),
 			"completed": completed,

@@ -23,6 +23,73 @@ type Env struct {
 	// OnTaskClose, when set, runs after a successful task_close (automatic
 	// memory gc hangs off it).
 	OnTaskClose func(ctx context.Context)
+
+	// results keeps what the read-only tools derived from an unchanged
+	// file, so a long-lived server answers a repeated call in O(result).
+	results resultCache
+}
+
+// resultCache holds results keyed by the version of the file they were
+// derived from (state.StableVersion or a cached value's identity).
+type resultCache struct {
+	mu      sync.Mutex
+	tasks   *state.Tasks // the version tasksJSON encodes
+	encoded []byte
+	history map[historyKey]historyResult
+}
+
+type historyKey struct {
+	query string
+	lastN int64
+}
+
+type historyResult struct {
+	version any
+	result  map[string]any
+}
+
+// tasksJSON returns the encoded task array of t, a value from the store's
+// cache: encoded once per version of tasks.json.
+func (c *resultCache) tasksJSON(t *state.Tasks) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tasks == t && c.encoded != nil {
+		return c.encoded, nil
+	}
+	b, err := state.MarshalCompact(t.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	c.tasks, c.encoded = t, b
+	return b, nil
+}
+
+// maxHistoryResults bounds the history_search answers kept.
+const maxHistoryResults = 16
+
+func (c *resultCache) historyGet(k historyKey, version any) (map[string]any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.history[k]
+	if !ok || r.version != version {
+		return nil, false
+	}
+	return r.result, true
+}
+
+func (c *resultCache) historyPut(k historyKey, version any, result map[string]any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.history == nil {
+		c.history = map[historyKey]historyResult{}
+	}
+	if len(c.history) >= maxHistoryResults {
+		for old := range c.history {
+			delete(c.history, old)
+			break
+		}
+	}
+	c.history[k] = historyResult{version, result}
 }
 
 // Annotations are the MCP tool hints; all four are always sent.
