@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,7 +85,6 @@ type hookTarget struct {
 	f       *HookFactory
 	program string
 	p       Project
-	calls   int
 }
 
 func (t *hookTarget) CallTool(context.Context, string, map[string]any) (map[string]any, error) {
@@ -119,7 +119,6 @@ func (t *hookTarget) run(ctx context.Context, pl HookPayload) error {
 	if err != nil {
 		return err
 	}
-	t.calls++
 	cmd := exec.CommandContext(ctx, t.program, t.f.Command[1:]...)
 	cmd.Dir = t.p.Dir
 	env := append(os.Environ(), "NEXUS_RUNTIME_ROOT="+t.p.NexusDir, "NEXUS_HARNESS_ID="+t.p.HarnessID)
@@ -129,8 +128,8 @@ func (t *hookTarget) run(ctx context.Context, pl HookPayload) error {
 	cmd.Env = append(env, t.f.Env...)
 	cmd.Stdin = bytes.NewReader(data)
 	stderr := &tailBuffer{limit: 4 << 10}
-	cmd.Stdout, cmd.Stderr = &tailBuffer{limit: 64 << 10}, stderr
-	cmd.WaitDelay = time.Second // a child holding the pipes must not hang the case
+	cmd.Stdout, cmd.Stderr = io.Discard, stderr // a reply is the host's business, not the state's
+	cmd.WaitDelay = time.Second                 // a child holding the pipes must not hang the case
 	err = cmd.Run()
 	var ee *exec.ExitError
 	switch {
