@@ -39,11 +39,14 @@ type part struct {
 // adapter, which enforces the hard limit.
 func (e *Engine) fit(parts []part) string {
 	budget := e.o.ContextBudget
+	for i := range parts {
+		parts[i].text = strings.TrimRight(parts[i].text, "\n")
+	}
 	join := func() string {
 		var kept []string
 		for _, p := range parts {
 			if p.text != "" {
-				kept = append(kept, strings.TrimRight(p.text, "\n"))
+				kept = append(kept, p.text)
 			}
 		}
 		return strings.Join(kept, "\n\n")

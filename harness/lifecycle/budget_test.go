@@ -220,3 +220,25 @@ func TestPluginNames(t *testing.T) {
 		t.Errorf("denial %+v", r)
 	}
 }
+
+// FuzzFit: whatever the parts, fit stays within the budget unless the
+// fixed parts alone exceed it, and CutText always does.
+func FuzzFit(f *testing.F) {
+	f.Add("fixed", "line a\nline b\nline c", "skill text", 20)
+	f.Add("", strings.Repeat("x\n", 50), strings.Repeat("é", 40), 30)
+	f.Fuzz(func(t *testing.T, fixed, list, skill string, budget int) {
+		if budget < 1 || budget > 5000 {
+			return
+		}
+		e := &Engine{o: Options{ContextBudget: budget}}
+		parts := []part{{text: fixed}, {text: skill, alt: "load it"}, {text: list, more: "call x"}}
+		out := e.fit(parts)
+		floor := TextLen(strings.TrimRight(fixed, "\n")) + TextLen("load it") + TextLen(firstLine(list)) + TextLen(moreLine(len(strings.Split(list, "\n")), "call x")) + 8
+		if TextLen(out) > budget && floor <= budget {
+			t.Fatalf("fit gave %d units for a budget of %d (floor %d)", TextLen(out), budget, floor)
+		}
+		if c := CutText(out, budget); TextLen(c) > budget && budget > 300 {
+			t.Fatalf("CutText gave %d units for %d", TextLen(c), budget)
+		}
+	})
+}

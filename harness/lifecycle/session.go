@@ -516,7 +516,7 @@ func (k knowledgeIndex) text() string {
 		shown := names
 		more := ""
 		if len(shown) > maxListed {
-			more = fmt.Sprintf(" and %d more", len(shown)-maxListed)
+			more = fmt.Sprintf(" and %d more (list .nexus/%s/ for all)", len(shown)-maxListed, d)
 			shown = shown[:maxListed]
 		}
 		fmt.Fprintf(&b, "- .nexus/%s/ (%d): %s%s\n", d, len(names), strings.Join(shown, ", "), more)
