@@ -27,6 +27,12 @@ const (
 	maxNameBytes = 128
 	// maxURIBytes bounds params.uri (resources/read echoes it).
 	maxURIBytes = 2048
+	// maxMethodBytes bounds method (an unknown method is named in the
+	// error); MCP's longest is under 40 bytes.
+	maxMethodBytes = 128
+	// maxIDBytes bounds the request id as sent (JSON-RPC repeats it in
+	// the answer).
+	maxIDBytes = 256
 )
 
 // TooLongError reports a message over MaxMessageBytes. ID is the request id
@@ -114,13 +120,15 @@ func peekID(head []byte) any {
 	return nil
 }
 
-// checkEchoed refuses a request whose name or URI is too long to repeat in
-// an error: the MCP library answers an unknown tool with its name. It
+// checkEchoed refuses a request whose id, method, name or URI is too long
+// to repeat: the MCP library answers an unknown tool or method with its
+// name, and every answer carries the id. It
 // returns nil when the message is fine or is not a JSON object (the
 // caller's parser reports that).
 func checkEchoed(msg []byte) *mcp.JSONRPCError {
 	var probe struct {
 		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
 		Params struct {
 			Name json.RawMessage `json:"name"`
 			URI  json.RawMessage `json:"uri"`
@@ -129,8 +137,14 @@ func checkEchoed(msg []byte) *mcp.JSONRPCError {
 	if json.Unmarshal(msg, &probe) != nil {
 		return nil
 	}
+	if len(probe.ID) > maxIDBytes {
+		e := rpcError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("id is longer than the limit of %d bytes", maxIDBytes))
+		return &e
+	}
 	field, limit := "", 0
 	switch {
+	case len(probe.Method) > maxMethodBytes+2:
+		field, limit = "method", maxMethodBytes
 	case len(probe.Params.Name) > maxNameBytes+2: // +2: the quotes
 		field, limit = "params.name", maxNameBytes
 	case len(probe.Params.URI) > maxURIBytes+2:

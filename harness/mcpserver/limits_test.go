@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -145,5 +146,26 @@ func TestHTTPBodyLimitOriginAndBearer(t *testing.T) {
 	got, body := do("", "Bearer "+testToken, padded(t, 4, MaxMessageBytes+1))
 	if got != http.StatusRequestEntityTooLarge || !strings.Contains(body, "4194304 bytes") || !strings.Contains(body, `"id":4`) {
 		t.Errorf("body over the limit: %d %.300s", got, body)
+	}
+}
+
+func TestLongMethodsAndIDsAreNotEchoed(t *testing.T) {
+	long := strings.Repeat("m", 1<<20)
+	for _, c := range []struct {
+		name, line, want string
+	}{
+		{"method at the limit", `{"jsonrpc":"2.0","id":1,"method":"` + strings.Repeat("m", maxMethodBytes) + `"}`, "not found"},
+		{"method over the limit", `{"jsonrpc":"2.0","id":1,"method":"` + long + `"}`, "method is longer than the limit of 128 bytes"},
+		{"id at the limit", `{"jsonrpc":"2.0","id":"` + strings.Repeat("i", maxIDBytes-2) + `","method":"ping"}`, `"result"`},
+		{"id over the limit", `{"jsonrpc":"2.0","id":"` + long + `","method":"ping"}`, "id is longer than the limit of 256 bytes"},
+	} {
+		msgs := serveLines(t, c.line+"\n")
+		if len(msgs) != 1 {
+			t.Fatalf("%s: %d answers", c.name, len(msgs))
+		}
+		b, _ := json.Marshal(msgs[0])
+		if !strings.Contains(string(b), c.want) || len(b) > 2048 {
+			t.Errorf("%s: %.300s (%d bytes)", c.name, b, len(b))
+		}
 	}
 }
