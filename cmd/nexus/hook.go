@@ -7,13 +7,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
-	"github.com/nexus-harness/nexus/memory"
 )
 
 func init() { registerHot("hook", newHookCmd) }
@@ -103,37 +103,26 @@ func hookProject(a *app, hostName string, ev lifecycle.Event) {
 func hookEngine(a *app, hostName string, ev lifecycle.Event, inPlugin bool) (*lifecycle.Engine, error) {
 	hookProject(a, hostName, ev)
 	a.lazyCore = true
-	he, err := engineFor(a, "")
+	s := harness.Setup{
+		Host:               hostName,
+		Plugins:            newHookPlugins(a),
+		PluginTool:         hookPluginTool(a),
+		MemoryPolicyOnNeed: true,
+	}
+	if hostName == "claude" {
+		s.Configure = func(o *lifecycle.Options) {
+			home, _ := os.UserHomeDir()
+			claude.Configure(o, o.Store.L.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"), inPlugin)
+		}
+	}
+	h, err := assembleFor(a, "", s)
 	if err != nil {
 		return nil, err
 	}
-	classes := map[string][]string{}
-	for _, t := range he.Tools() {
-		classes[t.Name] = t.Classes
+	if h.MemoryErr != nil {
+		h.Lifecycle.Log().Log(context.Background(), "warn", ev.Name, ev.AgentID, "memory features are off: "+h.MemoryErr.Error())
 	}
-	opts := lifecycle.Options{
-		Store:       he.Store,
-		Core:        he.Core,
-		Config:      he.Config,
-		Host:        hostName,
-		Tools:       he,
-		ToolClasses: classes,
-		Plugins:     newHookPlugins(a),
-		PluginTool:  hookPluginTool(a),
-	}
-	if hostName == "claude" {
-		home, _ := os.UserHomeDir()
-		claude.Configure(&opts, he.Layout.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"), inPlugin)
-	}
-	mem, err := memory.New(memory.Options{Store: he.Store, PolicyFunc: he.Core.MemoryPolicy, Config: he.Config})
-	lc := lifecycle.New(opts)
-	if err != nil {
-		lc.Log().Log(context.Background(), "warn", ev.Name, ev.AgentID, "memory features are off: "+err.Error())
-	} else {
-		opts.Memory = mem
-		lc = lifecycle.New(opts)
-	}
-	return lc, nil
+	return h.Lifecycle, nil
 }
 
 // hookPolicy returns gate.policy; when the configuration itself cannot be

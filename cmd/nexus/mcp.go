@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -183,10 +183,16 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	// process if it is killed outright).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	e, err := engineFor(a, fl.nexusRoot)
+	// The memory tools (nx_memory_save, nx_memory_gc) join the registry and
+	// automatic gc runs after task_close when the configuration enables it.
+	assembled, err := assembleFor(a, fl.nexusRoot, harness.Setup{MemoryTools: true, OnAutoGC: autoGCReport(os.Stderr)})
 	if err != nil {
 		return err
 	}
+	if assembled.MemoryErr != nil {
+		return assembled.MemoryErr
+	}
+	e := assembled.Engine
 	for _, provide := range mcpToolProviders {
 		cleanup, err := provide(a, e)
 		if err != nil {
@@ -248,61 +254,62 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	})
 }
 
-// engineFor builds the engine of the current project. The .nexus folder is
-// nexusRoot when given, else runtime.root (NEXUS_RUNTIME_ROOT), else
-// <project>/.nexus. A relative runtime.root from a config file is taken
-// relative to the project; from a flag or the environment, to the working
-// directory.
+// engineFor builds the engine of the current project.
 func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
-	cfg, err := a.Config()
+	o, err := engineOptions(a, nexusRoot)
 	if err != nil {
 		return nil, err
+	}
+	return harness.New(o)
+}
+
+// assembleFor builds the current project's whole harness (harness.Assemble)
+// from the command line's configuration.
+func assembleFor(a *app, nexusRoot string, s harness.Setup) (*harness.Assembled, error) {
+	o, err := engineOptions(a, nexusRoot)
+	if err != nil {
+		return nil, err
+	}
+	s.Engine = o
+	return harness.Assemble(s)
+}
+
+// engineOptions are the engine's options for the current project: the
+// .nexus folder is nexusRoot when given, else as harness.NexusDir says.
+func engineOptions(a *app, nexusRoot string) (harness.Options, error) {
+	cfg, err := a.Config()
+	if err != nil {
+		return harness.Options{}, err
 	}
 	proj, err := a.Project()
 	if err != nil {
-		return nil, err
+		return harness.Options{}, err
 	}
 	dir, err := nexusDir(cfg, proj, nexusRoot)
 	if err != nil {
-		return nil, err
+		return harness.Options{}, err
 	}
 	core, err := a.Core()
 	if err != nil {
-		return nil, err
+		return harness.Options{}, err
 	}
-	return harness.New(harness.Options{
+	return harness.Options{
 		Project:   proj,
 		NexusDir:  dir,
 		HarnessID: cfg.String("harness.id"),
 		Core:      core,
 		Config:    cfg,
-	})
+	}, nil
 }
 
-// nexusDir resolves the .nexus folder as engineFor describes ("" means
-// <project>/.nexus).
+// nexusDir is harness.NexusDir; a .nexus root that is a file is a usage
+// error (--nexus-root or NEXUS_RUNTIME_ROOT names it).
 func nexusDir(cfg *config.Config, proj, nexusRoot string) (string, error) {
-	dir := nexusRoot
-	if dir == "" {
-		dir = cfg.String("runtime.root")
-		if dir != "" && !filepath.IsAbs(dir) {
-			switch cfg.Source("runtime.root").Layer {
-			case config.LayerProject, config.LayerUser:
-				dir = filepath.Join(proj, dir)
-			}
-		}
+	dir, err := harness.NexusDir(cfg, proj, nexusRoot)
+	if errors.Is(err, harness.ErrNexusRootNotFolder) {
+		return "", usageError{err}
 	}
-	if dir == "" {
-		return "", nil
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("resolve the .nexus root: %w", err)
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return "", usagef("the .nexus root %s is a file, not a folder", dir)
-	}
-	return dir, nil
+	return dir, err
 }
 
 // mcpCaller says who makes a tool call: the _meta member

@@ -15,36 +15,18 @@ import (
 	"github.com/nexus-harness/nexus/memory"
 )
 
-func init() {
-	register(newMemoryCmd)
-	// `nexus mcp` serves nx_memory_save and nx_memory_gc, and runs
-	// automatic gc after task_close when the configuration enables it.
-	registerMCPTools(func(a *app, e *harness.Engine) (func(), error) {
-		m, err := memoryManager(e, os.Stderr)
-		if err != nil {
-			return nil, err
-		}
-		e.AttachMemory(m)
-		return nil, nil
-	})
-}
+func init() { register(newMemoryCmd) }
 
-// memoryManager builds the memory lifecycle of an engine's project.
-// Automatic gc run from a task_close hook reports to report (stderr: over
-// MCP stdio, stdout is the protocol).
-func memoryManager(e *harness.Engine, report io.Writer) (*memory.Manager, error) {
-	return memory.New(memory.Options{
-		Store:  e.Store,
-		Policy: e.Core.MemoryPolicy(),
-		Config: e.Config,
-		OnAutoGC: func(msg string, err error) {
-			if err != nil {
-				fmt.Fprintln(report, "nexus: automatic memory gc failed:", err)
-				return
-			}
-			fmt.Fprint(report, "nexus: ", msg)
-		},
-	})
+// autoGCReport prints what automatic memory gc after task_close did
+// (stderr: over MCP stdio, stdout is the protocol).
+func autoGCReport(w io.Writer) func(msg string, err error) {
+	return func(msg string, err error) {
+		if err != nil {
+			fmt.Fprintln(w, "nexus: automatic memory gc failed:", err)
+			return
+		}
+		fmt.Fprint(w, "nexus: ", msg)
+	}
 }
 
 func newMemoryCmd(a *app) *cobra.Command {
@@ -59,12 +41,11 @@ three forgetting signals are, and how every deletion becomes a git commit.`,
 	}
 	cmd.PersistentFlags().StringVar(&nexusRoot, "nexus-root", "", "the .nexus folder to use (overrides runtime.root / NEXUS_RUNTIME_ROOT)")
 	manager := func() (*memory.Manager, *harness.Engine, error) {
-		e, err := engineFor(a, nexusRoot)
+		h, err := assembleFor(a, nexusRoot, harness.Setup{OnAutoGC: autoGCReport(os.Stderr)})
 		if err != nil {
 			return nil, nil, err
 		}
-		m, err := memoryManager(e, os.Stderr)
-		return m, e, err
+		return h.Memory, h.Engine, h.MemoryErr
 	}
 	cmd.AddCommand(newMemoryAccessCmd(a, manager), newMemorySaveCmd(a, manager), newMemoryGCCmd(a, manager))
 	return cmd

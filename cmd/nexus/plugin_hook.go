@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
@@ -50,7 +49,7 @@ func (h *hookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 	if len(subs) == 0 {
 		return lifecycle.PluginReply{}
 	}
-	sev, err := sdkEvent(ev)
+	sev, err := harness.PluginEvent(ev)
 	if err != nil {
 		return lifecycle.PluginReply{Failures: []string{"plugins: " + err.Error()}}
 	}
@@ -62,7 +61,7 @@ func (h *hookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 		}
 		res = h.inProcess(ctx, o, ev.Name, tool, sev)
 	}
-	return pluginReply(res, ev.Name, notes)
+	return harness.PluginReply(res, ev.Name, notes)
 }
 
 // viaServer asks the project's hook server, and starts one when none runs.
@@ -107,69 +106,6 @@ func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event
 		res.Outcomes = append(res.Outcomes, pluginhost.Outcome{Plugin: label, Err: p, Error: p.Error(), Policy: pluginhost.FailOpen})
 	}
 	return res
-}
-
-// pluginReply turns a dispatch result into the lifecycle's terms; every
-// failure becomes a line for nexus.log naming the plugin and the policy.
-func pluginReply(res *pluginhost.DispatchResult, event string, notes []string) lifecycle.PluginReply {
-	r := lifecycle.PluginReply{Denied: res.Denied, DeniedBy: res.DeniedBy, Reason: res.Reason, Contexts: res.Contexts, Failures: notes}
-	for _, o := range res.Outcomes {
-		if o.Error == "" {
-			continue
-		}
-		what := "the event proceeds"
-		switch {
-		case o.Plugin == "(refused)":
-			r.Failures = append(r.Failures, "refused: "+o.Error)
-			continue
-		case strings.HasPrefix(o.Plugin, "("):
-			r.Failures = append(r.Failures, "plugin not loaded: "+o.Error)
-			continue
-		case o.Policy == pluginhost.FailClosed && event == lifecycle.PreToolUse:
-			what = "the tool call is denied"
-		case event == lifecycle.PreToolUse:
-		default:
-			what = "observed only"
-		}
-		r.Failures = append(r.Failures, fmt.Sprintf("plugin %s failed on %s (%s: %s): %s", o.Plugin, event, o.Policy, what, o.Error))
-	}
-	return r
-}
-
-// sdkEvent is what plugins see of an event: the event's own fields, never
-// more of the project.
-func sdkEvent(ev lifecycle.Event) (*contract.Event, error) {
-	out := &contract.Event{Name: ev.Name, SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
-	if ev.ToolInput != nil {
-		b, err := json.Marshal(ev.ToolInput)
-		if err != nil {
-			return nil, fmt.Errorf("encode the tool input for plugins: %w", err)
-		}
-		out.ToolInput = b
-	}
-	payload := map[string]any{}
-	for k, v := range map[string]string{"cwd": ev.Dir, "agent_type": ev.AgentType, "source": ev.Source, "status": ev.Status, "error": ev.Error} {
-		if v != "" {
-			payload[k] = v
-		}
-	}
-	if ev.LastMessage != nil {
-		payload["last_message"] = *ev.LastMessage
-	}
-	if ev.FilesTouched != nil {
-		payload["files_touched"] = ev.FilesTouched
-	}
-	if len(ev.ToolClasses) > 0 {
-		payload["tool_classes"] = ev.ToolClasses
-	}
-	if len(payload) > 0 {
-		b, err := json.Marshal(payload)
-		if err != nil {
-			return nil, err
-		}
-		out.Payload = b
-	}
-	return out, nil
 }
 
 // hookPluginTool gives the gate a plugin tool's classes by its served

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
 
@@ -22,19 +23,15 @@ write). Tokens that do not fire say why (inside code or quotes, unknown tag, var
 allowed, replaced by a later skill tag).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			he, err := engineFor(a, "")
+			// Assembled as the hook is, so [m] and [m:gc] say what they would do.
+			h, err := assembleFor(a, "", harness.Setup{})
 			if err != nil {
 				return err
 			}
-			opts := lifecycle.Options{Store: he.Store, Core: he.Core, Config: he.Config, Tools: he}
-			// The hook attaches memory the same way; without it [m] and
-			// [m:gc] would be explained as doing nothing.
-			if mem, err := memoryManager(he, cmd.ErrOrStderr()); err == nil {
-				opts.Memory = mem
-			} else {
-				fmt.Fprintln(cmd.ErrOrStderr(), "nexus: memory features are off:", err)
+			if h.MemoryErr != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "nexus: memory features are off:", h.MemoryErr)
 			}
-			lc := lifecycle.New(opts)
+			lc := h.Lifecycle
 			xs := lc.Explain(args[0])
 			if a.jsonOut {
 				if xs == nil {
