@@ -106,7 +106,7 @@ func (c Locks) Run(ctx context.Context) []Finding {
 		}
 		out = append(out, warn(fmt.Sprintf("%s left by writers that were killed: %s", plural(len(old), "temporary file"), strings.Join(list, ", ")),
 			fmt.Sprintf("delete them (they are never renamed into place once older than %s)", age(tempAge))).repairedBy(func(context.Context) (string, error) {
-			return removeOldTemps(old, tempAge, now)
+			return removeOldTemps(c.Layout, old, tempAge, now)
 		}))
 	}
 	if len(out) == 0 {
@@ -185,7 +185,10 @@ func busy(path string) bool {
 	return true
 }
 
-func removeOldTemps(files []string, minAge time.Duration, now func() time.Time) (string, error) {
+// removeOldTemps removes through the layout's anchor (state.Layout.
+// RemoveFile): a temporary file listed through a symlinked folder that
+// leads out of the project is never removed.
+func removeOldTemps(l state.Layout, files []string, minAge time.Duration, now func() time.Time) (string, error) {
 	var removed []string
 	for _, f := range files {
 		// Check again: never remove a file a writer is still using.
@@ -193,7 +196,7 @@ func removeOldTemps(files []string, minAge time.Duration, now func() time.Time) 
 		if err != nil || now().Sub(st.ModTime()) <= minAge {
 			continue
 		}
-		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
+		if err := l.RemoveFile(f); err != nil {
 			return strings.Join(removed, ", "), fmt.Errorf("remove %s: %w", f, err)
 		}
 		removed = append(removed, filepath.Base(f))

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSymlinksNamesEveryLinkOutOfItsFolder(t *testing.T) {
@@ -52,5 +53,24 @@ func TestSymlinksNamesEveryLinkOutOfItsFolder(t *testing.T) {
 				t.Errorf("the finding does not say where the link leads:\n%s", summary(fs))
 			}
 		})
+	}
+}
+
+// doctor --fix removes leftover temporary files only beneath the project:
+// one seen through a symlinked state/ that leads out stays.
+func TestFixNeverRemovesThroughALinkOut(t *testing.T) {
+	l := layout(t)
+	out := t.TempDir()
+	os.MkdirAll(l.Nexus, 0o755)
+	if err := os.Symlink(out, l.StateDir()); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(out, ".plan.json.tmp-123")
+	os.WriteFile(victim, []byte("someone else's"), 0o644)
+	old := time.Now().Add(-48 * time.Hour)
+	os.Chtimes(victim, old, old)
+	Run(context.Background(), []Check{Locks{Layout: l, Grace: time.Millisecond}}, true)
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("doctor --fix removed a file outside the project: %v", err)
 	}
 }
