@@ -366,3 +366,41 @@ func TestInstallPluginBinary(t *testing.T) {
 		t.Errorf("left in the plugin folder: %v", ents)
 	}
 }
+
+// TestInstallRecordsCoreOnlyWhenNeeded: --core goes into the registered
+// commands only when Claude Code's environment could not find the
+// distribution otherwise.
+func TestInstallRecordsCoreOnlyWhenNeeded(t *testing.T) {
+	bin := nexusAlone(t)
+	core := testenv.CoreDir(t)
+	for _, c := range []struct {
+		name   string
+		env    func(home string) []string
+		record bool
+	}{
+		{"built-in", func(home string) []string { return []string{"HOME=" + home} }, false},
+		{"NEXUS_CORE_DIR", func(home string) []string { return []string{"HOME=" + home, "NEXUS_CORE_DIR=" + core} }, true},
+		{"user config in ~/.config", func(home string) []string {
+			writeDoctorFile(t, filepath.Join(home, ".config", "nexus", "config.yaml"), "core:\n  dir: "+core+"\n")
+			return []string{"HOME=" + home}
+		}, false},
+		{"user config through XDG_CONFIG_HOME", func(home string) []string {
+			x := filepath.Join(home, "elsewhere")
+			writeDoctorFile(t, filepath.Join(x, "nexus", "config.yaml"), "core:\n  dir: "+core+"\n")
+			return []string{"HOME=" + home, "XDG_CONFIG_HOME=" + x}
+		}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			home, proj := t.TempDir(), t.TempDir()
+			cmd := exec.Command(bin, "--project", proj, "install", "claude")
+			cmd.Dir, cmd.Env = proj, append(c.env(home), "PATH="+os.Getenv("PATH"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			b, _ := os.ReadFile(filepath.Join(proj, ".claude", "settings.json"))
+			if got := strings.Contains(string(b), "--core "+core); got != c.record {
+				t.Errorf("--core recorded: %v, want %v\n%s", got, c.record, b)
+			}
+		})
+	}
+}

@@ -195,10 +195,11 @@ func renderCatalog(a *app, nexus, agentPrefix string) ([]claude.OwnedFile, strin
 }
 
 // chosenCoreDir is the distribution directory the registered commands must
-// name: one chosen with --core or NEXUS_CORE_DIR, which Claude Code's
-// environment (an IDE launcher, a bare shell) would not have. Locations
-// the commands find by themselves (config files, node_modules, the
-// built-in distribution) give "".
+// name: one chosen with --core, NEXUS_CORE_DIR or a user config file found
+// through XDG_CONFIG_HOME, which Claude Code's environment (an IDE
+// launcher, a bare shell) would not have. Locations the commands find by
+// themselves (the project's config, ~/.config/nexus/config.yaml,
+// node_modules, the built-in distribution) give "".
 func chosenCoreDir(a *app) (string, error) {
 	cfg, err := a.Config()
 	if err != nil {
@@ -206,6 +207,18 @@ func chosenCoreDir(a *app) (string, error) {
 	}
 	switch cfg.Source("core.dir").Layer {
 	case config.LayerFlag, config.LayerEnv:
+	case config.LayerUser:
+		// A user file Claude Code also reads (HOME only) needs nothing; one
+		// found through XDG_CONFIG_HOME may be invisible to it.
+		bare := func(k string) (string, bool) {
+			if k == "HOME" {
+				return os.LookupEnv(k)
+			}
+			return "", false
+		}
+		if config.UserFile(nil) == config.UserFile(bare) {
+			return "", nil
+		}
 	default:
 		return "", nil
 	}
