@@ -27,8 +27,10 @@ fi
 # shellcheck disable=SC2086 # one argument per package
 $GO vet -tags e2e $pkgs
 status=0
+# A Claude Code session mostly waits (on the fake model, on hooks): four at
+# a time keep two cores busy.
 # shellcheck disable=SC2086
-$GO test -tags e2e -count=1 -timeout 15m -run '^TestE2E' $pkgs || status=$?
+$GO test -tags e2e -count=1 -parallel 4 -timeout 15m -run '^TestE2E' $pkgs || status=$?
 if [ -s "$NEXUS_E2E_FIGURES" ]; then
 	echo
 	cat "$NEXUS_E2E_FIGURES"
