@@ -214,3 +214,16 @@ func TestSaveRefusesSymlinkedMemoryFolder(t *testing.T) {
 		t.Fatalf("written outside the project: %v", entries)
 	}
 }
+
+// The content limit at its boundary: MaxContentBytes is accepted, one byte
+// more refused.
+func TestSaveContentLimitBoundary(t *testing.T) {
+	p := newProject(t, "", time.Time{})
+	ctx := context.Background()
+	if _, err := p.m.Save(ctx, "empirical", "limit exact size", strings.Repeat("x", MaxContentBytes)); err != nil {
+		t.Fatalf("content of exactly %d bytes: %v", MaxContentBytes, err)
+	}
+	if _, err := p.m.Save(ctx, "empirical", "limit over size", strings.Repeat("x", MaxContentBytes+1)); err == nil {
+		t.Fatalf("content of %d bytes accepted", MaxContentBytes+1)
+	}
+}

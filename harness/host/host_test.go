@@ -78,3 +78,18 @@ func TestFailurePolicy(t *testing.T) {
 		t.Error("unknown host accepted")
 	}
 }
+
+// TestPayloadLimitBoundary: a payload of MaxPayload-1 or MaxPayload bytes
+// is decoded; one byte more is refused as too big.
+func TestPayloadLimitBoundary(t *testing.T) {
+	head := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"`
+	tail := `"}}`
+	for _, n := range []int{MaxPayload - 1, MaxPayload, MaxPayload + 1} {
+		payload := head + strings.Repeat("x", n-len(head)-len(tail)) + tail
+		_, errOut, _ := run(t, "claude", "PreToolUse", payload, "fail-open", noEngine)
+		tooBig := strings.Contains(errOut, "payload over")
+		if tooBig != (n > MaxPayload) {
+			t.Errorf("%d bytes (limit %d): %q", n, MaxPayload, errOut)
+		}
+	}
+}
