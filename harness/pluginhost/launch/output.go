@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -184,7 +186,7 @@ func parseJSONLine(line string) (hclog.Level, string, []any, bool) {
 		}
 	}
 	var args []any
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch k {
 		case "@message", "@level", "@timestamp", "@module", "@caller":
 			continue
@@ -192,19 +194,6 @@ func parseJSONLine(line string) (hclog.Level, string, []any, bool) {
 		args = append(args, k, m[k])
 	}
 	return level, msg, args, true
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ { // tiny maps: insertion sort
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
 }
 
 // goPluginLogger is the logger handed to go-plugin for its own messages.
