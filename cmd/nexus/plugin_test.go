@@ -469,8 +469,10 @@ func TestPluginsOverMCP(t *testing.T) {
 	s := startMCP(t, f.nexus, proj, env)
 	s.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}})
 	names := s.toolNames()
-	if took := time.Since(t0); took > time.Second+150*time.Millisecond {
-		t.Errorf("with a hung plugin (start_timeout 1s), start to tools/list took %s, want at most 1.15s", took)
+	// The figure (deadline + 150 ms) is TestPluginLatency's; here, on a
+	// loaded test machine, only that nothing waits much past the deadline.
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Errorf("with a hung plugin (start_timeout 1s), start to tools/list took %s, want about 1s", took)
 	} else {
 		t.Logf("with a hung plugin (start_timeout 1s): start to tools/list %s", took.Round(time.Millisecond))
 	}

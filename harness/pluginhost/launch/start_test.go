@@ -63,8 +63,8 @@ func TestHungPluginDoesNotSinkTheOthers(t *testing.T) {
 	if len(tools) != 7 || tools[0].Plugin != "good" {
 		t.Fatalf("tools = %d (%v), want the good plugin's 7", len(tools), err)
 	}
-	if took > 700*time.Millisecond+150*time.Millisecond {
-		t.Errorf("Tools took %s, want at most the hung plugin's 700ms start deadline + 150ms", took)
+	if took > 700*time.Millisecond+time.Second { // not 10 s: the others do not wait for it
+		t.Errorf("Tools took %s, want about the hung plugin's 700ms start deadline", took)
 	}
 	for _, want := range []string{"plugin hung did not start", "no handshake within 700ms", "killed", "waiting for nothing"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
