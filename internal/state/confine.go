@@ -51,12 +51,20 @@ type EscapeError struct {
 	Link   string // the symlink on the way ("" when it could not be named)
 	Target string // where Link points
 	Root   string // the folder the write must stay in
+	// Absolute: Link stays inside Root but names its target by absolute
+	// path, which os.Root never follows.
+	Absolute bool
 }
 
 func (e *EscapeError) Error() string {
 	if e.Link == "" {
 		return fmt.Sprintf("refusing to write %s: the path leads out of %s through a symlink; "+
 			"nexus never writes through a symlink that leaves its folder (see docs/security.md)", e.Path, e.Root)
+	}
+	if e.Absolute {
+		return fmt.Sprintf("refusing to write %s: %s is a symlink with an absolute target (%s); "+
+			"nexus follows only relative symlinks that stay inside %s. Make it relative, or replace it with a real folder; see docs/security.md",
+			e.Path, e.Link, e.Target, e.Root)
 	}
 	return fmt.Sprintf("refusing to write %s: %s is a symlink to %s, outside %s; "+
 		"nexus never writes through a symlink that leaves its folder. Replace the symlink with a real folder "+
@@ -99,6 +107,7 @@ func explain(root, file string, err error) error {
 		resolved, eerr := filepath.EvalSymlinks(cur)
 		if eerr != nil || !within(realRoot, resolved) || filepath.IsAbs(target) {
 			e.Link, e.Target = cur, target
+			e.Absolute = eerr == nil && within(realRoot, resolved)
 			return e
 		}
 	}

@@ -284,3 +284,32 @@ func TestReadContainedRefusesLinksOut(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// A symlink that stays inside but names its target by absolute path is
+// refused too (os.Root follows only relative links), and the message says
+// so rather than claiming the link leads outside.
+func TestAbsoluteLinkInsideIsNamedAsSuch(t *testing.T) {
+	s := newStore(t)
+	real := filepath.Join(s.L.Project, "arts")
+	os.MkdirAll(real, 0o755)
+	os.MkdirAll(s.L.StateDir(), 0o755)
+	if err := os.Symlink(real, s.L.ArtifactsDir()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.WriteArtifact(context.Background(), "x.md", []byte("x"))
+	var ee *EscapeError
+	if !errors.As(err, &ee) || !ee.Absolute || !strings.Contains(err.Error(), "absolute target") {
+		t.Fatalf("err = %v, want an EscapeError about the absolute target", err)
+	}
+	// The same link made relative is followed: it stays in the project.
+	os.Remove(s.L.ArtifactsDir())
+	if err := os.Symlink("../../arts", s.L.ArtifactsDir()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.WriteArtifact(context.Background(), "x.md", []byte("x")); err != nil {
+		t.Fatalf("relative link inside the project: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(real, "x.md")); err != nil || string(b) != "x" {
+		t.Fatalf("not written through the relative link: %q %v", b, err)
+	}
+}
