@@ -159,6 +159,7 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	// library, a stray debug line) goes to stderr instead.
 	proto := os.Stdout
 	if !useHTTP {
+		growPipe(proto)
 		os.Stdout = os.Stderr
 		defer func() { os.Stdout = proto }()
 	}
