@@ -39,6 +39,7 @@ func init() {
 		// Plugin data goes under the .nexus folder this server serves
 		// (--nexus-root, runtime.root), like its state.
 		o.DataRoot = filepath.Join(e.Layout.HarnessDir(), "plugins")
+		o.DataAnchor = e.Layout.Anchor()
 		o.Logger = stderrLogger{os.Stderr}
 		o.HostStderr = os.Stderr // the plugin host's log; never stdout
 		m, err := pluginhost.Open(o)
