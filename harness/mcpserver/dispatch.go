@@ -55,9 +55,12 @@ type dispatcher struct {
 	wg     sync.WaitGroup
 
 	mu        sync.Mutex
-	running   map[string]context.CancelFunc // by id (JSON text)
+	running   map[string]*request // by id (JSON text)
 	cancelled map[string]bool
 }
+
+// request is one request in flight, under its own context.
+type request struct{ cancel context.CancelFunc }
 
 // serialQueue bounds the requests waiting on the in-order lane; beyond it
 // reading stops until one is done (the client is far ahead).
@@ -71,7 +74,7 @@ func newDispatcher(s *server.MCPServer, w *lineWriter, o StdioOptions) *dispatch
 		o.Parallel = func(string) bool { return false }
 	}
 	d := &dispatcher{s: s, w: w, parallel: o.Parallel, serial: make(chan func(), serialQueue),
-		slots: make(chan struct{}, o.Workers), running: map[string]context.CancelFunc{}, cancelled: map[string]bool{}}
+		slots: make(chan struct{}, o.Workers), running: map[string]*request{}, cancelled: map[string]bool{}}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
@@ -104,15 +107,18 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 	}
 	id := idKey(env.ID)
 	rctx, cancel := context.WithCancel(ctx)
+	req := &request{cancel: cancel}
 	if id != "" {
 		d.mu.Lock()
+		// A client reusing the id of a request still in flight breaks
+		// JSON-RPC; the first keeps the id for cancellation.
 		if _, dup := d.running[id]; !dup {
-			d.running[id] = cancel
+			d.running[id] = req
 		}
 		d.mu.Unlock()
 	}
 	run := func() {
-		defer d.done(id, cancel)
+		defer d.done(id, req)
 		if rctx.Err() != nil {
 			return // cancelled while waiting
 		}
@@ -129,7 +135,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 			select {
 			case d.slots <- struct{}{}:
 			case <-rctx.Done():
-				d.done(id, cancel)
+				d.done(id, req)
 				return
 			}
 			defer func() { <-d.slots }()
@@ -146,13 +152,13 @@ func (d *dispatcher) cancel(id string) {
 		return
 	}
 	d.mu.Lock()
-	cancel, ok := d.running[id]
+	req, ok := d.running[id]
 	if ok {
 		d.cancelled[id] = true
 	}
 	d.mu.Unlock()
 	if ok {
-		cancel()
+		req.cancel()
 	}
 }
 
@@ -162,14 +168,16 @@ func (d *dispatcher) wasCancelled(id string) bool {
 	return d.cancelled[id]
 }
 
-func (d *dispatcher) done(id string, cancel context.CancelFunc) {
-	cancel()
+func (d *dispatcher) done(id string, req *request) {
+	req.cancel()
 	if id == "" {
 		return
 	}
 	d.mu.Lock()
-	delete(d.running, id)
-	delete(d.cancelled, id)
+	if d.running[id] == req {
+		delete(d.running, id)
+		delete(d.cancelled, id)
+	}
 	d.mu.Unlock()
 }
 
