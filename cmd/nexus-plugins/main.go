@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -50,6 +51,12 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 	case "serve":
 		switch {
 		case len(args) == 2 && args[1] == decisions.Name:
+			if os.Getenv("GOGC") == "" {
+				// The store keeps a large, long-lived heap (about 1.4 KiB per
+				// decision) and allocates little per call: a heap goal of
+				// 1.5x the live data instead of 2x keeps its RSS in budget.
+				debug.SetGCPercent(50)
+			}
 			sdk.Serve(decisions.New())
 			return 0
 		case len(args) == 1:

@@ -96,7 +96,7 @@ func Check(c *Corpus, approach, context string) (*CheckResult, error) {
 			return &CheckResult{Error: e}, nil
 		}
 	}
-	if len(c.NonSeed()) == 0 {
+	if !c.hasNonSeed() {
 		return &CheckResult{Assessment: NoDecisionsToCheck}, nil
 	}
 	hits, err := c.related(ShapeQuery(approach, context))

@@ -270,6 +270,17 @@ func (c *Corpus) searchIndex(includeSuperseded bool) (*searchIndex, error) {
 	return si, nil
 }
 
+// hasNonSeed reports whether the store holds a decision other than the
+// scaffold seed (without building a list on every check).
+func (c *Corpus) hasNonSeed() bool {
+	for _, e := range c.Entries {
+		if !e.D.IsSeed() {
+			return true
+		}
+	}
+	return false
+}
+
 // NonSeed returns the decisions other than the scaffold seed.
 func (c *Corpus) NonSeed() []Entry {
 	var out []Entry

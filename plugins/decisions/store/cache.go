@@ -36,6 +36,7 @@ import (
 type corpusCache struct {
 	files    map[string]*fileRecord
 	vocab    *bm25.Vocab // the term ids of every record's Doc
+	symlinks map[string]bool // decision files that are symlinks (re-checked every call)
 	current  *kernel.Corpus
 	watch    *dirWatch
 	dirMtime int64
@@ -126,10 +127,8 @@ func (c *corpusCache) pending(f *FS) (names []string, full bool) {
 			return nil, true
 		}
 	}
-	for n, r := range c.files {
-		if r.id.symlink {
-			names = append(names, n)
-		}
+	for n := range c.symlinks {
+		names = append(names, n)
 	}
 	return names, false
 }
@@ -150,7 +149,11 @@ func (c *corpusCache) refresh(f *FS, name string) bool {
 	if old != nil && err == nil && old.id == id && old.problem == "" {
 		return false
 	}
-	c.files[name] = c.read(f, name, id, err, old)
+	rec := c.read(f, name, id, err, old)
+	if old != nil && old.problem != "" && rec.problem == old.problem && rec.id == old.id {
+		return false // still unreadable for the same reason: nothing to rebuild
+	}
+	c.files[name] = rec
 	c.dirty = true
 	return true
 }
@@ -280,10 +283,22 @@ func (c *corpusCache) read(f *FS, name string, id fileID, statErr error, old *fi
 // read back from the file when a tool shows it (Corpus.Full).
 func slim(d *decision.Decision) *decision.Decision {
 	return &decision.Decision{
-		Date: d.Date, Version: d.Version, Status: d.Status, Confidence: d.Confidence,
-		DecisionType: d.DecisionType, Reversibility: d.Reversibility, Source: d.Source,
-		Supersedes: d.Supersedes, SupersededBy: d.SupersededBy, Num: d.Num, Title: d.Title,
+		Date: d.Date, Version: d.Version, Status: intern(decision.Statuses, d.Status), Confidence: intern(decision.Confidences, d.Confidence),
+		DecisionType: intern(decision.DecisionTypes, d.DecisionType), Reversibility: intern(decision.Reversibility, d.Reversibility),
+		Source: intern(decision.Sources, d.Source), Supersedes: d.Supersedes, SupersededBy: d.SupersededBy, Num: d.Num,
+		Title: strings.Clone(d.Title),
 	}
+}
+
+// intern returns the set's own copy of an enum value, so 100,000 cached
+// decisions do not each keep the parser's string.
+func intern(set []string, v string) string {
+	for _, s := range set {
+		if s == v {
+			return s
+		}
+	}
+	return v
 }
 
 // assemble builds the corpus from the records, in list order.
@@ -294,8 +309,12 @@ func (c *corpusCache) assemble(f *FS) {
 	}
 	sort.Strings(names)
 	k := &kernel.Corpus{Stems: make([]string, len(names)), Entries: make([]kernel.Entry, 0, len(names)), Vocab: c.vocab}
+	c.symlinks = map[string]bool{}
 	for i, n := range names {
 		r := c.files[n]
+		if r.id.symlink {
+			c.symlinks[n] = true
+		}
 		k.Stems[i] = r.entry.Stem
 		if r.problem != "" {
 			k.Problems = append(k.Problems, kernel.Problem{File: kernel.DecisionsDir + "/" + n, Reason: r.problem})

@@ -216,3 +216,22 @@ func FuzzDecodeIndex(f *testing.F) {
 		decodeIndex(b, "/s", bm25.NewVocab()) // must not panic or allocate without bound
 	})
 }
+
+// A decision file that stays unreadable (a symlink out of the store is
+// re-checked on every call) does not rebuild the corpus on every call.
+func TestUnreadableSymlinkDoesNotRebuild(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "decisions"), 0o755)
+	os.WriteFile(filepath.Join(dir, "decisions", "001-a.md"), []byte(decisionDoc(1, "First")), 0o644)
+	os.WriteFile(filepath.Join(outside, "x.md"), []byte(decisionDoc(2, "Outside")), 0o644)
+	os.Symlink(filepath.Join(outside, "x.md"), filepath.Join(dir, "decisions", "002-x.md"))
+	fs, _ := Open(dir)
+	defer fs.Close()
+	c1, err := fs.Corpus()
+	if err != nil || len(c1.Problems) != 1 {
+		t.Fatalf("corpus = %+v, %v", c1, err)
+	}
+	if c2, _ := fs.Corpus(); c2 != c1 {
+		t.Error("corpus rebuilt although nothing changed")
+	}
+}

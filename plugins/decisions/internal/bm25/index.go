@@ -104,18 +104,19 @@ type Doc struct {
 
 // NewDoc counts a document's terms (in order of first appearance).
 func (v *Vocab) NewDoc(terms []string) Doc {
-	d := Doc{Len: int32(len(terms))}
 	at := make(map[int32]int, len(terms))
+	counts := make([]TermCount, 0, len(terms))
 	for _, t := range terms {
 		id := v.ID(t)
 		if i, ok := at[id]; ok {
-			d.Counts[i].N++
+			counts[i].N++
 			continue
 		}
-		at[id] = len(d.Counts)
-		d.Counts = append(d.Counts, TermCount{Term: id, N: 1})
+		at[id] = len(counts)
+		counts = append(counts, TermCount{Term: id, N: 1})
 	}
-	return d
+	// Stores keep one Doc per decision: no spare capacity.
+	return Doc{Counts: append([]TermCount(nil), counts...), Len: int32(len(terms))}
 }
 
 // Build indexes docs (each a list of terms, duplicates kept) over a fresh
