@@ -242,3 +242,36 @@ func FuzzFit(f *testing.F) {
 		}
 	})
 }
+
+// A skill the model loads with the Skill tool becomes the active skill;
+// after compaction nexus does not inject it again (the host re-attaches
+// it), and a subagent's Skill call changes nothing.
+func TestSkillToolActivates(t *testing.T) {
+	s := newStore(t, "nexus")
+	o := claudeOpts(s.L.Project)
+	o.Store, o.SkillTool = s, "Skill"
+	e, _ := newEngine(t, o)
+	handle(t, e, Event{Name: PostToolUse, AgentID: "a1", AgentType: "architect", Tool: "Skill", ToolInput: map[string]any{"skill": "nx-run"}, Status: StatusOK})
+	if _, ok := e.readActiveSkill(); ok {
+		t.Fatal("a subagent's Skill call changed the active skill")
+	}
+	handle(t, e, Event{Name: PostToolUse, Tool: "Skill", ToolInput: map[string]any{"skill": "nexus:nx-run"}, Status: StatusOK})
+	a, ok := e.readActiveSkill()
+	if !ok || a.Skill != "nx-run" || !a.HostLoaded {
+		t.Fatalf("active skill %+v", a)
+	}
+	r := handle(t, e, Event{Name: ContextCompact, Source: "compact"})
+	if !strings.Contains(r.Context, "loaded with the Skill tool") || strings.Contains(r.Context, "nexus activated the nx-run skill") {
+		t.Errorf("compaction:\n%s", r.Context)
+	}
+	handle(t, e, Event{Name: PostToolUse, Tool: "Skill", ToolInput: map[string]any{"skill": "someone-elses"}, Status: StatusOK})
+	if a, _ := e.readActiveSkill(); a.Skill != "nx-run" {
+		t.Error("a skill outside the distribution became active")
+	}
+	// Activated by its tag first, then loaded: still the tag's record.
+	handle(t, e, Event{Name: UserMessage, Prompt: "[plan] x"})
+	handle(t, e, Event{Name: PostToolUse, Tool: "Skill", ToolInput: map[string]any{"skill": "nx-plan"}, Status: StatusOK})
+	if a, _ := e.readActiveSkill(); a.Tag != "[plan]" || !a.HostLoaded {
+		t.Errorf("active skill %+v", a)
+	}
+}

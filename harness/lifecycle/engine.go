@@ -74,6 +74,11 @@ type Options struct {
 	// before role ids where the host names agents (Claude Code names a
 	// plugin's agents nexus:<id>).
 	HostToolPrefix, AgentPrefix string
+	// SkillTool is the host's tool that loads a skill by name (Claude
+	// Code: Skill, input {"skill": NAME}); Lead's successful call of it
+	// with a skill of the distribution makes that skill the active one,
+	// as its tag would. "" = none.
+	SkillTool string
 }
 
 // Engine handles lifecycle events for one project and harness.

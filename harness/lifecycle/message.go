@@ -74,6 +74,31 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 	return Reply{Context: e.fit(parts), Notice: strings.Join(notices, " ")}, nil
 }
 
+// skillLoaded records a skill the model loaded itself (the host's skill
+// tool, or a slash command that runs it) as the active skill, so the
+// status line and a compaction see it.
+func (e *Engine) skillLoaded(ctx context.Context, ev Event) {
+	name, _ := ev.ToolInput["skill"].(string)
+	if i := strings.LastIndexByte(name, ':'); i >= 0 {
+		name = name[i+1:] // nexus:nx-plan inside the plugin
+	}
+	if _, ok := e.o.Core.Skill(name); !ok {
+		return
+	}
+	a := ActiveSkill{Skill: name, Tag: e.o.SkillTool + " tool", ActivatedAt: e.o.Store.Timestamp(), HostLoaded: true}
+	if cur, ok := e.readActiveSkill(); ok && cur.Skill == name {
+		if cur.HostLoaded {
+			return
+		}
+		// Activated by its tag, then loaded as the hook asked.
+		a = *cur
+		a.HostLoaded = true
+	}
+	if err := e.writeActiveSkill(ctx, a); err != nil {
+		e.log.Log(ctx, "warn", PostToolUse, "", "could not record the active skill: "+err.Error())
+	}
+}
+
 // guidance is the status injected before inference: plan status, task
 // progress and knowledge counts. Without a tag it is given only while a
 // plan or task cycle is open.

@@ -27,6 +27,10 @@ type ActiveSkill struct {
 	Mode        string `json:"mode,omitempty"`
 	Tag         string `json:"tag"`
 	ActivatedAt string `json:"activated_at"`
+	// HostLoaded is set once the model loaded the skill through the host's
+	// skill tool: the host then keeps it in context itself (Claude Code
+	// re-attaches invoked skills after compaction).
+	HostLoaded bool `json:"host_loaded,omitempty"`
 }
 
 func (e *Engine) readActiveSkill() (*ActiveSkill, bool) {
@@ -308,7 +312,9 @@ func (e *Engine) contextCompact(ctx context.Context, ev Event) (Reply, error) {
 		{text: e.knowledge().text(), more: e.moreKnowledge()},
 		{text: e.agentsText(), more: e.moreAgents()},
 	}
-	if hasActive {
+	if hasActive && active.HostLoaded {
+		parts = append(parts, part{text: fmt.Sprintf("The %s skill was loaded with the %s tool, so the host keeps its instructions in context; follow them.", active.Skill, e.o.SkillTool)})
+	} else if hasActive {
 		if st, err := e.activateSkill(active.Skill, active.Mode); err == nil {
 			parts = append(parts, e.skillPart(st, active.Tag))
 		} else {

@@ -73,6 +73,9 @@ func (e *Engine) postToolUse(ctx context.Context, ev Event) (Reply, error) {
 	if status != StatusOK {
 		return Reply{Context: lead}, nil
 	}
+	if e.o.SkillTool != "" && ev.Tool == e.o.SkillTool && ev.AgentID == "" {
+		e.skillLoaded(ctx, ev)
+	}
 	r, err := e.observeReads(ctx, ev, cl)
 	if lead != "" {
 		r.Context = strings.TrimSpace(lead + "\n" + r.Context)

@@ -488,6 +488,7 @@ func Configure(o *lifecycle.Options, project, home, pluginRoot string, inPlugin 
 	o.SkillLoader = SkillLoader(project, home, pluginRoot)
 	o.LeadReminders = true
 	o.SpawnTools = SpawnTools
+	o.SkillTool = "Skill"
 	if inPlugin {
 		o.AgentPrefix = PluginName + ":"
 		o.HostToolPrefix = PluginMCPPrefix
