@@ -415,9 +415,6 @@ func readyTasks(t *state.Tasks) []int64 {
 	return ready
 }
 
-// planTasksText describes plan.json and tasks.json (issue and task lists).
-func (e *Engine) planTasksText() string { return e.planText() + e.tasksText() }
-
 // planText describes plan.json with its issues.
 func (e *Engine) planText() string {
 	var b strings.Builder
