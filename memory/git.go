@@ -166,7 +166,7 @@ func (m *Manager) deleteFiles(ctx context.Context, names []string, reason string
 	}
 	var deleted []string
 	for _, t := range targets {
-		if err := m.store.L.RemoveFile(t.abs); err != nil {
+		if err := m.store.RemoveContainedLocked(m.Dir(), t.file); err != nil {
 			res.Warnings = append(res.Warnings, err.Error())
 		}
 		deleted = append(deleted, t.file)

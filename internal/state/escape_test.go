@@ -313,3 +313,33 @@ func TestAbsoluteLinkInsideIsNamedAsSuch(t *testing.T) {
 		t.Fatalf("not written through the relative link: %q %v", b, err)
 	}
 }
+
+// RemoveContainedLocked deletes only inside its folder: a sub-folder that
+// links elsewhere, even inside the project, is refused.
+func TestRemoveContainedStaysInItsFolder(t *testing.T) {
+	s := newStore(t)
+	mem, rules := s.L.MemoryDir(), s.L.RulesDir()
+	os.MkdirAll(mem, 0o755)
+	os.MkdirAll(rules, 0o755)
+	os.WriteFile(filepath.Join(rules, "keep.md"), []byte("rule"), 0o644)
+	os.WriteFile(filepath.Join(mem, "go.md"), []byte("m"), 0o644)
+	if err := os.Symlink("../rules", filepath.Join(mem, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	var ee *EscapeError
+	if err := s.RemoveContainedLocked(mem, "sub/keep.md"); !errors.As(err, &ee) {
+		t.Fatalf("remove through sub -> ../rules: %v, want an EscapeError", err)
+	}
+	if _, err := os.Stat(filepath.Join(rules, "keep.md")); err != nil {
+		t.Fatal("a rule was deleted through the memory folder")
+	}
+	if err := s.RemoveContainedLocked(mem, "go.md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mem, "go.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("go.md not removed")
+	}
+	if err := s.RemoveContainedLocked(mem, "go.md"); err != nil {
+		t.Fatalf("removing a missing file: %v", err)
+	}
+}

@@ -196,6 +196,29 @@ func (s *Store) ReadContained(root, name string) ([]byte, error) {
 	return b, err
 }
 
+// RemoveContainedLocked deletes root/name beneath the folder (a missing
+// file is fine), as WriteContainedLocked writes it: neither the folder nor
+// a folder in name may be a symlink leading out of it. The caller holds
+// the directory lock.
+func (s *Store) RemoveContainedLocked(root, name string) error {
+	clean, err := CheckName(root, name)
+	if err != nil {
+		return err
+	}
+	full := filepath.Join(root, filepath.FromSlash(clean))
+	return s.beneath(root, func(anchor *os.Root, dir string) error {
+		folder, err := anchor.OpenRoot(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		defer folder.Close()
+		return explain(root, full, atomicfile.RemoveIn(folder, clean))
+	})
+}
+
 // EnsureTree creates .nexus/, state/ and the harness namespace, and writes
 // .nexus/.gitignore when it is missing (an existing one is left alone).
 // It reports whether the .gitignore it found fails to ignore state/.
