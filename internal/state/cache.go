@@ -143,18 +143,6 @@ func (s *Store) remember(path string, data []byte, v any) {
 	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true})
 }
 
-// markValid records that the cached version of path matches its schema.
-func (s *Store) markValid(path string, v any) {
-	if s.cache == nil {
-		return
-	}
-	s.cache.mu.Lock()
-	defer s.cache.mu.Unlock()
-	if e := s.cache.entries[path]; e != nil && e.value == v {
-		e.valid = true
-	}
-}
-
 // readWithID reads a whole file and the identity of the very file read.
 func readWithID(path string) (b []byte, id fileID, idKnown, ok bool, err error) {
 	f, err := os.Open(path)
