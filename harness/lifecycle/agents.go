@@ -116,43 +116,44 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 }
 
 // remindersPath holds notes for Lead kept by subagent_complete until Lead's
-// next spawn-tool result (Options.LeadReminders).
+// next spawn-tool result (Options.LeadReminders), one JSON string a line.
 func (e *Engine) remindersPath() string {
-	return filepath.Join(e.o.Store.L.HarnessDir(), "lead-reminders.json")
+	return filepath.Join(e.o.Store.L.HarnessDir(), "lead-reminders.jsonl")
 }
 
-// maxReminders bounds the notes kept for Lead.
-const maxReminders = 20
+// maxReminders bounds the notes given to Lead at once; maxRemindersFile
+// the file read back.
+const (
+	maxReminders     = 20
+	maxRemindersFile = 1 << 20
+)
 
+// addReminder appends a note without fsync: a subagent stop must not pay
+// for a durable write, and a note lost to a power cut costs little.
 func (e *Engine) addReminder(ctx context.Context, note string) error {
-	p := e.remindersPath()
-	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
-		var notes []string
-		if b, err := os.ReadFile(p); err == nil {
-			_ = json.Unmarshal(b, &notes)
-		}
-		notes = append(notes, note)
-		if len(notes) > maxReminders {
-			notes = notes[len(notes)-maxReminders:]
-		}
-		b, err := json.Marshal(notes)
-		if err != nil {
-			return err
-		}
-		tx.PutRaw(p, append(b, '\n'))
-		return nil
-	})
+	return e.o.Store.AppendLineNoSync(ctx, e.remindersPath(), note)
 }
 
-// takeReminders returns and clears the notes kept for Lead.
+// takeReminders returns and clears the notes kept for Lead (the last
+// maxReminders, duplicates dropped).
 func (e *Engine) takeReminders(ctx context.Context) []string {
 	p := e.remindersPath()
 	if !state.Exists(p) {
 		return nil
 	}
 	var notes []string
-	if b, err := os.ReadFile(p); err == nil && len(b) <= 1<<20 {
-		_ = json.Unmarshal(b, &notes)
+	seen := map[string]bool{}
+	if b, err := os.ReadFile(p); err == nil && len(b) <= maxRemindersFile {
+		for _, line := range strings.Split(string(b), "\n") {
+			var n string
+			if json.Unmarshal([]byte(line), &n) == nil && n != "" && !seen[n] {
+				seen[n] = true
+				notes = append(notes, n)
+			}
+		}
+	}
+	if len(notes) > maxReminders {
+		notes = notes[len(notes)-maxReminders:]
 	}
 	if err := e.o.Store.RemoveHarnessFile(ctx, p); err != nil {
 		e.log.Log(ctx, "warn", PostToolUse, "", err.Error())
