@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -118,7 +119,7 @@ func ReadRecord(dir string) (*Record, error) {
 	}
 	defer f.Close()
 	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(&limited{f, maxRecord + 1}); err != nil {
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxRecord+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if buf.Len() > maxRecord {
@@ -139,23 +140,6 @@ func ReadRecord(dir string) (*Record, error) {
 		}
 	}
 	return &r, nil
-}
-
-type limited struct {
-	f *os.File
-	n int64
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fs.ErrClosed
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.f.Read(p)
-	l.n -= int64(n)
-	return n, err
 }
 
 // OwnedStatus is the state of one rendered file on disk.
