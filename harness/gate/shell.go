@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -122,7 +123,7 @@ func (a *shellAnalysis) script(src string, depth int) {
 		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
 			words := make([]word, len(call.Args))
 			for i, w := range call.Args {
-				words[i] = toWord(w)
+				words[i] = toWord(src, w)
 			}
 			a.exec(words, redirs, depth)
 		}
@@ -149,7 +150,7 @@ type redirect struct {
 func toRedirect(src string, r *syntax.Redirect) redirect {
 	rd := redirect{op: r.Op.String()}
 	if r.Word != nil {
-		rd.target = toWord(r.Word)
+		rd.target = toWord(src, r.Word)
 	}
 	switch {
 	case r.Hdoc != nil:
@@ -169,33 +170,27 @@ func toRedirect(src string, r *syntax.Redirect) redirect {
 
 // toWord removes quotes from a word and notes whether its value depends on
 // an expansion: parameters, command, arithmetic or process substitution,
-// globs, brace and tilde expansion, ANSI-C quoting.
-func toWord(w *syntax.Word) word {
+// globs, brace and tilde expansion, ANSI-C quoting. A plain word's text is
+// mvdan's quote removal; an expanded one keeps its source text, for option
+// matching (--output=$OUT) and messages.
+func toWord(src string, w *syntax.Word) word {
 	if len(w.Parts) == 1 {
 		if _, ok := w.Parts[0].(*syntax.ProcSubst); ok {
 			return word{procsub: true}
 		}
 	}
-	var b strings.Builder
 	literal := true
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
-			v := p.Value
-			if strings.ContainsAny(v, "*?[") || (i == 0 && strings.HasPrefix(v, "~")) || hasBraceExpansion(v) {
+			if strings.ContainsAny(p.Value, "*?[") || (i == 0 && strings.HasPrefix(p.Value, "~")) || hasBraceExpansion(p.Value) {
 				literal = false
 			}
-			b.WriteString(unescape(v, ""))
 		case *syntax.SglQuoted:
-			if p.Dollar {
-				literal = false
-			}
-			b.WriteString(p.Value)
+			literal = literal && !p.Dollar
 		case *syntax.DblQuoted:
 			for _, q := range p.Parts {
-				if l, ok := q.(*syntax.Lit); ok {
-					b.WriteString(unescape(l.Value, "\"\\$`"))
-				} else {
+				if _, ok := q.(*syntax.Lit); !ok {
 					literal = false
 				}
 			}
@@ -203,33 +198,14 @@ func toWord(w *syntax.Word) word {
 			literal = false
 		}
 	}
-	return word{text: b.String(), literal: literal}
-}
-
-// unescape removes the backslashes of a literal: in an unquoted word
-// (only == "") a backslash quotes any character, inside double quotes only
-// those in only; a backslash-newline is a line continuation either way.
-func unescape(s, only string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			next := s[i+1]
-			if next == '\n' {
-				i++
-				continue
-			}
-			if only == "" || strings.IndexByte(only, next) >= 0 {
-				i++
-				b.WriteByte(next)
-				continue
-			}
+	if literal {
+		// Quote removal as the shell does it for an argument (expand.Literal
+		// is an assignment's, which keeps backslashes).
+		if f, err := expand.Fields(&expand.Config{}, w); err == nil && len(f) == 1 {
+			return word{text: f[0], literal: true}
 		}
-		b.WriteByte(s[i])
 	}
-	return b.String()
+	return word{text: src[w.Pos().Offset():w.End().Offset()]}
 }
 
 // hasBraceExpansion reports an unquoted a{b,c} or {1..3}, which expands to

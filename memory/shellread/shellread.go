@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -141,65 +142,40 @@ func plain(w *syntax.Word) bool {
 	return ok
 }
 
-// literal is a word's text after quote removal when nothing in it is
-// expanded: no parameters, substitutions, globs, braces, tildes or history
-// marks, and no $'...' quoting.
+// literal is a word's text after quote removal when nothing in it
+// is expanded: no parameters, substitutions, globs, braces, tildes, lone $
+// or history marks, and no $'...' quoting.
 func literal(w *syntax.Word) (string, bool) {
-	var b strings.Builder
 	for i, p := range w.Parts {
 		switch p := p.(type) {
 		case *syntax.Lit:
 			if strings.ContainsAny(p.Value, "*?[]{}!$") || (i == 0 && strings.HasPrefix(p.Value, "~")) {
 				return "", false
 			}
-			b.WriteString(unescape(p.Value, ""))
 		case *syntax.SglQuoted:
 			if p.Dollar {
 				return "", false
 			}
-			b.WriteString(p.Value)
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				return "", false
 			}
 			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
+				if _, ok := q.(*syntax.Lit); !ok {
 					return "", false
 				}
-				b.WriteString(unescape(l.Value, "\"$`\\"))
 			}
 		default:
 			return "", false
 		}
 	}
-	return b.String(), true
-}
-
-// unescape removes the backslashes of a literal: unquoted (only == "") a
-// backslash quotes any character, inside double quotes only those in only;
-// a backslash-newline is a line continuation either way.
-func unescape(s, only string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+	// Quote removal as the shell does it for an argument (expand.Literal is
+	// an assignment's, which keeps backslashes).
+	f, err := expand.Fields(&expand.Config{}, w)
+	if err != nil || len(f) != 1 {
+		return "", false
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			next := s[i+1]
-			if next == '\n' {
-				i++
-				continue
-			}
-			if only == "" || strings.IndexByte(only, next) >= 0 {
-				i++
-				b.WriteByte(next)
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return f[0], true
 }
 
 type analysis struct {
