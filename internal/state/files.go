@@ -313,8 +313,16 @@ func ReadMemoryAccess(path string) ([]MemoryAccess, error) {
 	}
 	out := make([]MemoryAccess, 0, len(lines))
 	for _, line := range lines {
-		var r MemoryAccess
-		if json.Unmarshal(line, &r) != nil || r.Path == "" {
+		// Lines as nexus writes them are read without a JSON decoder
+		// (memory gc reads one per memory file ever read).
+		r, ok := parseCanonical(line)
+		if !ok {
+			r = MemoryAccess{}
+			if json.Unmarshal(line, &r) != nil {
+				continue
+			}
+		}
+		if r.Path == "" {
 			continue
 		}
 		out = append(out, r)
