@@ -404,3 +404,31 @@ func TestInstallRecordsCoreOnlyWhenNeeded(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusLineBinary: `nexus statusline` finds the project from Claude
+// Code's JSON and prints one line, also where nexus is not set up.
+func TestStatusLineBinary(t *testing.T) {
+	bin := nexusAlone(t)
+	proj := t.TempDir()
+	run := func(stdin string) string {
+		cmd := exec.Command(bin, "statusline")
+		cmd.Dir, cmd.Env = t.TempDir(), hookEnv(t, t.TempDir())
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return string(out)
+	}
+	in := `{"session_id":"s","cwd":"` + proj + `","workspace":{"current_dir":"` + proj + `","project_dir":"` + proj + `"},"model":{"display_name":"Opus"}}`
+	if got := run(in); got != "nexus: not set up here (run /nx-setup)\n" {
+		t.Errorf("no .nexus: %q", got)
+	}
+	writeDoctorFile(t, filepath.Join(proj, ".nexus", "state", "tasks.json"), `{"goal":"g","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"completed","deps":[],"created_at":"2026-04-16T08:00:00.000Z"}]}`)
+	if got := run(in); got != "nexus · tasks 1/1 done\n" {
+		t.Errorf("with tasks: %q", got)
+	}
+	if got := run("not json"); !strings.HasPrefix(got, "nexus: status-line input is not JSON") {
+		t.Errorf("bad input: %q", got)
+	}
+}
