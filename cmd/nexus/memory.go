@@ -66,14 +66,8 @@ logs, e.g. .nexus/state/<other-id>/memory-access.jsonl) by path: counts are summ
 read's time and agent are kept. The merged view is only printed; nothing is written (nexus never
 writes another harness's namespace, and merging into its own log would count the same reads
 again on the next merge).`,
-		Args: cobra.ArbitraryArgs, // files with --merge; RunE checks
+		Args: filesWithFlag(&merge, "--merge", "at least one memory-access.jsonl file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !merge && len(args) > 0 {
-				return usagef("unexpected arguments %q (did you mean --merge?)", args)
-			}
-			if merge && len(args) == 0 {
-				return usagef("--merge needs at least one memory-access.jsonl file")
-			}
 			m, e, err := manager()
 			if err != nil {
 				return err
@@ -182,14 +176,8 @@ With --delete FILE...: delete those memory files in one git commit that contains
 deletions (your staged and unstaged changes stay as they were) and whose message lists the
 command restoring each file. Refused, with the reason, outside a git repository or when a file
 has uncommitted edits. Requires the git binary.`,
-		Args: cobra.ArbitraryArgs, // files with --delete; RunE checks
+		Args: filesWithFlag(&del, "--delete", "the memory files to delete"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !del && len(args) > 0 {
-				return usagef("unexpected arguments %q (did you mean --delete?)", args)
-			}
-			if del && len(args) == 0 {
-				return usagef("--delete needs the memory files to delete")
-			}
 			m, _, err := manager()
 			if err != nil {
 				return err
@@ -230,4 +218,19 @@ func displayPath(project, p string) string {
 		return rel
 	}
 	return p
+}
+
+// filesWithFlag is the argument check of a command whose FILE arguments
+// belong to a flag (memory access --merge, memory gc --delete): files
+// without the flag, or the flag without files, are usage errors.
+func filesWithFlag(on *bool, flag, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if !*on && len(args) > 0 {
+			return usagef("unexpected arguments %q (did you mean %s?)", args, flag)
+		}
+		if *on && len(args) == 0 {
+			return usagef("%s needs %s", flag, what)
+		}
+		return nil
+	}
 }
