@@ -275,3 +275,18 @@ func TestSkillToolActivates(t *testing.T) {
 		t.Errorf("active skill %+v", a)
 	}
 }
+
+func TestSlashCommandActivates(t *testing.T) {
+	s := newStore(t, "nexus")
+	o := claudeOpts(s.L.Project)
+	o.Store, o.SkillTool = s, "Skill"
+	e, _ := newEngine(t, o)
+	handle(t, e, Event{Name: UserMessage, Prompt: "/compact"})
+	if _, ok := e.readActiveSkill(); ok {
+		t.Fatal("a host command became the active skill")
+	}
+	handle(t, e, Event{Name: UserMessage, Prompt: "/nexus:nx-sync now"})
+	if a, ok := e.readActiveSkill(); !ok || a.Skill != "nx-sync" || !a.HostLoaded {
+		t.Fatalf("active skill %+v", a)
+	}
+}

@@ -35,6 +35,12 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
+	if e.o.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
+		// A slash command of an installed skill (/nx-plan, /nexus:nx-plan):
+		// the host loads it; nexus records it as the active skill.
+		cmd, _, _ := strings.Cut(strings.TrimPrefix(ev.Prompt, "/"), " ")
+		e.markSkillLoaded(ctx, strings.TrimSpace(cmd))
+	}
 	res := e.Detector().Detect(ev.Prompt)
 	var parts []part
 	var notices []string
@@ -79,6 +85,12 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 // status line and a compaction see it.
 func (e *Engine) skillLoaded(ctx context.Context, ev Event) {
 	name, _ := ev.ToolInput["skill"].(string)
+	e.markSkillLoaded(ctx, name)
+}
+
+// markSkillLoaded records a host-loaded skill of the distribution (see
+// skillLoaded); other names are ignored.
+func (e *Engine) markSkillLoaded(ctx context.Context, name string) {
 	if i := strings.LastIndexByte(name, ':'); i >= 0 {
 		name = name[i+1:] // nexus:nx-plan inside the plugin
 	}
