@@ -184,3 +184,21 @@ func FuzzAnalyzeShell(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAnalyzeShell is the gate's cost for one Bash command of the
+// kinds agents run (a PreToolUse hook analyses one).
+func BenchmarkAnalyzeShell(b *testing.B) {
+	for _, c := range []struct{ name, cmd string }{
+		{"pipeline", "go test ./... 2>&1 | tail -20"},
+		{"heredoc", "cat > src/a.go <<'EOF'\npackage a\n\nfunc A() int { return 1 }\nEOF"},
+		{"list", "git status && git diff --stat; git log --oneline -5"},
+		{"find-exec", "find . -name '*.o' -exec rm {} \\;"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				AnalyzeShell(c.cmd)
+			}
+		})
+	}
+}
