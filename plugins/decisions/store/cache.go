@@ -35,7 +35,7 @@ import (
 // identity changed.
 type corpusCache struct {
 	files    map[string]*fileRecord
-	vocab    *bm25.Vocab // the term ids of every record's Doc
+	vocab    *bm25.Vocab     // the term ids of every record's Doc
 	symlinks map[string]bool // decision files that are symlinks (re-checked every call)
 	current  *kernel.Corpus
 	watch    *dirWatch

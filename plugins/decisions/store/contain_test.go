@@ -235,3 +235,17 @@ func TestUnreadableSymlinkDoesNotRebuild(t *testing.T) {
 		t.Error("corpus rebuilt although nothing changed")
 	}
 }
+
+// A repository that ships .nauro as a symlink out of it cannot make
+// `nexus decision init` write the repo pointer (or its lock) elsewhere.
+func TestRepoConfigSymlinkRefused(t *testing.T) {
+	repo, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(repo, RepoConfigDir)); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteRepoConfig(repo, &RepoConfig{Mode: ModeLocal, ID: "01JAZ3K9QW4M8N2P5R7T9V1X3Y", Name: "x"})
+	if !errors.Is(err, ErrOutsideStore) || !strings.Contains(err.Error(), ".nauro is a symlink") {
+		t.Errorf("WriteRepoConfig = %v, want a refusal naming .nauro", err)
+	}
+	assertEmpty(t, outside)
+}

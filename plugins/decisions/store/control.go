@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,8 +15,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/nexus-harness/nexus/internal/atomicfile"
-	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
@@ -168,19 +167,29 @@ func WriteRepoConfig(repo string, c *RepoConfig) error {
 	if c.ServerURL != "" {
 		o.Set("server_url", c.ServerURL)
 	}
-	p := filepath.Join(repo, RepoConfigDir, RepoConfigFile)
-	return controlWrite(p, pyjson.File(o))
+	return controlWrite(repo, RepoConfigDir+"/"+RepoConfigFile, pyjson.File(o))
 }
 
 // controlWrite replaces a control-plane file atomically under
-// "<name>.lock" (path.with_suffix(".lock"), as the reference names it).
-func controlWrite(p, text string) error {
-	lock, err := filelock.AcquirePath(context.Background(), strings.TrimSuffix(p, filepath.Ext(p))+".lock", lockTimeout)
+// "<name>.lock" (path.with_suffix(".lock"), as the reference names it),
+// beneath base: a repository can ship .nauro as a symlink, and the write
+// must not follow it out of the repository.
+func controlWrite(base, rel, text string) error {
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", base, err)
+	}
+	b, err := Open(base)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	b.control = true
+	lock, err := b.lock(context.Background(), strings.TrimSuffix(rel, path.Ext(rel))+".lock")
 	if err != nil {
 		return err
 	}
 	defer lock.Release()
-	return atomicfile.WriteFile(p, []byte(text), 0o644)
+	return b.writeAtomic(rel, []byte(text))
 }
 
 // Project is a registry v2 entry.
@@ -298,7 +307,7 @@ func (r *Registry) Save() error {
 		projects.Set(p.ID, e)
 	}
 	o.Set("projects", projects).Set("schema_version", RegistrySchemaV2)
-	return controlWrite(filepath.Join(r.Home, RegistryFile), pyjson.File(o))
+	return controlWrite(r.Home, RegistryFile, pyjson.File(o))
 }
 
 func strsAny(s []string) []any {

@@ -28,8 +28,9 @@ const lockTimeout = 10 * time.Second
 // kernel.CorpusCache: parsed decisions are cached per file and re-read
 // only when that file changes (see cache.go).
 type FS struct {
-	root string
-	r    *os.Root
+	root    string
+	r       *os.Root
+	control bool // a repository or $NAURO_HOME, not a store (messages)
 
 	mu    sync.Mutex
 	cache corpusCache

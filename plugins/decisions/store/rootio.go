@@ -57,7 +57,11 @@ func (f *FS) explain(rel string, err error) error {
 	}
 	if c := f.escapeCulprit(rel); c != "" {
 		target, _ := f.r.Readlink(c)
-		return fmt.Errorf("%w: %s is a symlink to %s, which is outside the store %s; replace it with a regular file or folder inside the store", ErrOutsideStore, c, target, f.root)
+		where := "the store"
+		if f.control {
+			where = "the folder"
+		}
+		return fmt.Errorf("%w: %s is a symlink to %s, which is outside %s %s; replace it with a regular file or folder inside it", ErrOutsideStore, c, target, where, f.root)
 	}
 	return err
 }
