@@ -54,6 +54,9 @@ type EscapeError struct {
 	// Absolute: Link stays inside Root but names its target by absolute
 	// path, which os.Root never follows.
 	Absolute bool
+	// Hint, when set, replaces the advice that ends the message (the
+	// default one is about .nexus).
+	Hint string
 }
 
 func (e *EscapeError) Error() string {
@@ -66,10 +69,13 @@ func (e *EscapeError) Error() string {
 			"nexus follows only relative symlinks that stay inside %s. Make it relative, or replace it with a real folder; see docs/security.md",
 			e.Path, e.Link, e.Target, e.Root)
 	}
+	hint := e.Hint
+	if hint == "" {
+		hint = "Replace the symlink with a real folder (or, to keep .nexus elsewhere, set runtime.root in your user configuration)"
+	}
 	return fmt.Sprintf("refusing to write %s: %s is a symlink to %s, outside %s; "+
-		"nexus never writes through a symlink that leaves its folder. Replace the symlink with a real folder "+
-		"(or, to keep .nexus elsewhere, set runtime.root in your user configuration); see docs/security.md",
-		e.Path, e.Link, e.Target, e.Root)
+		"nexus never writes through a symlink that leaves its folder. %s; see docs/security.md",
+		e.Path, e.Link, e.Target, e.Root, hint)
 }
 
 // escaped reports whether err is os.Root's refusal of a path that leaves
@@ -77,6 +83,13 @@ func (e *EscapeError) Error() string {
 func escaped(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
 }
+
+// Explain turns os.Root's refusal to leave root, met while writing file
+// (an absolute path beneath root), into an *EscapeError naming the
+// symlink; any other error is returned as it is. Writers outside the store
+// that open their files beneath an os.Root (the Claude Code installer) use
+// it so their refusals read like the store's.
+func Explain(root, file string, err error) error { return explain(root, file, err) }
 
 // explain turns os.Root's refusal into an EscapeError naming the symlink.
 // It only inspects, after the write was refused: nothing depends on it.

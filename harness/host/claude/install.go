@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/nexus-harness/nexus/internal/atomicfile"
 )
 
 // Installation scopes.
@@ -228,6 +226,12 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Everything is written beneath the scope's folder (see beneath.go).
+	a, err := openAnchor(anchorDir(o), false)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
 	var changes []FileChange
 	for _, f := range []struct {
 		path string
@@ -239,7 +243,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		}},
 		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) }},
 	} {
-		ch, err := editFile(f.path, o, f.edit)
+		name, err := a.nameOf(f.path)
+		if err != nil {
+			return changes, err
+		}
+		ch, err := editFile(a, name, o, f.edit)
 		if err != nil {
 			return changes, err
 		}
@@ -250,21 +258,37 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		// owned files stay as they are.
 		return changes, nil
 	}
-	owned, err := syncOwned(filepath.Dir(settingsPath), o.Files, o, install)
+	prefix, err := a.nameOf(filepath.Dir(settingsPath))
+	if err != nil {
+		return changes, err
+	}
+	owned, err := syncOwned(a, prefix, o.Files, o, install)
 	return append(changes, owned...), err
 }
 
-func editFile(path string, o InstallOptions, edit func(*object) []string) (FileChange, error) {
-	ch := FileChange{Path: path}
-	before, err := os.ReadFile(path)
-	exists := err == nil
-	if err != nil && !os.IsNotExist(err) {
-		return ch, fmt.Errorf("read %s: %w", path, err)
+// anchorDir is the folder a scope's writes stay beneath: the project or
+// the home folder.
+func anchorDir(o InstallOptions) string {
+	if o.Scope == ScopeUser {
+		return o.Home
+	}
+	return o.Project
+}
+
+// maxSettings bounds a settings file nexus reads and rewrites.
+const maxSettings = 16 << 20
+
+func editFile(a *anchor, name string, o InstallOptions, edit func(*object) []string) (FileChange, error) {
+	full := a.full(name)
+	ch := FileChange{Path: full}
+	before, exists, err := a.read(name, maxSettings)
+	if err != nil {
+		return ch, err
 	}
 	root := newObject()
 	if exists && len(bytes.TrimSpace(before)) > 0 {
 		if root, err = parseOrdered(before); err != nil {
-			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", path, err)
+			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
 		}
 	}
 	// Compare against the file as nexus would print it, so reformatting
@@ -288,7 +312,7 @@ func editFile(path string, o InstallOptions, edit func(*object) []string) (FileC
 	if remove {
 		after = nil
 	}
-	ch.Diff = unifiedDiff(path+" (before)", path+" (after)", old, after)
+	ch.Diff = unifiedDiff(full+" (before)", full+" (after)", old, after)
 	if o.DryRun {
 		return ch, nil
 	}
@@ -297,34 +321,29 @@ func editFile(path string, o InstallOptions, edit func(*object) []string) (FileC
 		if o.Now != nil {
 			now = o.Now
 		}
-		ch.Backup = backupName(path, now())
-		if err := atomicfile.WriteFile(ch.Backup, before, 0o600); err != nil {
-			return ch, fmt.Errorf("back up %s: %w", path, err)
+		b := backupName(a, name, now())
+		ch.Backup = a.full(b)
+		if err := a.write(b, before, 0o600); err != nil {
+			return ch, fmt.Errorf("back up %s: %w", full, err)
 		}
 	}
 	if remove {
-		return ch, atomicfile.Remove(path)
+		return ch, a.remove(name, path.Dir(name))
 	}
-	perm := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		perm = st.Mode().Perm()
-	}
-	if err := atomicfile.WriteFile(path, after, perm); err != nil {
+	if err := a.write(name, after, a.perm(name, 0o644)); err != nil {
 		return ch, err
 	}
 	return ch, nil
 }
 
-// backupName returns a backup path that does not exist yet.
-func backupName(path string, t time.Time) string {
-	base := fmt.Sprintf("%s.nexus-backup-%s", path, t.UTC().Format("20060102T150405Z"))
-	name := base
-	for i := 1; ; i++ {
-		if _, err := os.Lstat(name); os.IsNotExist(err) {
-			return name
-		}
-		name = fmt.Sprintf("%s-%d", base, i)
+// backupName returns a backup name beside name that is not taken yet.
+func backupName(a *anchor, name string, t time.Time) string {
+	base := fmt.Sprintf("%s.nexus-backup-%s", name, t.UTC().Format("20060102T150405Z"))
+	b := base
+	for i := 1; a.exists(b); i++ {
+		b = fmt.Sprintf("%s-%d", base, i)
 	}
+	return b
 }
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.

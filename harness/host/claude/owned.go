@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -125,11 +124,16 @@ func ReadRecord(dir string) (*Record, error) {
 	if buf.Len() > maxRecord {
 		return nil, fmt.Errorf("%s is larger than %d bytes; it is not nexus's record (move it aside)", name, maxRecord)
 	}
-	if err := validateRecord(name, buf.Bytes()); err != nil {
+	return parseRecord(name, buf.Bytes())
+}
+
+// parseRecord validates and decodes a record read from the file name.
+func parseRecord(name string, data []byte) (*Record, error) {
+	if err := validateRecord(name, data); err != nil {
 		return nil, fmt.Errorf("%v; move it aside and install again", err)
 	}
 	var r Record
-	dec := json.NewDecoder(&buf)
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%s is not a valid nexus install record (%v); move it aside and install again", name, err)
@@ -198,18 +202,27 @@ func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
 }
 
 // syncOwned writes (install) or removes (uninstall) the owned files of a
-// Claude Code folder and keeps its record. It returns one FileChange per
-// file it creates, updates, removes or leaves alone for a reason, and one
-// for the record itself.
-func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+// Claude Code folder, prefix beneath the anchor a ("" for a plugin
+// folder), and keeps its record. It returns one FileChange per file it
+// creates, updates, removes or leaves alone for a reason, and one for the
+// record itself. Every read, write, backup and removal goes beneath the
+// anchor (see beneath.go).
+func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+	dir := a.full(prefix)
 	for _, f := range files {
 		if !validOwnedPath(f.Path) || f.Path == RecordName {
 			return nil, fmt.Errorf("refusing to write %q: not a plain relative path inside %s", f.Path, dir)
 		}
 	}
-	rec, err := ReadRecord(dir)
-	if err != nil {
+	at := func(p string) string { return path.Join(prefix, p) }
+	recName := at(RecordName)
+	var rec *Record
+	if b, exists, err := a.read(recName, maxRecord); err != nil {
 		return nil, err
+	} else if exists {
+		if rec, err = parseRecord(a.full(recName), b); err != nil {
+			return nil, err
+		}
 	}
 	if rec == nil && (!install || len(files) == 0) {
 		return nil, nil
@@ -220,32 +233,7 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 			recorded[e.Path] = e.SHA256
 		}
 	}
-	var root *os.Root
-	if !o.DryRun {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", dir, err)
-		}
-		if root, err = os.OpenRoot(dir); err != nil {
-			return nil, err
-		}
-		defer root.Close()
-	}
-	read := func(p string) ([]byte, bool, error) {
-		var b []byte
-		var err error
-		if root != nil {
-			b, err = root.ReadFile(p)
-		} else {
-			b, err = os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", filepath.Join(dir, p), err)
-		}
-		return b, true, nil
-	}
+	read := func(p string) ([]byte, bool, error) { return a.read(at(p), 0) }
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -254,40 +242,31 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 	next := map[string]string{}
 	unchanged := 0
 	backup := func(p string, cur []byte) (string, error) {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		b := backupName(full, now())
-		rel, _ := filepath.Rel(dir, b)
+		b := backupName(a, at(p), now())
 		if o.DryRun {
-			return b, nil
+			return a.full(b), nil
 		}
-		return b, atomicfile.WriteFileIn(root, filepath.ToSlash(rel), cur, 0o644)
+		return a.full(b), a.write(b, cur, 0o644)
 	}
 	write := func(p string, data []byte) error {
 		if o.DryRun {
 			return nil
 		}
-		return atomicfile.WriteFileIn(root, p, data, 0o644)
+		return a.write(at(p), data, 0o644)
 	}
 	remove := func(p string) error {
 		if o.DryRun {
 			return nil
 		}
-		if err := atomicfile.RemoveIn(root, p); err != nil {
-			return err
-		}
-		// Folders left empty (a skill's own folder, agents/, hooks/) go too.
-		for d := path.Dir(p); d != "."; d = path.Dir(d) {
-			if root.Remove(d) != nil {
-				break
-			}
-		}
-		return nil
+		// Folders left empty (a skill's own folder, agents/, hooks/) go
+		// too, up to the Claude Code folder.
+		return a.remove(at(p), prefix)
 	}
 	wanted := map[string]bool{}
 	if install {
 		for _, f := range files {
 			wanted[f.Path] = true
-			full := filepath.Join(dir, filepath.FromSlash(f.Path))
+			full := a.full(at(f.Path))
 			cur, exists, err := read(f.Path)
 			if err != nil {
 				return changes, err
@@ -335,7 +314,7 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 	}
 	sort.Strings(stale)
 	for _, p := range stale {
-		full := filepath.Join(dir, filepath.FromSlash(p))
+		full := a.full(at(p))
 		cur, exists, err := read(p)
 		if err != nil {
 			return changes, err
@@ -361,7 +340,7 @@ func syncOwned(dir string, files []OwnedFile, o InstallOptions, install bool) ([
 		}
 	}
 	// The record itself.
-	recPath := filepath.Join(dir, RecordName)
+	recPath := a.full(recName)
 	recCh := FileChange{Path: recPath}
 	if unchanged > 0 {
 		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d agent and skill file(s) nexus wrote here are up to date", unchanged))

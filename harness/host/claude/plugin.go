@@ -92,7 +92,15 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 
 // WritePlugin writes (install) or removes (uninstall) a plugin package in
 // dir: the files given (PluginFiles plus the rendered agents and skills),
-// recorded in dir/RecordName like the agents of a scope.
+// recorded in dir/RecordName like the agents of a scope. dir is the
+// folder the user named: every file is written and removed beneath it, so
+// a symlink inside it leading out (a shipped agents/ or .mcp.json) is
+// refused.
 func WritePlugin(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
-	return syncOwned(dir, files, o, install)
+	a, err := openAnchor(dir, install && !o.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return syncOwned(a, "", files, o, install)
 }

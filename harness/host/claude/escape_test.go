@@ -1,0 +1,236 @@
+package claude
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/state"
+)
+
+// The escape suite for the installer (issue 13 follow-up): every writer
+// (install and uninstall of each scope and of a plugin package) × every
+// place a cloned repository (or a package folder) can hold a symlink that
+// leads out, by absolute and by relative target. It fails on any byte,
+// file or folder that appears, changes or disappears outside.
+
+type installWriter struct {
+	name string
+	// anchor is the folder the writer stays beneath, relative to the
+	// test's folder.
+	anchor string
+	// placements are the names beneath the anchor a symlink may take; the
+	// writer goes through each of them.
+	placements []string
+	run        func(anchor string, install bool) ([]FileChange, error)
+}
+
+func pluginTestFiles() []OwnedFile {
+	return append([]OwnedFile{
+		{Path: ".claude-plugin/plugin.json", Content: []byte("{\"name\":\"nexus\"}\n")},
+		{Path: ".mcp.json", Content: []byte("{\"mcpServers\":{}}\n")},
+		{Path: "hooks/hooks.json", Content: []byte("{\"hooks\":{}}\n")},
+	}, ownedFiles("1")...)
+}
+
+func testInstallOptions() InstallOptions {
+	now := time.Date(2026, 4, 16, 8, 0, 0, 0, time.UTC)
+	return InstallOptions{Command: "/opt/nexus", Version: "1", CoreVersion: "0.10.0", StatusLine: true, Nauro: true, Now: func() time.Time { return now }}
+}
+
+var installWriters = []installWriter{
+	{
+		name:   "project scope",
+		anchor: "proj",
+		placements: []string{".claude", ".claude/agents", ".claude/skills", ".claude/skills/nx-plan",
+			".claude/settings.json", ".claude/nexus-install.json", ".claude/agents/architect.md", ".mcp.json"},
+		run: func(anchor string, install bool) ([]FileChange, error) {
+			o := testInstallOptions()
+			o.Scope, o.Project, o.Files = ScopeProject, anchor, ownedFiles("1")
+			if install {
+				return Install(o)
+			}
+			return Uninstall(o)
+		},
+	},
+	{
+		name:   "user scope",
+		anchor: "home",
+		placements: []string{".claude", ".claude/agents", ".claude/skills", ".claude/settings.json",
+			".claude/nexus-install.json", ".claude.json"},
+		run: func(anchor string, install bool) ([]FileChange, error) {
+			o := testInstallOptions()
+			o.Scope, o.Home, o.Files = ScopeUser, anchor, ownedFiles("1")
+			if install {
+				return Install(o)
+			}
+			return Uninstall(o)
+		},
+	},
+	{
+		name:   "plugin package",
+		anchor: "plugin",
+		placements: []string{"agents", "skills", "skills/nx-plan", ".claude-plugin", "hooks",
+			".mcp.json", "nexus-install.json", "agents/architect.md"},
+		run: func(anchor string, install bool) ([]FileChange, error) {
+			o := testInstallOptions()
+			var files []OwnedFile
+			if install {
+				files = pluginTestFiles()
+			}
+			return WritePlugin(anchor, files, o, install)
+		},
+	},
+}
+
+// snapshot lists everything under dir: path, type, mode and content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s %v", rel, info.Mode())
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			line += " " + string(b)
+		}
+		out = append(out, line)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// linkOut replaces anchor/placement with a symlink to outside/<n>, moving
+// what was there (an installed file or folder) to the target, or creating
+// an empty folder (or a small JSON file, for a file name) when nothing was.
+func linkOut(t *testing.T, anchor, placement, outside string, relative bool) (link string) {
+	t.Helper()
+	link = filepath.Join(anchor, filepath.FromSlash(placement))
+	target := filepath.Join(outside, strings.ReplaceAll(placement, "/", "_"))
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(link); err == nil {
+		if err := os.Rename(link, target); err != nil {
+			t.Fatal(err)
+		}
+	} else if strings.HasSuffix(placement, ".json") || strings.HasSuffix(placement, ".md") {
+		if err := os.WriteFile(target, []byte("{\"outside\":true}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := os.Mkdir(target, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := target
+	if relative {
+		r, err := filepath.Rel(filepath.Dir(link), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dest = r
+	}
+	if err := os.Symlink(dest, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
+func TestInstallNeverLeavesItsFolder(t *testing.T) {
+	for _, w := range installWriters {
+		for _, placement := range w.placements {
+			for _, relative := range []bool{false, true} {
+				for _, op := range []string{"install fresh", "install over an install", "uninstall"} {
+					kind := "absolute"
+					if relative {
+						kind = "relative"
+					}
+					t.Run(fmt.Sprintf("%s/%s/%s %s", w.name, op, placement, kind), func(t *testing.T) {
+						base := t.TempDir()
+						anchor := filepath.Join(base, w.anchor)
+						outside := filepath.Join(base, "outside")
+						for _, d := range []string{anchor, outside} {
+							if err := os.MkdirAll(d, 0o755); err != nil {
+								t.Fatal(err)
+							}
+						}
+						if op != "install fresh" {
+							if _, err := w.run(anchor, true); err != nil {
+								t.Fatal(err)
+							}
+						}
+						link := linkOut(t, anchor, placement, outside, relative)
+						before := snapshot(t, outside)
+						_, err := w.run(anchor, op != "uninstall")
+						if after := snapshot(t, outside); after != before {
+							t.Fatalf("the outside folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
+						}
+						var ee *state.EscapeError
+						if !errors.As(err, &ee) {
+							t.Fatalf("err = %v, want an *state.EscapeError", err)
+						}
+						if ee.Link != link || !strings.Contains(err.Error(), link) {
+							t.Errorf("the refusal does not name the symlink %s: %v", link, err)
+						}
+						// The link itself is left in place.
+						if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+							t.Errorf("the symlink %s was replaced or removed", link)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// A relative symlink that stays inside the project is followed: only
+// leaving the folder is refused.
+func TestInstallFollowsSymlinksInside(t *testing.T) {
+	proj := t.TempDir()
+	if err := os.Mkdir(filepath.Join(proj, "claude-real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("claude-real", filepath.Join(proj, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	o := testInstallOptions()
+	o.Scope, o.Project, o.Files = ScopeProject, proj, ownedFiles("1")
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, filepath.Join(proj, "claude-real", "agents", "architect.md")); got != string(ownedFiles("1")[0].Content) {
+		t.Fatalf("agent = %q", got)
+	}
+	if _, err := Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "claude-real", "agents", "architect.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("uninstall left the agent: %v", err)
+	}
+	if st, err := os.Lstat(filepath.Join(proj, ".claude")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		t.Fatal("uninstall removed the .claude symlink")
+	}
+}
