@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -62,5 +64,25 @@ func TestPluginEventShowsOnlyTheEvent(t *testing.T) {
 	want := map[string]any{"cwd": "/p", "tool_classes": []any{"shell_command_exec"}}
 	if !reflect.DeepEqual(payload, want) {
 		t.Errorf("payload %v, want %v (empty fields are left out)", payload, want)
+	}
+}
+
+func TestHookPluginsWithoutSubscribers(t *testing.T) {
+	spawned := false
+	h := &HookPlugins{
+		Options: func() (pluginhost.Options, error) {
+			return pluginhost.Options{ProjectDir: t.TempDir(), NoUserPlugins: true}, nil
+		},
+		HookServer: func() bool { return true },
+		Spawn:      func(string, string, string) error { spawned = true; return nil },
+	}
+	r := h.Dispatch(context.Background(), lifecycle.Event{Name: lifecycle.PreToolUse, Tool: "Bash"})
+	if r.Denied || len(r.Failures) > 0 || len(r.Contexts) > 0 || spawned {
+		t.Fatalf("no plugins: reply %+v, hook server started %v", r, spawned)
+	}
+	h.Options = func() (pluginhost.Options, error) { return pluginhost.Options{}, errors.New("bad plugins.paths") }
+	r = h.Dispatch(context.Background(), lifecycle.Event{Name: lifecycle.PreToolUse, Tool: "Bash"})
+	if len(r.Failures) != 1 || r.Failures[0] != "plugins: bad plugins.paths" || r.Denied {
+		t.Fatalf("options error: %+v", r)
 	}
 }

@@ -1,111 +1,25 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"time"
-
 	"github.com/nexus-harness/nexus/harness"
-	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
-// hookPlugins hands a hook's event to the plugins subscribed to it.
-//
-// The hot path first skims the manifests (name and subscriptions only:
-// pluginhost.Subscribed); with no subscriber it returns at once, having
-// validated nothing, compiled nothing and started nothing. With
-// subscribers it asks the project's hook server, which keeps them warm;
-// when there is none it starts one (detached) for the next hooks and
-// handles this event in-process, as it does when the server does not
-// answer.
-type hookPlugins struct {
-	a *app
-	// spawn starts the hook server (replaced in tests).
-	spawn func(hostProgram, project, dir string) error
-}
-
-func newHookPlugins(a *app) *hookPlugins {
-	return &hookPlugins{a: a, spawn: spawnHookServer}
+// newHookPlugins gives a hook the project's plugins (harness.HookPlugins)
+// with this command line's configuration.
+func newHookPlugins(a *app) *harness.HookPlugins {
+	return &harness.HookPlugins{
+		Options: func() (pluginhost.Options, error) { return pluginOptions(a) },
+		HookServer: func() bool {
+			cfg, err := a.Config()
+			return err == nil && cfg.Bool("plugins.hook_server")
+		},
+		Spawn: spawnHookServer,
+	}
 }
 
 func spawnHookServer(hostProgram, project, dir string) error {
 	return pluginhost.SpawnHookServer(hostProgram, hookServerArgs(project), dir)
-}
-
-// Dispatch implements lifecycle.Plugins.
-func (h *hookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycle.PluginReply {
-	o, err := pluginOptions(h.a)
-	if err != nil {
-		return lifecycle.PluginReply{Failures: []string{"plugins: " + err.Error()}}
-	}
-	tool := ""
-	if ev.Name == lifecycle.PreToolUse || ev.Name == lifecycle.PostToolUse {
-		tool = ev.Tool
-	}
-	subs, budget := pluginhost.Subscribed(o, ev.Name, tool)
-	if len(subs) == 0 {
-		return lifecycle.PluginReply{}
-	}
-	sev, err := harness.PluginEvent(ev)
-	if err != nil {
-		return lifecycle.PluginReply{Failures: []string{"plugins: " + err.Error()}}
-	}
-	var notes []string
-	res, err := h.viaServer(ctx, o, sev, budget)
-	if err != nil {
-		if !errors.Is(err, pluginhost.ErrNoHookServer) {
-			notes = append(notes, "plugins: the hook server did not answer ("+err.Error()+"); this event was handled in-process")
-		}
-		res = h.inProcess(ctx, o, ev.Name, tool, sev)
-	}
-	return harness.PluginReply(res, ev.Name, notes)
-}
-
-// viaServer asks the project's hook server, and starts one when none runs.
-func (h *hookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *contract.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
-	cfg, err := h.a.Config()
-	if err != nil || !cfg.Bool("plugins.hook_server") || o.HostProgram == "" {
-		return nil, pluginhost.ErrNoHookServer // in-process (which reports a missing plugin host)
-	}
-	dir, err := pluginhost.RuntimeDir(o.ProjectDir)
-	if err != nil {
-		return nil, err
-	}
-	// The server is the plugin host program; one of another build steps down.
-	res, err := pluginhost.DispatchViaServer(ctx, dir, o, ev, pluginhost.ProgramIdentity(o.HostProgram), budget)
-	if errors.Is(err, pluginhost.ErrNoHookServer) && h.spawn != nil {
-		if serr := h.spawn(o.HostProgram, o.ProjectDir, dir); serr != nil {
-			return nil, fmt.Errorf("start the hook server: %w", serr)
-		}
-	}
-	return res, err
-}
-
-// inProcess starts the subscribed plugins for this hook alone (through a
-// plugin host of its own), dispatches, and stops them. Only the subscribed
-// manifests are validated.
-func (h *hookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *contract.Event) *pluginhost.DispatchResult {
-	o.OnlyEvent, o.OnlyTool = event, tool
-	o.Logger = pluginhost.NopLogger{} // failures reach nexus.log through the reply
-	m, err := pluginhost.Open(o)
-	if err != nil {
-		return &pluginhost.DispatchResult{Outcomes: []pluginhost.Outcome{{Plugin: "(plugins)", Err: err, Error: err.Error(), Policy: pluginhost.FailOpen}}}
-	}
-	stop := m.ShutdownOnSignal()
-	defer stop()
-	defer m.Close()
-	res := m.Dispatch(ctx, ev)
-	for _, p := range m.Problems() {
-		label := "(manifest)"
-		if p.Tool != "" {
-			label = "(refused)" // one tool refused for its name; the plugin runs
-		}
-		res.Outcomes = append(res.Outcomes, pluginhost.Outcome{Plugin: label, Err: p, Error: p.Error(), Policy: pluginhost.FailOpen})
-	}
-	return res
 }
 
 // hookPluginTool gives the gate a plugin tool's classes by its served
