@@ -148,3 +148,36 @@ func TestE2EGateInSubagent(t *testing.T) {
 		t.Error("the denial reached the Lead's conversation as well")
 	}
 }
+
+// TestE2EUnplannedEdit: the Lead's Write is denied while no task cycle is
+// open (gate.unplanned_edit deny, the default) with nexus's reason in the
+// tool result, and allowed once a task is registered.
+func TestE2EUnplannedEdit(t *testing.T) {
+	t.Parallel()
+	api := fa.New(
+		fa.Turn{Name: "write-1", When: fa.Prompt("e2e: unplanned"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_write_1", Name: "Write", Input: map[string]any{"file_path": "notes.md", "content": "first\n"}}}}},
+		fa.Turn{Name: "task", When: fa.After("toolu_write_1"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_task", Name: mcpName("nx_task_add"), Input: map[string]any{"title": "Write notes", "context": "e2e"}}}}},
+		fa.Turn{Name: "write-2", When: fa.After("toolu_task"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_write_2", Name: "Write", Input: map[string]any{"file_path": "notes.md", "content": "planned\n"}}}}},
+		fa.Turn{Name: "final", When: fa.After("toolu_write_2"), Reply: fa.Reply{Text: "Written."}},
+	)
+	defer api.Close()
+	s := newSession(t, api, sessionOpts{})
+
+	s.run("e2e: unplanned")
+
+	if u := api.Unused(); len(u) > 0 {
+		t.Fatalf("scripted turns never reached: %v", u)
+	}
+	req, _ := api.Answered("task")
+	if res, ok := req.Messages.ToolResult("toolu_write_1"); !ok || !res.IsError || !strings.Contains(res.Content.Text(), "nexus denied") {
+		t.Errorf("the unplanned Write was not denied by nexus: error=%v %q", res.IsError, res.Content.Text())
+	}
+	req, _ = api.Answered("final")
+	if res, ok := req.Messages.ToolResult("toolu_write_2"); !ok || res.IsError {
+		t.Errorf("the Write after nx_task_add failed: %q", res.Content.Text())
+	}
+	b, err := os.ReadFile(filepath.Join(s.proj, "notes.md"))
+	if err != nil || string(b) != "planned\n" {
+		t.Errorf("notes.md = %q, %v; want the planned write only", b, err)
+	}
+}
