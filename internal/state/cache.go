@@ -42,6 +42,9 @@ type cacheEntry struct {
 	// valid: this version is known to match its schema (nexus wrote it
 	// after validating it, or validated it whole).
 	valid bool
+	// layout: for a tasks.json this process wrote, the bytes and where
+	// each task sits in them (encodeTasks).
+	layout *taskLayout
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -81,8 +84,9 @@ func (c *fileCache) put(path string, e *cacheEntry) {
 
 // loaded is one read of a cached state file.
 type loaded struct {
-	value any
-	valid bool
+	value  any
+	valid  bool
+	layout *taskLayout
 }
 
 // load returns the parsed content of path: from the cache when the file
@@ -99,7 +103,7 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 		}
 		if err == nil {
 			if id, ok := idOf(st); ok && id == e.id {
-				return &loaded{e.value, e.valid}, true, nil
+				return &loaded{e.value, e.valid, e.layout}, true, nil
 			}
 		}
 	}
@@ -112,8 +116,8 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 	h := hashBytes(b)
 	if e != nil && e.hash == h {
 		// Same bytes: keep the parsed value, note the identity it has now.
-		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, valid: e.valid})
-		return &loaded{e.value, e.valid}, true, nil
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, valid: e.valid, layout: e.layout})
+		return &loaded{e.value, e.valid, e.layout}, true, nil
 	}
 	v, err := decode(b)
 	if err != nil {
@@ -121,12 +125,12 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 		return nil, true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
 	}
 	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v})
-	return &loaded{v, false}, true, nil
+	return &loaded{v, false, nil}, true, nil
 }
 
 // remember records what a transaction just wrote to path, so the next read
 // needs no parse (it is confirmed by hash while the write is recent).
-func (s *Store) remember(path string, data []byte, v any) {
+func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
 	if s.cache == nil {
 		return
 	}
@@ -140,7 +144,7 @@ func (s *Store) remember(path string, data []byte, v any) {
 		return
 	}
 	id, idKnown := idOf(st)
-	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true})
+	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true, layout: layout})
 }
 
 // readWithID reads a whole file and the identity of the very file read.

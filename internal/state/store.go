@@ -261,6 +261,9 @@ type Tx struct {
 	// changed and the cache can keep them.
 	bases  map[string]*loaded
 	values map[string]any
+	// layouts are the task layouts of staged tasks.json versions, kept
+	// with them in the cache.
+	layouts map[string]*taskLayout
 }
 
 // rank orders lock acquisition so concurrent transactions never deadlock.
@@ -290,7 +293,7 @@ func (s *Store) Update(ctx context.Context, files []string, fn func(tx *Tx) erro
 		}
 		return files[i] < files[j]
 	})
-	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}, bases: map[string]*loaded{}, values: map[string]any{}}
+	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}, bases: map[string]*loaded{}, values: map[string]any{}, layouts: map[string]*taskLayout{}}
 	var held []*filelock.Lock
 	defer func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -380,7 +383,23 @@ func (tx *Tx) Tracker() ([]TrackerEntry, bool, error) {
 
 func (tx *Tx) stage(path string, v any) error {
 	tx.mustLock(path)
-	b, err := Encode(v)
+	var b []byte
+	var err error
+	delete(tx.layouts, path)
+	if t, ok := v.(*Tasks); ok {
+		var base *Tasks
+		var prev *taskLayout
+		if l := tx.bases[path]; l != nil {
+			base, _ = l.value.(*Tasks)
+			prev = l.layout
+		}
+		var lay *taskLayout
+		if b, lay, err = encodeTasks(t, base, prev); err == nil {
+			tx.layouts[path] = lay
+		}
+	} else {
+		b, err = Encode(v)
+	}
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
@@ -459,6 +478,7 @@ func (tx *Tx) Delete(path string) {
 	}
 	tx.writes[path] = nil
 	delete(tx.values, path)
+	delete(tx.layouts, path)
 }
 
 // PutRaw stages arbitrary bytes for a locked path (validated at commit when
@@ -470,6 +490,7 @@ func (tx *Tx) PutRaw(path string, data []byte) {
 	}
 	tx.writes[path] = data
 	delete(tx.values, path)
+	delete(tx.layouts, path)
 }
 
 func (tx *Tx) commit() error {
@@ -500,18 +521,18 @@ func (tx *Tx) commit() error {
 	for _, path := range order {
 		b := tx.writes[path]
 		if b == nil {
-			tx.s.remember(path, nil, nil)
+			tx.s.remember(path, nil, nil, nil)
 			if err := tx.s.removeFile(path); err != nil {
 				return err
 			}
 			continue
 		}
-		tx.s.remember(path, nil, nil) // forget the old version first
+		tx.s.remember(path, nil, nil, nil) // forget the old version first
 		if err := tx.s.writeFile(path, b, true); err != nil {
 			return err
 		}
 		if v, ok := tx.values[path]; ok {
-			tx.s.remember(path, b, v)
+			tx.s.remember(path, b, v, tx.layouts[path])
 		}
 	}
 	return nil
