@@ -203,6 +203,10 @@ func registeredCommands(proj, home, exe string) *doctor.Registered {
 			reg.MCP = append([]string{r.MCP.Command}, r.MCP.Args...)
 			reg.MCPEnv = r.MCP.Env
 		}
+		if r.Nauro != nil && r.Nauro.Ours {
+			reg.Nauro = append([]string{r.Nauro.Command}, r.Nauro.Args...)
+			reg.NauroEnv = r.Nauro.Env
+		}
 		return reg
 	}
 	return nil

@@ -65,8 +65,11 @@ func newDoctorProject(t testing.TB, bin string) *doctorProject {
 
 // TestDoctor runs the built binary (one build for every case).
 func TestDoctor(t *testing.T) {
-	bin := nexusAlone(t)
+	// With the plugin host beside it, as an installation has it: the
+	// "nauro" entry install registers needs it.
+	bin := buildNexus(t, t.TempDir())
 	t.Run("healthy project", func(t *testing.T) { testDoctorHealthyProject(t, bin) })
+	t.Run("nauro entry", func(t *testing.T) { testDoctorProbesNauro(t, bin) })
 	t.Run("names each problem", func(t *testing.T) { testDoctorNamesEachProblem(t, bin) })
 	t.Run("text and fix", func(t *testing.T) { testDoctorTextFix(t, bin) })
 }
@@ -144,6 +147,7 @@ func testDoctorHealthyProject(t *testing.T, bin string) {
 		"nexus-core 0.10.0", "plan.json, tasks.json, history.json, agent-tracker.json, memory-access.jsonl (1 line) match their schemas",
 		"1 plugin, digests match: demo", "hooks for 8 events and the MCP server run this nexus",
 		"reached the engine and was denied", "answered initialize",
+		`the "nauro" MCP server`, "lists check_decision among",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("healthy output lacks %q:\n%s", want, r.stdout)
@@ -159,6 +163,107 @@ func testDoctorHealthyProject(t *testing.T, bin string) {
 	// state was not touched by them.
 	if _, err := os.Stat(filepath.Join(p.state, "nexus", "tool-log.jsonl")); err == nil {
 		t.Errorf("the canary wrote the project's tool log")
+	}
+}
+
+// The "nauro" entry install registers beside "nexus" (the decision store
+// served on its own) is probed as Claude Code runs it: initialize, then
+// tools/list must offer check_decision.
+func testDoctorProbesNauro(t *testing.T, bin string) {
+	setMCPEnv := func(t *testing.T, p *doctorProject, server string, env map[string]any) {
+		f := filepath.Join(p.proj, ".mcp.json")
+		var m map[string]any
+		b, _ := os.ReadFile(f)
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["mcpServers"].(map[string]any)[server].(map[string]any)["env"] = env
+		b, _ = json.Marshal(m)
+		writeTestFile(t, f, string(b))
+	}
+	cases := []struct {
+		name  string
+		bin   func(t *testing.T) string
+		setup func(t *testing.T, p *doctorProject)
+		// want: texts the claude-mcp findings contain; bad: whether one of
+		// them is an error (and the doctor exits 1).
+		want []string
+		bad  bool
+	}{
+		{
+			name: "plugin host missing",
+			bin:  func(t *testing.T) string { return nexusAlone(t) },
+			want: []string{`the "nauro" MCP server`, "lists no check_decision tool", "nexus-plugins is not installed", "plugin host nexus-plugins installed beside nexus"},
+			bad:  true,
+		},
+		{
+			name: "store turned off in the entry's own env",
+			setup: func(t *testing.T, p *doctorProject) {
+				setMCPEnv(t, p, "nauro", map[string]any{"NEXUS_DECISIONS_ENABLED": "false"})
+			},
+			want: []string{`the "nauro" MCP server`, "decision store is turned off"},
+			bad:  true,
+		},
+		{
+			// The nexus entry's env does not reach the nauro entry.
+			name: "env of the nexus entry only",
+			setup: func(t *testing.T, p *doctorProject) {
+				setMCPEnv(t, p, "nexus", map[string]any{"NEXUS_DECISIONS_ENABLED": "false"})
+			},
+			want: []string{"`nexus mcp` answered initialize", `the "nauro" MCP server`, "lists check_decision among"},
+		},
+		{
+			name: "store off: no nauro entry, no nauro probe",
+			setup: func(t *testing.T, p *doctorProject) {
+				writeTestFile(t, filepath.Join(p.nexus, "nexus.yaml"), "decisions:\n  enabled: false\n")
+				if r := p.run(t, "install", "claude"); r.code != 0 {
+					t.Fatal(r.stderr)
+				}
+			},
+			want: []string{"`nexus mcp` answered initialize"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b := bin
+			if c.bin != nil {
+				b = c.bin(t)
+			}
+			p := newDoctorProject(t, b)
+			if c.setup != nil {
+				c.setup(t, p)
+			}
+			rep, code := p.doctor(t)
+			var msgs []string
+			failed := false
+			for _, ch := range rep.Checks {
+				if ch.Check != "claude-mcp" {
+					continue
+				}
+				for _, f := range ch.Findings {
+					msgs = append(msgs, f.Message+" | "+f.Fix)
+					failed = failed || f.Status == "error"
+				}
+			}
+			all := strings.Join(msgs, "\n")
+			for _, w := range c.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("claude-mcp findings lack %q:\n%s", w, all)
+				}
+			}
+			if c.bad != failed || (code == 1) != c.bad {
+				t.Errorf("error %v (exit %d), want %v:\n%s\nall problems: %q", failed, code, c.bad, all, rep.problems())
+			}
+			if !c.bad && len(c.want) == 1 && strings.Contains(all, `"nauro" MCP server`) {
+				t.Errorf("a nauro probe ran without a nauro entry:\n%s", all)
+			}
+			for _, pr := range rep.problems() {
+				if !strings.HasPrefix(pr, "claude-mcp/") {
+					t.Errorf("unexpected finding %s", pr)
+				}
+			}
+		})
 	}
 }
 
@@ -436,7 +541,7 @@ func testDoctorTextFix(t *testing.T, bin string) {
 // BenchmarkDoctorHealthy times one whole `nexus doctor` process on a
 // healthy project (subprocess probes included).
 func BenchmarkDoctorHealthy(b *testing.B) {
-	p := newDoctorProject(b, nexusAlone(b))
+	p := newDoctorProject(b, buildNexus(b, b.TempDir()))
 	for b.Loop() {
 		if r := p.run(b, "doctor"); r.code != 0 {
 			b.Fatalf("exit %d: %s", r.code, r.stdout)

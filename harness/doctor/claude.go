@@ -264,8 +264,13 @@ type Registered struct {
 	Where string   // the settings file, for messages
 	Hook  []string // the PreToolUse hook command line, split into words
 	MCP   []string // the MCP server's command and arguments
-	// Env is the settings' env; MCPEnv the server entry's own env.
-	Env, MCPEnv map[string]string
+	// Nauro is the "nauro" server's command and arguments (`nexus mcp
+	// --only decisions`), when install registered the decision store on
+	// its own; nil otherwise.
+	Nauro []string
+	// Env is the settings' env; MCPEnv and NauroEnv the server entries'
+	// own env.
+	Env, MCPEnv, NauroEnv map[string]string
 }
 
 // hostEnv is the environment Claude Code started without a shell gives
@@ -433,10 +438,18 @@ func (p Probe) how() string {
 }
 
 // MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
-// initialize and expects a result naming the server.
+// initialize and expects a result naming the server. When install
+// registered the decision store as its own "nauro" server, that command is
+// probed too, the same way, and its tools/list must offer check_decision:
+// a nauro entry that starts but serves no tools (the plugin host missing,
+// the store turned off in Claude Code's environment) is what a session
+// would silently get.
 type MCPInitialize struct{ Probe }
 
 func (MCPInitialize) Name() string { return "claude-mcp" }
+
+// decisionTool is the tool the "nauro" entry must list.
+const decisionTool = "check_decision"
 
 func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	if c.Find != nil {
@@ -450,43 +463,71 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 		return []Finding{fault(err.Error(), "check the temporary folder ($TMPDIR)")}
 	}
 	defer os.RemoveAll(dir)
+	cmd := func(ctx context.Context) *exec.Cmd {
+		if r := c.Registered; r != nil && len(r.MCP) > 0 {
+			return c.registered(ctx, dir, r.MCP, hostEnv(r.Env, r.MCPEnv))
+		}
+		return c.command(ctx, dir, env, "mcp")
+	}
+	out := []Finding{c.probe(ctx, cmd, "`nexus mcp`", "", "run `"+c.Executable+" mcp` by hand and look at what it prints on stderr")}
+	if r := c.Registered; r != nil && len(r.Nauro) > 0 {
+		nauro := func(ctx context.Context) *exec.Cmd {
+			return c.registered(ctx, dir, r.Nauro, hostEnv(r.Env, r.NauroEnv))
+		}
+		what := fmt.Sprintf("the %q MCP server (`%s`)", claude.NauroServerName, strings.Join(r.Nauro, " "))
+		fix := "run `" + strings.Join(r.Nauro, " ") + "` by hand and look at what it prints on stderr: the decision store needs the plugin host nexus-plugins installed beside nexus (make install); to do without the store, set decisions.enabled: false and run `nexus install claude` again"
+		out = append(out, c.probe(ctx, nauro, what, decisionTool, fix))
+	}
+	return out
+}
+
+// probe starts one MCP server, sends initialize and, when tool is set,
+// tools/list, which must list tool.
+func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := c.command(ctx, dir, env, "mcp")
-	if r := c.Registered; r != nil && len(r.MCP) > 0 {
-		cmd = c.registered(ctx, dir, r.MCP, hostEnv(r.Env, r.MCPEnv))
-	}
+	cmd := mk(ctx)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	fix := "run `" + c.Executable + " mcp` by hand and look at what it prints on stderr"
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return []Finding{fault("cannot connect to `nexus mcp`: "+err.Error(), fix)}
+		return fault("cannot connect to "+what+": "+err.Error(), fix)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return []Finding{fault("cannot connect to `nexus mcp`: "+err.Error(), fix)}
+		return fault("cannot connect to "+what+": "+err.Error(), fix)
 	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return []Finding{fault(fmt.Sprintf("cannot start `nexus mcp`: %v", err), fix)}
+		return fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
 	}
 	req := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"nexus-doctor","version":"1"}}}` + "\n"
+	if tool != "" {
+		req += `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	}
 	_, _ = io.WriteString(stdin, req)
-	line, rerr := bufio.NewReader(stdout).ReadBytes('\n')
+	rd := bufio.NewReader(stdout)
+	line, rerr := readReply(rd, "1")
+	var list []byte
+	if rerr == nil && tool != "" {
+		list, rerr = readReply(rd, "2")
+	}
 	took := time.Since(start)
 	// End of input ends the server.
 	stdin.Close()
 	werr := cmd.Wait()
 	if rerr != nil {
-		msg := fmt.Sprintf("`nexus mcp` did not answer initialize: %v", rerr)
-		if werr != nil {
-			msg = fmt.Sprintf("`nexus mcp` exited without answering initialize: %v", werr)
+		step := "initialize"
+		if line != nil {
+			step = "tools/list"
 		}
-		return []Finding{fault(msg+c.how()+tail(stderr.String()), c.fixFor(fix))}
+		msg := fmt.Sprintf("%s did not answer %s: %v", what, step, rerr)
+		if werr != nil {
+			msg = fmt.Sprintf("%s exited without answering %s: %v", what, step, werr)
+		}
+		return fault(msg+c.how()+tail(stderr.String()), c.fixFor(fix))
 	}
 	var resp struct {
-		ID     json.RawMessage `json:"id"`
 		Result *struct {
 			ProtocolVersion string `json:"protocolVersion"`
 			ServerInfo      struct {
@@ -498,15 +539,73 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(line, &resp); err != nil || resp.Result == nil || string(resp.ID) != "1" {
-		what := clip(strings.TrimSpace(string(line)))
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Result == nil {
+		got := clip(strings.TrimSpace(string(line)))
 		if resp.Error != nil {
-			what = "the error " + resp.Error.Message
+			got = "the error " + resp.Error.Message
 		}
-		return []Finding{fault("`nexus mcp` answered initialize with "+what+tail(stderr.String()), fix)}
+		return fault(what+" answered initialize with "+got+tail(stderr.String()), fix)
 	}
-	return []Finding{ok("`nexus mcp` answered initialize (server %s %s, protocol %s) in %s%s",
-		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion, took.Round(time.Millisecond), c.how())}
+	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
+		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion)
+	if tool == "" {
+		return ok("%s in %s%s", answered, took.Round(time.Millisecond), c.how())
+	}
+	var tools struct {
+		Result *struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(list, &tools); err != nil || tools.Result == nil {
+		got := clip(strings.TrimSpace(string(list)))
+		if tools.Error != nil {
+			got = "the error " + tools.Error.Message
+		}
+		return fault(what+" answered tools/list with "+got+c.how()+tail(stderr.String()), c.fixFor(fix))
+	}
+	for _, t := range tools.Result.Tools {
+		if t.Name == tool {
+			return ok("%s and lists %s among %d tools in %s%s", answered, tool, len(tools.Result.Tools), took.Round(time.Millisecond), c.how())
+		}
+	}
+	return fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
+		what, tool, len(tools.Result.Tools), c.how(), tail(stderr.String())), c.fixFor(fix))
+}
+
+// maxReply bounds one JSON-RPC line read from a probed server.
+const maxReply = 4 << 20
+
+// readReply reads lines until the response with the given id (a server
+// may send notifications first).
+func readReply(rd *bufio.Reader, id string) ([]byte, error) {
+	total := 0
+	for {
+		line, err := rd.ReadBytes('\n')
+		total += len(line)
+		if total > maxReply {
+			return nil, fmt.Errorf("more than %d bytes without the answer", maxReply)
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if json.Unmarshal(line, &m) == nil && string(m.ID) == id {
+				return line, nil
+			}
+			if json.Unmarshal(line, &m) != nil {
+				// Not JSON-RPC: report it as the answer.
+				return line, nil
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // tail quotes the end of a subprocess's stderr.

@@ -18,6 +18,9 @@ type Registration struct {
 	Hooks map[string][]string `json:"hooks"`
 	// MCP is the server registered under MCPServerName (nil: none).
 	MCP *MCPServer `json:"mcp,omitempty"`
+	// Nauro is the server registered under NauroServerName (nil: none):
+	// the bundled decision store served on its own, when install wrote it.
+	Nauro *MCPServer `json:"nauro,omitempty"`
 	// Env is the settings file's "env": variables Claude Code sets for the
 	// session, its hooks and MCP servers.
 	Env map[string]string `json:"env,omitempty"`
@@ -26,7 +29,8 @@ type Registration struct {
 	Unreadable []string `json:"unreadable,omitempty"`
 }
 
-// MCPServer is an mcpServers entry named MCPServerName.
+// MCPServer is an mcpServers entry named MCPServerName (or
+// NauroServerName).
 type MCPServer struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
@@ -83,23 +87,31 @@ func Inspect(o InstallOptions) (*Registration, error) {
 	} else if root != nil {
 		servers, _ := getAs[*object](root, "mcpServers")
 		if servers != nil {
-			if cur, ok := servers.Get(MCPServerName); ok {
-				s := &MCPServer{Ours: ourServer(cur, o.Command)}
-				if obj, ok := cur.(*object); ok {
-					s.Command, _ = getAs[string](obj, "command")
-					args, _ := getAs[[]any](obj, "args")
-					for _, a := range args {
-						if as, ok := a.(string); ok {
-							s.Args = append(s.Args, as)
-						}
-					}
-					s.Env = stringMap(obj, "env")
-				}
-				r.MCP = s
-			}
+			r.MCP = server(servers, MCPServerName, o.Command)
+			r.Nauro = server(servers, NauroServerName, o.Command)
 		}
 	}
 	return r, nil
+}
+
+// server reads the mcpServers entry name (nil when there is none).
+func server(servers *object, name, nexus string) *MCPServer {
+	cur, ok := servers.Get(name)
+	if !ok {
+		return nil
+	}
+	s := &MCPServer{Ours: ourServer(cur, nexus)}
+	if obj, ok := cur.(*object); ok {
+		s.Command, _ = getAs[string](obj, "command")
+		args, _ := getAs[[]any](obj, "args")
+		for _, a := range args {
+			if as, ok := a.(string); ok {
+				s.Args = append(s.Args, as)
+			}
+		}
+		s.Env = stringMap(obj, "env")
+	}
+	return s
 }
 
 // readObject parses a settings file; a missing file is (nil, nil) and one

@@ -61,6 +61,21 @@ func TestInspectAfterInstall(t *testing.T) {
 	if r.MCP == nil || !r.MCP.Ours || r.MCP.Command != o.Command || len(r.MCP.Args) != 1 || r.MCP.Args[0] != "mcp" {
 		t.Errorf("mcp %+v", r.MCP)
 	}
+	if r.Nauro != nil {
+		t.Errorf("nauro without Nauro: %+v", r.Nauro)
+	}
+	// With the decision store on its own entry, both are found.
+	o.Nauro = true
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if r, err = Inspect(o); err != nil {
+		t.Fatal(err)
+	}
+	if r.Nauro == nil || !r.Nauro.Ours || r.Nauro.Command != o.Command || strings.Join(r.Nauro.Args, " ") != "mcp --only decisions" ||
+		strings.Join(r.MCP.Args, " ") != "mcp --without decisions" {
+		t.Errorf("nauro %+v, mcp %+v", r.Nauro, r.MCP)
+	}
 
 	// Another tool's server named nexus, and a settings file that is not JSON.
 	writeFile(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers":{"nexus":{"command":"node","args":["srv.js"]}}}`)
