@@ -60,20 +60,6 @@ var installWriters = []installWriter{
 		},
 	},
 	{
-		name:   "user scope",
-		anchor: "home",
-		placements: []string{".claude", ".claude/agents", ".claude/skills", ".claude/settings.json",
-			".claude/nexus-install.json", ".claude.json"},
-		run: func(anchor string, install bool) ([]FileChange, error) {
-			o := testInstallOptions()
-			o.Scope, o.Home, o.Files = ScopeUser, anchor, ownedFiles("1")
-			if install {
-				return Install(o)
-			}
-			return Uninstall(o)
-		},
-	},
-	{
 		name:   "plugin package",
 		anchor: "plugin",
 		placements: []string{"agents", "skills", "skills/nx-plan", ".claude-plugin", "hooks",
@@ -232,5 +218,53 @@ func TestInstallFollowsSymlinksInside(t *testing.T) {
 	}
 	if st, err := os.Lstat(filepath.Join(proj, ".claude")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
 		t.Fatal("uninstall removed the .claude symlink")
+	}
+}
+
+// The user scope's files are the user's own, not a repository's: a home
+// whose .claude and .claude.json are absolute symlinks into a dotfiles
+// folder elsewhere is installed into and uninstalled from through them.
+func TestUserScopeFollowsTheUsersSymlinks(t *testing.T) {
+	base := t.TempDir()
+	home, dotfiles := filepath.Join(base, "home"), filepath.Join(base, "dotfiles")
+	for _, d := range []string{home, filepath.Join(dotfiles, "claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dotfiles, "claude.json"), []byte("{\"theme\":\"dark\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{".claude": "claude", ".claude.json": "claude.json"} {
+		if err := os.Symlink(filepath.Join(dotfiles, target), filepath.Join(home, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := testInstallOptions()
+	o.Scope, o.Home, o.Files = ScopeUser, home, ownedFiles("1")
+	if _, err := Install(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := readString(t, filepath.Join(dotfiles, "claude", "agents", "architect.md")); got != string(ownedFiles("1")[0].Content) {
+		t.Fatalf("agent = %q", got)
+	}
+	for _, f := range []string{filepath.Join(dotfiles, "claude", "settings.json"), filepath.Join(dotfiles, "claude.json")} {
+		if !strings.Contains(readString(t, f), "/opt/nexus") {
+			t.Errorf("%s does not register nexus", f)
+		}
+	}
+	if !strings.Contains(readString(t, filepath.Join(dotfiles, "claude.json")), `"theme"`) {
+		t.Error("install dropped the user's own ~/.claude.json settings")
+	}
+	if _, err := Uninstall(o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dotfiles, "claude", "agents", "architect.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("uninstall left the agent: %v", err)
+	}
+	for _, link := range []string{".claude", ".claude.json"} {
+		if st, err := os.Lstat(filepath.Join(home, link)); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("uninstall replaced or removed the user's %s symlink", link)
+		}
 	}
 }

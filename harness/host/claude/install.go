@@ -226,6 +226,9 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.Scope == ScopeUser {
+		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
+	}
 	// Everything is written beneath the scope's folder (see beneath.go).
 	a, err := openAnchor(anchorDir(o), false)
 	if err != nil {
@@ -266,13 +269,33 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 	return append(changes, owned...), err
 }
 
-// anchorDir is the folder a scope's writes stay beneath: the project or
-// the home folder.
+// anchorDir is the folder a scope's writes stay beneath. For the project
+// scope that is the project: a cloned repository may ship .claude or
+// .mcp.json as symlinks, so nothing may lead out of it. The user scope's
+// files (~/.claude/…, ~/.claude.json) are the user's own, and keeping them
+// in a dotfiles folder through an absolute symlink is common, so they are
+// followed wherever they lead (the filesystem root as the anchor).
 func anchorDir(o InstallOptions) string {
 	if o.Scope == ScopeUser {
-		return o.Home
+		return string(filepath.Separator)
 	}
 	return o.Project
+}
+
+// resolveUserPath follows the symlinks of p's longest existing ancestor
+// (os.Root never follows an absolute symlink), so ~/.claude linked into a
+// dotfiles folder is written where it leads.
+func resolveUserPath(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
 }
 
 // maxSettings bounds a settings file nexus reads and rewrites.
