@@ -197,6 +197,13 @@ func (e *Engine) CallToolJSON(ctx context.Context, name string, args map[string]
 			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
 		}
 	}()
+	if t.RunJSON != nil {
+		args, err := e.check(ctx, t, args)
+		if err != nil {
+			return nil, err
+		}
+		return t.RunJSON(ctx, e.env, args)
+	}
 	out, err := e.run(ctx, t, args)
 	if err != nil {
 		return nil, err
@@ -213,6 +220,15 @@ func (e *Engine) CallToolJSON(ctx context.Context, name string, args map[string]
 
 // run checks the arguments, applies the gate and runs a Run tool.
 func (e *Engine) run(ctx context.Context, t *tools.Tool, args map[string]any) (map[string]any, error) {
+	args, err := e.check(ctx, t, args)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(ctx, e.env, args)
+}
+
+// check checks a call's arguments and applies the gate.
+func (e *Engine) check(ctx context.Context, t *tools.Tool, args map[string]any) (map[string]any, error) {
 	args, err := checkArgs(t, args)
 	if err != nil {
 		return nil, err
@@ -220,7 +236,7 @@ func (e *Engine) run(ctx context.Context, t *tools.Tool, args map[string]any) (m
 	if err := e.authorize(ctx, t, args); err != nil {
 		return nil, err
 	}
-	return t.Run(ctx, e.env, args)
+	return args, nil
 }
 
 // CallToolResult runs a tool that answers with a tools.Result (Call): the

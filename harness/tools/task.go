@@ -91,6 +91,7 @@ func taskList() *Tool {
 		Params:      params("task_list"),
 		Annotations: withTitle(readOnly, "List tasks"),
 		Run:         runTaskList,
+		RunJSON:     runTaskListJSON,
 	}
 }
 
@@ -102,10 +103,27 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	if !ok {
 		return map[string]any{"exists": false}, nil
 	}
-	tasks, err := env.results.tasksJSON(t)
+	tasks, err := state.MarshalCompact(t.Tasks)
 	if err != nil {
 		return nil, err
 	}
+	return taskListResult(t, tasks), nil
+}
+
+// runTaskListJSON is runTaskList encoded, kept per version of tasks.json.
+func runTaskListJSON(_ context.Context, env *Env, _ map[string]any) ([]byte, error) {
+	t, ok, err := env.Store.ReadTasks()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return state.MarshalCompact(map[string]any{"exists": false})
+	}
+	return env.results.taskListJSON(t)
+}
+
+// taskListResult is task_list's answer for t, whose tasks are encoded.
+func taskListResult(t *state.Tasks, tasks []byte) map[string]any {
 	status := make(map[int64]string, len(t.Tasks))
 	completed, pending, inProgress := 0, 0, 0
 	for _, x := range t.Tasks {
@@ -137,7 +155,7 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	}
 	return map[string]any{
 		"goal":  t.Goal,
-		"tasks": jsontext.Value(tasks), // encoded once per version of tasks.json
+		"tasks": jsontext.Value(tasks),
 		"summary": map[string]any{
 			"total":     len(t.Tasks),
 			"completed": completed,
@@ -146,7 +164,7 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 			"blocked": inProgress,
 			"ready":   ready,
 		},
-	}, nil
+	}
 }
 
 func taskUpdate() *Tool {

@@ -32,10 +32,10 @@ type Env struct {
 // resultCache holds results keyed by the version of the file they were
 // derived from (state.StableVersion or a cached value's identity).
 type resultCache struct {
-	mu      sync.Mutex
-	tasks   *state.Tasks // the version tasksJSON encodes
-	encoded []byte
-	history map[historyKey]historyResult
+	mu       sync.Mutex
+	taskList *state.Tasks // the version taskListJSON encodes
+	encoded  []byte
+	history  map[historyKey]historyResult
 }
 
 type historyKey struct {
@@ -48,19 +48,24 @@ type historyResult struct {
 	result  map[string]any
 }
 
-// tasksJSON returns the encoded task array of t, a value from the store's
-// cache: encoded once per version of tasks.json.
-func (c *resultCache) tasksJSON(t *state.Tasks) ([]byte, error) {
+// taskListJSON returns task_list's answer for t, a value from the store's
+// cache, encoded: built and encoded once per version of tasks.json, so a
+// repeated call neither re-encodes nor re-validates megabytes of tasks.
+func (c *resultCache) taskListJSON(t *state.Tasks) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.tasks == t && c.encoded != nil {
+	if c.taskList == t && c.encoded != nil {
 		return c.encoded, nil
 	}
-	b, err := state.MarshalCompact(t.Tasks)
+	tasks, err := state.MarshalCompact(t.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	c.tasks, c.encoded = t, b
+	b, err := state.MarshalCompact(taskListResult(t, tasks))
+	if err != nil {
+		return nil, err
+	}
+	c.taskList, c.encoded = t, b
 	return b, nil
 }
 
@@ -122,6 +127,10 @@ type Tool struct {
 	// (plan_update's unknown action must say "Unknown action").
 	ParamErrors map[string]string
 	Run         func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)
+	// RunJSON, when set beside Run, gives the same answer already encoded
+	// (compact JSON, as state.MarshalCompact writes Run's): the MCP server
+	// uses it for answers kept encoded between calls (task_list).
+	RunJSON func(ctx context.Context, env *Env, args map[string]any) ([]byte, error)
 	// Call, set instead of Run, answers with a Result of its own: plugin
 	// tools, whose text the client must see exactly as the plugin wrote it.
 	Call func(ctx context.Context, args map[string]any) (*Result, error)
