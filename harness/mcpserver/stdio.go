@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -160,15 +161,20 @@ type lineWriter struct {
 	mu   sync.Mutex
 	w    *bufio.Writer
 	fail error
+	// buf is the last large answer's buffer, reused while answers stay
+	// about as large: a client listing thousands of tasks gets megabytes
+	// per call, and a fresh buffer each time was a large allocation (and
+	// the garbage collections it brings) per call.
+	buf []byte
 }
 
 func (l *lineWriter) write(v any) {
-	b, err := encodeMessage(v)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
 		return
 	}
+	b, err := encodeMessage(l.buf[:0], v)
 	if err != nil {
 		l.fail = fmt.Errorf("encode response: %w", err)
 		return
@@ -179,6 +185,13 @@ func (l *lineWriter) write(v any) {
 		return
 	}
 	l.fail = l.w.Flush()
+	// Keep a buffer of 64 KiB or more while it is at least a quarter
+	// used; a small answer after a large one lets the large one go.
+	if cap(b) >= 64<<10 && len(b) >= cap(b)/4 {
+		l.buf = b[:0]
+	} else {
+		l.buf = nil
+	}
 }
 
 func (l *lineWriter) err() error {
@@ -209,6 +222,15 @@ func (s *stdioSession) SetProtocolVersion(v string) {
 	s.mu.Unlock()
 }
 
+// appendMarshal appends v encoded by encoding/json to dst.
+func appendMarshal(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
+}
+
 // ProtocolVersion returns the negotiated version ("" before initialize).
 func (s *stdioSession) ProtocolVersion() string {
 	s.mu.Lock()
@@ -221,10 +243,12 @@ func (s *stdioSession) ProtocolVersion() string {
 // plugins produce them) is written directly: encoding/json would escape
 // the text, then re-validate the structured content and the whole result
 // once per nesting level, several passes over what can be megabytes.
-func encodeMessage(v any) ([]byte, error) {
+//
+// It appends to dst (which may be nil).
+func encodeMessage(dst []byte, v any) ([]byte, error) {
 	resp, ok := v.(mcp.JSONRPCResponse)
 	if !ok {
-		return json.Marshal(v)
+		return appendMarshal(dst, v)
 	}
 	r, ok := resp.Result.(*mcp.CallToolResult)
 	if !ok || r.Meta != nil || r.ResultType != "" || len(r.InputRequests) > 0 || r.RequestState != "" ||
@@ -232,24 +256,24 @@ func encodeMessage(v any) ([]byte, error) {
 		bytes.IndexByte(r.RawStructuredContent, '\n') >= 0 || bytes.IndexByte(r.RawStructuredContent, '\r') >= 0 {
 		// Pretty-printed structured content must be compacted: one message
 		// per line.
-		return json.Marshal(v)
+		return appendMarshal(dst, v)
 	}
 	tc, ok := r.Content[0].(mcp.TextContent)
 	if !ok || tc.Annotations != nil || tc.Meta != nil {
-		return json.Marshal(v)
+		return appendMarshal(dst, v)
 	}
 	id, err := json.Marshal(resp.ID)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, 96+len(tc.Text)*11/10+len(r.RawStructuredContent))
+	b := slices.Grow(dst, 96+len(tc.Text)*11/10+len(r.RawStructuredContent))
 	b = append(b, `{"id":`...)
 	b = append(b, id...)
 	b = append(b, `,"jsonrpc":`...)
 	b, _ = jsontext.AppendQuote(b, resp.JSONRPC)
 	b = append(b, `,"result":{"content":[{"text":`...)
 	if b, err = jsontext.AppendQuote(b, tc.Text); err != nil {
-		return json.Marshal(v)
+		return appendMarshal(dst, v)
 	}
 	b = append(b, `,"type":`...)
 	b, _ = jsontext.AppendQuote(b, tc.Type)

@@ -185,9 +185,15 @@ func TestEncodeMessageMatchesEncodingJSON(t *testing.T) {
 	}
 	for name, msg := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := encodeMessage(msg)
+			got, err := encodeMessage(nil, msg)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// A reused buffer (lineWriter keeps the last large one) holds
+			// an earlier message: the new one must not depend on it.
+			dirty := bytes.Repeat([]byte(`{"x"`), 1000)
+			if again, err := encodeMessage(dirty[:0], msg); err != nil || !bytes.Equal(again, got) {
+				t.Fatalf("into a reused buffer: %s (%v)\nwant %s", again, err, got)
 			}
 			want, _ := json.Marshal(msg)
 			var g, w any
