@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -161,11 +162,8 @@ type lineWriter struct {
 	mu   sync.Mutex
 	w    *bufio.Writer
 	fail error
-	// buf is the last large answer's buffer, reused while answers stay
-	// about as large: a client listing thousands of tasks gets megabytes
-	// per call, and a fresh buffer each time was a large allocation (and
-	// the garbage collections it brings) per call.
-	buf []byte
+	// quoted is writeMessage's scratch space for the text in pieces.
+	quoted []byte
 }
 
 func (l *lineWriter) write(v any) {
@@ -174,24 +172,61 @@ func (l *lineWriter) write(v any) {
 	if l.fail != nil {
 		return
 	}
-	b, err := encodeMessage(l.buf[:0], v)
-	if err != nil {
-		l.fail = fmt.Errorf("encode response: %w", err)
-		return
-	}
-	b = append(b, '\n')
-	if _, err := l.w.Write(b); err != nil {
+	if err := l.writeMessage(v); err != nil {
 		l.fail = err
 		return
 	}
 	l.fail = l.w.Flush()
-	// Keep a buffer of 64 KiB or more while it is at least a quarter
-	// used; a small answer after a large one lets the large one go.
-	if cap(b) >= 64<<10 && len(b) >= cap(b)/4 {
-		l.buf = b[:0]
-	} else {
-		l.buf = nil
+}
+
+// quoteChunk is how much of a tool answer's text writeMessage quotes at a
+// time.
+const quoteChunk = 64 << 10
+
+// writeMessage writes one message and its newline. A tool call's answer
+// is written in its parts: the structured content straight from the
+// tool's bytes and the text quoted a piece at a time, so an answer of
+// megabytes (task_list of 10,000 tasks: 9.5 MB) is never copied into one
+// more buffer of its size. The bytes are encodeMessage's.
+func (l *lineWriter) writeMessage(v any) error {
+	p, ok, err := answerParts(v)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
 	}
+	if !ok || !utf8.ValidString(p.text) {
+		// Not an answer of that shape, or a text encodeMessage may have to
+		// hand to encoding/json: encoded whole, nothing written before.
+		b, err := encodeMessage(nil, v)
+		if err != nil {
+			return fmt.Errorf("encode response: %w", err)
+		}
+		if _, err := l.w.Write(append(b, '\n')); err != nil {
+			return err
+		}
+		return nil
+	}
+	if _, err := l.w.Write(p.head); err != nil {
+		return err
+	}
+	text := p.text
+	l.w.WriteByte('"')
+	for len(text) > 0 {
+		n := min(len(text), quoteChunk)
+		for n < len(text) && !utf8.RuneStart(text[n]) {
+			n++ // never split a character
+		}
+		q, _ := jsontext.AppendQuote(l.quoted[:0], text[:n])
+		l.quoted = q
+		if _, err := l.w.Write(q[1 : len(q)-1]); err != nil {
+			return err
+		}
+		text = text[n:]
+	}
+	l.w.WriteByte('"')
+	l.w.Write(p.mid)
+	l.w.Write(p.raw)
+	_, err = l.w.WriteString("}}\n")
+	return err
 }
 
 func (l *lineWriter) err() error {
@@ -246,9 +281,37 @@ func (s *stdioSession) ProtocolVersion() string {
 //
 // It appends to dst (which may be nil).
 func encodeMessage(dst []byte, v any) ([]byte, error) {
-	resp, ok := v.(mcp.JSONRPCResponse)
+	p, ok, err := answerParts(v)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
 		return appendMarshal(dst, v)
+	}
+	b := slices.Grow(dst, len(p.head)+len(p.text)*11/10+len(p.mid)+len(p.raw)+4)
+	b = append(b, p.head...)
+	if b, err = jsontext.AppendQuote(b, p.text); err != nil {
+		return appendMarshal(dst, v)
+	}
+	b = append(b, p.mid...)
+	b = append(b, p.raw...)
+	b = append(b, `}}`...)
+	return b, nil
+}
+
+// parts is a tool call's answer as encodeMessage writes it: head, the
+// text quoted, mid, raw (the structured content), then "}}".
+type parts struct {
+	head, mid, raw []byte
+	text           string
+}
+
+// answerParts splits a tool call's answer of one text block and encoded
+// structured content; ok is false for any other message.
+func answerParts(v any) (parts, bool, error) {
+	resp, ok := v.(mcp.JSONRPCResponse)
+	if !ok {
+		return parts{}, false, nil
 	}
 	r, ok := resp.Result.(*mcp.CallToolResult)
 	if !ok || r.Meta != nil || r.ResultType != "" || len(r.InputRequests) > 0 || r.RequestState != "" ||
@@ -256,33 +319,26 @@ func encodeMessage(dst []byte, v any) ([]byte, error) {
 		bytes.IndexByte(r.RawStructuredContent, '\n') >= 0 || bytes.IndexByte(r.RawStructuredContent, '\r') >= 0 {
 		// Pretty-printed structured content must be compacted: one message
 		// per line.
-		return appendMarshal(dst, v)
+		return parts{}, false, nil
 	}
 	tc, ok := r.Content[0].(mcp.TextContent)
 	if !ok || tc.Annotations != nil || tc.Meta != nil {
-		return appendMarshal(dst, v)
+		return parts{}, false, nil
 	}
 	id, err := json.Marshal(resp.ID)
 	if err != nil {
-		return nil, err
+		return parts{}, false, err
 	}
-	b := slices.Grow(dst, 96+len(tc.Text)*11/10+len(r.RawStructuredContent))
-	b = append(b, `{"id":`...)
-	b = append(b, id...)
-	b = append(b, `,"jsonrpc":`...)
-	b, _ = jsontext.AppendQuote(b, resp.JSONRPC)
-	b = append(b, `,"result":{"content":[{"text":`...)
-	if b, err = jsontext.AppendQuote(b, tc.Text); err != nil {
-		return appendMarshal(dst, v)
-	}
-	b = append(b, `,"type":`...)
-	b, _ = jsontext.AppendQuote(b, tc.Type)
-	b = append(b, `}]`...)
+	head := append([]byte(`{"id":`), id...)
+	head = append(head, `,"jsonrpc":`...)
+	head, _ = jsontext.AppendQuote(head, resp.JSONRPC)
+	head = append(head, `,"result":{"content":[{"text":`...)
+	mid := []byte(`,"type":`)
+	mid, _ = jsontext.AppendQuote(mid, tc.Type)
+	mid = append(mid, `}]`...)
 	if r.IsError {
-		b = append(b, `,"isError":true`...)
+		mid = append(mid, `,"isError":true`...)
 	}
-	b = append(b, `,"structuredContent":`...)
-	b = append(b, r.RawStructuredContent...)
-	b = append(b, `}}`...)
-	return b, nil
+	mid = append(mid, `,"structuredContent":`...)
+	return parts{head: head, mid: mid, raw: r.RawStructuredContent, text: tc.Text}, true, nil
 }

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -171,6 +172,41 @@ func TestStdioWriteFailureEndsServing(t *testing.T) {
 	}
 }
 
+// writeLine is what lineWriter writes for one message.
+func writeLine(t *testing.T, msg any) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	l := &lineWriter{w: bufio.NewWriterSize(&out, 4096)}
+	l.write(msg)
+	if err := l.err(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// A large answer is written in parts (the text quoted a piece at a time):
+// the line is encodeMessage's, whatever characters straddle the pieces'
+// edges, and a text that is not UTF-8 is encoded whole as before.
+func TestLineWriterLargeAnswer(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < 3*quoteChunk+100 {
+		b.WriteString(`{"t":"é\"\\<x>\u0001",` + "\"€😀\":[1,2]},")
+	}
+	// A four-byte character across the first piece's edge.
+	straddle := strings.Repeat("a", quoteChunk-2) + "😀\"" + b.String()
+	for _, text := range []string{b.String(), straddle, b.String()[1:], "ok\xffbad" + b.String()} {
+		msg := mcp.NewJSONRPCResultResponse(mcp.NewRequestId(3), &mcp.CallToolResult{
+			Content: []mcp.Content{mcp.NewTextContent(text)}, RawStructuredContent: json.RawMessage(`{"a":1}`)})
+		want, err := encodeMessage(nil, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := writeLine(t, msg); !bytes.Equal(got, append(want, '\n')) {
+			t.Fatalf("lineWriter and encodeMessage differ (text of %d bytes)", len(text))
+		}
+	}
+}
+
 // The direct encoding of tool answers says what encoding/json says.
 func TestEncodeMessageMatchesEncodingJSON(t *testing.T) {
 	text := `{"a":"<b> & \"c\"\n","é":[1,2.5,null]}`
@@ -189,11 +225,14 @@ func TestEncodeMessageMatchesEncodingJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A reused buffer (lineWriter keeps the last large one) holds
-			// an earlier message: the new one must not depend on it.
+			// A buffer that held an earlier message: the new one must not
+			// depend on it.
 			dirty := bytes.Repeat([]byte(`{"x"`), 1000)
 			if again, err := encodeMessage(dirty[:0], msg); err != nil || !bytes.Equal(again, got) {
-				t.Fatalf("into a reused buffer: %s (%v)\nwant %s", again, err, got)
+				t.Fatalf("into a used buffer: %s (%v)\nwant %s", again, err, got)
+			}
+			if streamed := writeLine(t, msg); !bytes.Equal(streamed, append(got, '\n')) {
+				t.Fatalf("lineWriter wrote %s\nwant %s", streamed, got)
 			}
 			want, _ := json.Marshal(msg)
 			var g, w any
