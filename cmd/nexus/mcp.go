@@ -121,11 +121,7 @@ call goes through the capability gate, as the hooks do.`,
 			if err != nil {
 				return err
 			}
-			path, err := mcpserver.TokenFile(cfg.String("mcp.token_file"))
-			if err != nil {
-				return err
-			}
-			tok, created, err := mcpserver.LoadOrCreateToken(path)
+			tok, path, created, err := mcpToken(cfg)
 			if err != nil {
 				return err
 			}
@@ -232,11 +228,7 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	if err != nil {
 		return usagef("--http: %v", err)
 	}
-	path, err := mcpserver.TokenFile(cfg.String("mcp.token_file"))
-	if err != nil {
-		return err
-	}
-	tok, created, err := mcpserver.LoadOrCreateToken(path)
+	tok, path, created, err := mcpToken(cfg)
 	if err != nil {
 		return err
 	}
@@ -372,4 +364,15 @@ func (d decisionsOnly) Tools() []*tools.Tool {
 		}
 	}
 	return out
+}
+
+// mcpToken loads the HTTP bearer token from mcp.token_file (created when
+// missing), for `nexus mcp --http` and `nexus mcp token`.
+func mcpToken(cfg *config.Config) (tok, path string, created bool, err error) {
+	path, err = mcpserver.TokenFile(cfg.String("mcp.token_file"))
+	if err != nil {
+		return "", "", false, err
+	}
+	tok, created, err = mcpserver.LoadOrCreateToken(path)
+	return tok, path, created, err
 }

@@ -140,12 +140,8 @@ file instead and says which file and why (docs/memory.md describes the score).`,
 				return err
 			}
 			res, err := m.Save(cmd.Context(), category, topic, string(content))
-			var ie *memory.InputError
-			if errors.As(err, &ie) {
-				return usageError{err}
-			}
 			if err != nil {
-				return err
+				return memoryInputAsUsage(err)
 			}
 			if a.jsonOut {
 				return writeJSON(cmd.OutOrStdout(), res)
@@ -184,12 +180,8 @@ has uncommitted edits. Requires the git binary.`,
 			}
 			if del {
 				res, err := m.Delete(cmd.Context(), args)
-				var ie *memory.InputError
-				if errors.As(err, &ie) {
-					return usageError{err}
-				}
 				if err != nil {
-					return err
+					return memoryInputAsUsage(err)
 				}
 				if a.jsonOut {
 					return writeJSON(cmd.OutOrStdout(), res)
@@ -233,4 +225,14 @@ func filesWithFlag(on *bool, flag, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// memoryInputAsUsage makes memory's bad-input errors (a topic with a date,
+// a file that is not a memory file) usage errors; others stay failures.
+func memoryInputAsUsage(err error) error {
+	var ie *memory.InputError
+	if errors.As(err, &ie) {
+		return usageError{err}
+	}
+	return err
 }
