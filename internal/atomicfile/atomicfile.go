@@ -26,47 +26,24 @@ func WriteFileNoSync(path string, data []byte, perm os.FileMode) error {
 	return write(path, data, perm, false)
 }
 
+// write opens path's directory (created when missing) as a root and does
+// the root-based write there: one implementation of temp, fsync, rename and
+// directory fsync. Symlinks on the way to the directory are followed, as a
+// plain path would; the file itself is replaced, never written through.
 func write(path string, data []byte, perm os.FileMode, durable bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return fmt.Errorf("create temporary file for %s: %w", path, err)
+		return fmt.Errorf("open directory %s: %w", dir, err)
 	}
-	tmpName := tmp.Name()
-	committed := false
-	defer func() {
-		if !committed {
-			tmp.Close()
-			os.Remove(tmpName)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmpName, err)
+	defer root.Close()
+	if err := writeAt(root, filepath.Base(path), data, perm, durable); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	// CreateTemp makes 0600 files; other harnesses and the user must be able
-	// to read state files as they would any file we create directly.
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmpName, err)
-	}
-	if durable {
-		if err := tmp.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", tmpName, err)
-		}
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmpName, err)
-	}
-	if err := os.Rename(tmpName, path); err != nil {
-		return fmt.Errorf("rename %s to %s: %w", tmpName, path, err)
-	}
-	committed = true
-	if !durable {
-		return nil
-	}
-	return SyncDir(dir)
+	return nil
 }
 
 // Remove deletes path (a missing file is not an error) and fsyncs its
