@@ -64,7 +64,7 @@ func newProjectAt(t testing.TB, dir, yaml string, now time.Time) *project {
 		writeFile(t, filepath.Join(dir, ".nexus", "nexus.yaml"), yaml)
 	}
 	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "no-user-config.yaml"),
-		LookupEnv: func(string) (string, bool) { return "", false }})
+		IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestPluginSettingsFromConfig(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "user.yaml"), []byte(c.yaml), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "user.yaml"), LookupEnv: func(string) (string, bool) { return "", false }})
+		cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "user.yaml"), IgnoreEnv: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func configWith(t *testing.T, yml string) *config.Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none.yaml"), LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none.yaml"), IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

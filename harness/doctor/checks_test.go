@@ -257,15 +257,10 @@ func ptr(s string) *string { return &s }
 func TestConfig(t *testing.T) {
 	proj := t.TempDir()
 	user := filepath.Join(t.TempDir(), "config.yaml")
-	env := func(k string) (string, bool) {
-		if k == "NEXUS_LOG_LEVEL" {
-			return "debug", true
-		}
-		return "", false
-	}
+	t.Setenv("NEXUS_LOG_LEVEL", "debug")
 	write(t, user, "mcp:\n  tool_prefx: x_\n")
 	write(t, filepath.Join(proj, config.ProjectFile), "harness:\n  id: other\ngate:\n  polcy: fail-closed\n")
-	opts := config.Options{ProjectDir: proj, UserFile: user, LookupEnv: env}
+	opts := config.Options{ProjectDir: proj, UserFile: user}
 
 	fs := Config{Options: opts}.Run(context.Background())
 	expect(t, fs, StatusError, "the user configuration "+user+" does not load")

@@ -14,8 +14,6 @@ import (
 // loading with it leaves the user layer out.
 var noFile = filepath.Join(os.DevNull, "none")
 
-func noEnv(string) (string, bool) { return "", false }
-
 // LoadConfig loads the configuration as every nexus command does; when that
 // fails it retries without the layers that fail, so the doctor can still
 // check everything else. err is the failure of the full load (nil when it
@@ -29,7 +27,7 @@ func LoadConfig(o config.Options) (cfg *config.Config, err error) {
 		func(o *config.Options) { o.ProjectDir = "" },
 		func(o *config.Options) { o.UserFile = noFile },
 		func(o *config.Options) { o.ProjectDir, o.UserFile = "", noFile },
-		func(o *config.Options) { o.ProjectDir, o.UserFile, o.LookupEnv, o.Flags = "", noFile, noEnv, nil },
+		func(o *config.Options) { o.ProjectDir, o.UserFile, o.IgnoreEnv, o.Flags = "", noFile, true, nil },
 	} {
 		lo := o
 		drop(&lo)
@@ -60,15 +58,15 @@ func (c Config) Run(context.Context) []Finding {
 	// the first one the full load met.
 	userFile := c.Options.UserFile
 	if userFile == "" {
-		userFile = config.UserFile(c.Options.LookupEnv)
+		userFile = config.UserFile(nil)
 	}
 	layers := []struct {
 		what string
 		opts config.Options
 	}{
-		{"the user configuration " + userFile, config.Options{UserFile: userFile, LookupEnv: noEnv}},
-		{"the project configuration " + filepath.Join(c.Options.ProjectDir, config.ProjectFile), config.Options{ProjectDir: c.Options.ProjectDir, UserFile: noFile, LookupEnv: noEnv}},
-		{"the NEXUS_* environment variables and flags", config.Options{UserFile: noFile, LookupEnv: c.Options.LookupEnv, Flags: c.Options.Flags, FlagKeys: c.Options.FlagKeys}},
+		{"the user configuration " + userFile, config.Options{UserFile: userFile, IgnoreEnv: true}},
+		{"the project configuration " + filepath.Join(c.Options.ProjectDir, config.ProjectFile), config.Options{ProjectDir: c.Options.ProjectDir, UserFile: noFile, IgnoreEnv: true}},
+		{"the NEXUS_* environment variables and flags", config.Options{UserFile: noFile, IgnoreEnv: c.Options.IgnoreEnv, Flags: c.Options.Flags, FlagKeys: c.Options.FlagKeys}},
 	}
 	var out []Finding
 	for _, l := range layers {

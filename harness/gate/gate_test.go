@@ -36,7 +36,7 @@ func configWith(t *testing.T, yaml string) *config.Config {
 	cfg, err := config.Load(config.Options{
 		ProjectDir: dir,
 		UserFile:   filepath.Join(dir, "no-user-config.yaml"),
-		LookupEnv:  func(string) (string, bool) { return "", false },
+		IgnoreEnv:  true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -361,7 +361,7 @@ func TestSessionStartAndEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".nexus", "nexus.yaml"), []byte("memory:\n  gc:\n    auto: true\n    min_days_since_access: 30\n    min_cycles_since_access: 3\n    max_access_count: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

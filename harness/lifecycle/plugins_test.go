@@ -20,7 +20,7 @@ func configWarn(t *testing.T) *config.Config {
 	if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte("gate:\n  unplanned_edit: warn\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), LookupEnv: func(string) (string, bool) { return "", false }})
+	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,9 @@ type Options struct {
 	ProjectDir string
 	// UserFile overrides the user file location.
 	UserFile string
-	// LookupEnv overrides os.LookupEnv (tests).
-	LookupEnv func(string) (string, bool)
+	// IgnoreEnv leaves the NEXUS_* environment layer out (the doctor loads
+	// each layer alone; Defaults loads none).
+	IgnoreEnv bool
 	// Flags are bound to keys: FlagKeys maps a key name to a flag name in Flags.
 	Flags    *pflag.FlagSet
 	FlagKeys map[string]string
@@ -114,63 +115,58 @@ func UserDir(lookup func(string) (string, bool)) string {
 	return filepath.Dir(f)
 }
 
-// Load builds the effective configuration.
+// Load builds the effective configuration. viper holds the layers and
+// resolves every value (defaults, the merged files, the environment bound
+// under the NEXUS prefix, the bound flags); nexus adds what viper does not
+// do: strict validation with file:line:col, the trust rules for project
+// files (trust.go) and the provenance of every value.
 func Load(opts Options) (*Config, error) {
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
 	c := &Config{v: viper.New(), sources: map[string]Source{}}
 	for _, k := range Keys {
-		c.v.SetDefault(k.Name, k.Default)
+		def := k.Default
+		if k.Kind == Map {
+			def = mapping{}
+		}
+		c.v.SetDefault(k.Name, def)
 		c.sources[k.Name] = Source{Layer: LayerDefault}
 	}
 
 	userFile := opts.UserFile
 	if userFile == "" {
-		userFile = UserFile(lookup)
+		userFile = UserFile(nil)
 	}
-	if err := c.mergeFile(userFile, LayerUser); err != nil {
+	files := fileLayers{}
+	if err := c.mergeFile(userFile, LayerUser, files); err != nil {
 		return nil, err
 	}
 	if opts.ProjectDir != "" {
-		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject); err != nil {
+		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files); err != nil {
 			return nil, err
 		}
 	}
 
-	for _, k := range Keys {
-		if k.Kind == Map {
-			continue
+	if !opts.IgnoreEnv {
+		if err := c.bindEnv(); err != nil {
+			return nil, err
 		}
-		name := EnvName(k.Name)
-		val, ok := lookup(name)
-		if !ok || val == "" {
-			continue // an empty variable does not override (viper's rule too)
-		}
-		parsed, err := parseText(&k, val)
-		if err != nil {
-			return nil, &Error{Where: name, Key: k.Name, Msg: err.Error()}
-		}
-		c.v.Set(k.Name, parsed)
-		c.sources[k.Name] = Source{Layer: LayerEnv, Detail: name}
 	}
 
 	if opts.Flags != nil {
 		for key, flag := range opts.FlagKeys {
 			f := opts.Flags.Lookup(flag)
-			if f == nil || !f.Changed {
+			k, ok := Lookup(key)
+			if f == nil || !ok || k.Kind == Map {
+				return nil, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key)
+			}
+			if err := c.v.BindPFlag(key, f); err != nil {
+				return nil, fmt.Errorf("bind flag --%s: %w", flag, err)
+			}
+			if !f.Changed {
 				continue
 			}
-			k, ok := Lookup(key)
-			if !ok {
-				return nil, fmt.Errorf("flag --%s is bound to unknown key %s", flag, key)
-			}
-			parsed, err := parseText(k, f.Value.String())
-			if err != nil {
+			if _, err := parseText(k, f.Value.String()); err != nil {
 				return nil, &Error{Where: "--" + flag, Key: key, Msg: err.Error()}
 			}
-			c.v.Set(key, parsed)
 			c.sources[key] = Source{Layer: LayerFlag, Detail: "--" + flag}
 		}
 	}
@@ -180,13 +176,58 @@ func Load(opts Options) (*Config, error) {
 	return c, nil
 }
 
-// EnvName is the environment variable for a key: core.dir → NEXUS_CORE_DIR.
-func EnvName(key string) string {
-	return EnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+// bindEnv binds each key that is not a mapping to its NEXUS_* variable
+// (core.dir → NEXUS_CORE_DIR) and checks the variables that are set. Keys
+// are bound one by one rather than with AutomaticEnv: AutomaticEnv lets a
+// variable named after a section (NEXUS_MEMORY) hide every key below it, and
+// would let a variable replace a whole mapping with a string.
+func (c *Config) bindEnv() error {
+	c.v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
+	c.v.SetEnvKeyReplacer(envKeyReplacer)
+	for i := range Keys {
+		k := &Keys[i]
+		name := EnvName(k.Name)
+		val, set := os.LookupEnv(name)
+		set = set && val != "" // an empty variable does not override (viper's rule)
+		if k.Kind == Map {
+			if set {
+				return &Error{Where: name, Key: k.Name, Msg: "a mapping cannot be set from the environment; set it in a configuration file (`nexus config keys` shows its form), or unset " + name}
+			}
+			continue
+		}
+		if err := c.v.BindEnv(k.Name); err != nil {
+			return fmt.Errorf("bind %s: %w", name, err)
+		}
+		if !set {
+			continue
+		}
+		if _, err := parseText(k, val); err != nil {
+			return &Error{Where: name, Key: k.Name, Msg: err.Error()}
+		}
+		c.sources[k.Name] = Source{Layer: LayerEnv, Detail: name}
+	}
+	return nil
 }
 
-// mergeFile reads one YAML layer. A missing file is not an error.
-func (c *Config) mergeFile(path, layer string) error {
+var envKeyReplacer = strings.NewReplacer(".", "_", "-", "_")
+
+// EnvName is the environment variable for a key: core.dir → NEXUS_CORE_DIR.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(envKeyReplacer.Replace(key))
+}
+
+// mapping is the value of a Map key. A type of its own keeps viper from
+// lower-casing the keys inside it, which are not nexus's but a consumer's
+// (a plugin's setting names are case-sensitive); viper therefore replaces
+// a mapping rather than merging it, and fileLayers merges them instead.
+type mapping map[string]any
+
+// fileLayers holds each Map key's value merged over the files read so far.
+type fileLayers map[string]mapping
+
+// mergeFile validates one YAML layer and merges it into viper's file layer.
+// A missing file is not an error.
+func (c *Config) mergeFile(path, layer string, maps fileLayers) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		// ENOTDIR: a parent is a file (Defaults reads os.DevNull+"/none").
@@ -216,18 +257,40 @@ func (c *Config) mergeFile(path, layer string) error {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
+	nested := map[string]any{}
 	for _, key := range keys {
-		if msg := checkTrust(layer, key, flat[key]); msg != "" {
+		val := flat[key]
+		if msg := checkTrust(layer, key, val); msg != "" {
 			pos := doc.PosOf("/" + strings.ReplaceAll(key, ".", "/"))
 			return &Error{Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg}
 		}
-	}
-	for key, val := range flat {
-		c.v.Set(key, mergeValue(c.v.Get(key), val))
+		if m, ok := val.(map[string]any); ok {
+			merged := mapping(mergeValue(map[string]any(maps[key]), m).(map[string]any))
+			maps[key] = merged
+			val = merged
+		}
+		setPath(nested, key, val)
 		c.sources[key] = Source{Layer: layer, Detail: path}
+	}
+	if err := c.v.MergeConfigMap(nested); err != nil {
+		return fmt.Errorf("merge config %s: %w", path, err)
 	}
 	c.Files = append(c.Files, path)
 	return nil
+}
+
+// setPath stores val at a dotted key in a nested map (viper's file shape).
+func setPath(m map[string]any, key string, val any) {
+	parts := strings.Split(key, ".")
+	for _, p := range parts[:len(parts)-1] {
+		sub, ok := m[p].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[p] = sub
+		}
+		m = sub
+	}
+	m[parts[len(parts)-1]] = val
 }
 
 // mergeValue deep-merges mappings (a project file adds to the user file's
@@ -417,15 +480,20 @@ func parseText(k *Key, s string) (any, error) {
 		}
 		return f, nil
 	case StringList:
-		var out []string
-		for _, p := range strings.Split(s, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out, nil
+		return splitList(s), nil
 	}
 	return nil, fmt.Errorf("cannot be set from text")
+}
+
+// splitList reads a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	out := []string{}
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func (c *Config) validate() error {
@@ -469,21 +537,54 @@ func (c *Config) String(key string) string { return c.v.GetString(key) }
 // Bool returns a boolean value.
 func (c *Config) Bool(key string) bool { return c.v.GetBool(key) }
 
-// Int returns an integer value.
-func (c *Config) Int(key string) int { return c.v.GetInt(key) }
+// Int returns an integer value. A variable's text is read as parseText
+// checked it: viper's cast reads "08" as octal and fails.
+func (c *Config) Int(key string) int {
+	if s, ok := c.v.Get(key).(string); ok {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	return c.v.GetInt(key)
+}
 
 // Float returns a number.
 func (c *Config) Float(key string) float64 { return c.v.GetFloat64(key) }
 
-// StringList returns a list of strings.
-func (c *Config) StringList(key string) []string { return c.v.GetStringSlice(key) }
+// StringList returns a list of strings. In a variable or a flag the list is
+// comma-separated (viper's cast would split on spaces instead).
+func (c *Config) StringList(key string) []string {
+	if s, ok := c.v.Get(key).(string); ok {
+		return splitList(s)
+	}
+	return c.v.GetStringSlice(key)
+}
 
-// Map returns a mapping value (nil when unset).
+// Map returns a mapping value (empty when unset).
 func (c *Config) Map(key string) map[string]any {
-	if m, ok := c.v.Get(key).(map[string]any); ok {
+	switch m := c.v.Get(key).(type) {
+	case mapping:
+		return m
+	case map[string]any:
 		return m
 	}
-	return c.v.GetStringMap(key)
+	return map[string]any{}
+}
+
+// value is a key's effective value in its kind's Go type.
+func (c *Config) value(k *Key) any {
+	switch k.Kind {
+	case Bool:
+		return c.Bool(k.Name)
+	case Int:
+		return c.Int(k.Name)
+	case Float:
+		return c.Float(k.Name)
+	case StringList:
+		return c.StringList(k.Name)
+	case Map:
+		return c.Map(k.Name)
+	}
+	return c.String(k.Name)
 }
 
 // IsSet reports whether a key was set by any layer above the defaults.
@@ -503,7 +604,7 @@ type Entry struct {
 func (c *Config) All() []Entry {
 	out := make([]Entry, 0, len(Keys))
 	for _, k := range Keys {
-		out = append(out, Entry{Key: k.Name, Value: c.v.Get(k.Name), Source: c.sources[k.Name]})
+		out = append(out, Entry{Key: k.Name, Value: c.value(&k), Source: c.sources[k.Name]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
@@ -512,7 +613,7 @@ func (c *Config) All() []Entry {
 // Defaults returns the built-in defaults only (no files, no environment):
 // for tests and for embedding nexus as a library.
 func Defaults() *Config {
-	c, err := Load(Options{UserFile: os.DevNull + "/none", LookupEnv: func(string) (string, bool) { return "", false }})
+	c, err := Load(Options{UserFile: os.DevNull + "/none", IgnoreEnv: true})
 	if err != nil {
 		panic("config: built-in defaults are invalid: " + err.Error())
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -20,8 +21,12 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
-func envMap(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+// setEnv sets variables for one test (viper reads the process environment).
+func setEnv(t *testing.T, m map[string]string) {
+	t.Helper()
+	for k, v := range m {
+		t.Setenv(k, v)
+	}
 }
 
 func TestLayersAndProvenance(t *testing.T) {
@@ -36,9 +41,9 @@ func TestLayersAndProvenance(t *testing.T) {
 	if err := flags.Parse([]string{"--core", "/from/flag"}); err != nil {
 		t.Fatal(err)
 	}
+	setEnv(t, map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "NEXUS_CORE_DIR": "/from/env", "NEXUS_MCP_HTTP_ADDR": "127.0.0.1:3", "NEXUS_HARNESS_ID": ""})
 	c, err := Load(Options{
 		ProjectDir: project,
-		LookupEnv:  envMap(map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "NEXUS_CORE_DIR": "/from/env", "NEXUS_MCP_HTTP_ADDR": "127.0.0.1:3", "NEXUS_HARNESS_ID": ""}),
 		Flags:      flags,
 		FlagKeys:   map[string]string{"core.dir": "core", "mcp.tool_prefix": "tool-prefix"},
 	})
@@ -87,7 +92,7 @@ func TestFileErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, filepath.Join(dir, ProjectFile), tt.content)
-			_, err := Load(Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none.yaml"), LookupEnv: envMap(nil)})
+			_, err := Load(Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none.yaml"), IgnoreEnv: true})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -100,23 +105,145 @@ func TestFileErrors(t *testing.T) {
 	}
 }
 
-func TestEnvErrorsAndLists(t *testing.T) {
-	_, err := Load(Options{UserFile: "/nonexistent", LookupEnv: envMap(map[string]string{"NEXUS_MEMORY_GC_AUTO": "maybe"})})
-	var ce *Error
-	if !errors.As(err, &ce) || ce.Where != "NEXUS_MEMORY_GC_AUTO" {
-		t.Fatalf("err = %v", err)
+func TestEnvErrors(t *testing.T) {
+	tests := []struct {
+		env, value, key string
+		want            string
+	}{
+		{"NEXUS_MEMORY_GC_AUTO", "maybe", "memory.gc.auto", "expected true or false"},
+		{"NEXUS_MEMORY_GC_MAX_ACCESS_COUNT", "0x10", "memory.gc.max_access_count", "expected an integer"},
+		{"NEXUS_MEMORY_MERGE_THRESHOLD", "high", "memory.merge.threshold", "expected a number"},
+		{"NEXUS_PLUGINS_SETTINGS", "a=b", "plugins.settings", "a mapping cannot be set from the environment"},
+		{"NEXUS_GATE_EXTRA_DENIALS", "Bash", "gate.extra_denials", "a mapping cannot be set from the environment"},
+		{"NEXUS_GATE_POLICY", "sometimes", "gate.policy", "is not one of"},
 	}
-	c, err := Load(Options{UserFile: "/nonexistent", LookupEnv: envMap(map[string]string{"NEXUS_PLUGINS_PATHS": "a, b"})})
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			_, err := Load(Options{UserFile: "/nonexistent"})
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Key != tt.key || !strings.Contains(err.Error(), tt.env) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want a config error naming %s and %s with %q", err, tt.env, tt.key, tt.want)
+			}
+		})
+	}
+}
+
+// TestEnvValues: a variable's text is read the way nexus documents it,
+// not the way viper's casts would (comma lists, decimal integers), and the
+// value reports the variable as its source.
+func TestEnvValues(t *testing.T) {
+	tests := []struct {
+		env, value, key string
+		want            any
+	}{
+		{"NEXUS_PLUGINS_PATHS", "a dir, b", "plugins.paths", []string{"a dir", "b"}},
+		{"NEXUS_PLUGINS_DISABLED", ",x,,", "plugins.disabled", []string{"x"}},
+		{"NEXUS_MEMORY_GC_MIN_DAYS_SINCE_ACCESS", "08", "memory.gc.min_days_since_access", 8},
+		{"NEXUS_MEMORY_GC_MAX_ACCESS_COUNT", "-1", "memory.gc.max_access_count", -1},
+		{"NEXUS_MEMORY_MERGE_THRESHOLD", "0.5", "memory.merge.threshold", 0.5},
+		{"NEXUS_DECISIONS_ENABLED", "false", "decisions.enabled", false},
+		{"NEXUS_PLUGINS_HOOK_SERVER", "0", "plugins.hook_server", false},
+		{"NEXUS_LOG_LEVEL", "warn", "log.level", "warn"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			c, err := Load(Options{UserFile: "/nonexistent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, _ := Lookup(tt.key)
+			if got := c.value(k); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s = %#v, want %#v", tt.key, got, tt.want)
+			}
+			if got := c.Source(tt.key); got != (Source{Layer: LayerEnv, Detail: tt.env}) {
+				t.Errorf("%s came from %v, want %s", tt.key, got, tt.env)
+			}
+		})
+	}
+}
+
+// TestEveryKeyHasItsVariable: every key that is not a mapping is bound to
+// the variable EnvName gives it, and viper answers with that variable.
+func TestEveryKeyHasItsVariable(t *testing.T) {
+	sample := map[Kind]string{String: "x", Bool: "true", Int: "7", Float: "0.25", StringList: "p,q"}
+	for _, k := range Keys {
+		if k.Kind == Map {
+			continue
+		}
+		t.Run(k.Name, func(t *testing.T) {
+			text := sample[k.Kind]
+			switch k.Name {
+			case "harness.id":
+				text = "other"
+			case "gate.policy":
+				text = "fail-closed"
+			case "gate.unplanned_edit":
+				text = "warn"
+			case "decisions.frontmatter":
+				text = "reference"
+			case "log.level":
+				text = "error"
+			case "memory.gc.auto":
+				text = "false"
+			}
+			t.Setenv(EnvName(k.Name), text)
+			c, err := Load(Options{UserFile: "/nonexistent"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := parseText(&k, text)
+			if got := c.value(&k); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s = %#v, want %#v from %s", k.Name, got, want, EnvName(k.Name))
+			}
+			if c.Source(k.Name).Layer != LayerEnv {
+				t.Errorf("%s came from %v", k.Name, c.Source(k.Name))
+			}
+		})
+	}
+}
+
+// TestSectionVariablesHideNothing: a variable named after a section (what
+// viper's AutomaticEnv would treat as the section's value) leaves the keys
+// below it alone.
+func TestSectionVariablesHideNothing(t *testing.T) {
+	setEnv(t, map[string]string{"NEXUS_MEMORY": "x", "NEXUS_MEMORY_GC": "x", "NEXUS_GATE": "x", "NEXUS_MCP": "x"})
+	c, err := Load(Options{UserFile: "/nonexistent"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.StringList("plugins.paths"); len(got) != 2 || got[1] != "b" {
-		t.Fatalf("plugins.paths = %q", got)
+	if c.Float("memory.merge.threshold") != 0.35 || c.Int("memory.gc.max_access_count") != -1 || c.String("gate.policy") != "fail-open" || c.String("mcp.tool_prefix") != "nx_" {
+		t.Errorf("section variables changed keys below them: %v", c.All())
+	}
+}
+
+// TestMappingsKeepTheirKeys: the names inside a mapping belong to its
+// consumer (a plugin's settings), so their case survives, and the files'
+// mappings merge key by key.
+func TestMappingsKeepTheirKeys(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	write(t, user, "plugins:\n  settings:\n    Lint:\n      apiKey: u\n      Level: low\n")
+	write(t, filepath.Join(dir, ProjectFile), "plugins:\n  settings:\n    Lint:\n      Level: high\n    other:\n      URL: x\n")
+	c, err := Load(Options{ProjectDir: dir, UserFile: user, IgnoreEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"Lint":  map[string]any{"apiKey": "u", "Level": "high"},
+		"other": map[string]any{"URL": "x"},
+	}
+	if got := c.Map("plugins.settings"); !reflect.DeepEqual(got, want) {
+		t.Errorf("plugins.settings = %#v, want %#v", got, want)
+	}
+	if got := Defaults().Map("plugins.settings"); got == nil || len(got) != 0 {
+		t.Errorf("default plugins.settings = %#v, want an empty mapping", got)
 	}
 }
 
 func TestAllListsEveryKey(t *testing.T) {
-	c, err := Load(Options{UserFile: "/nonexistent", LookupEnv: envMap(nil)})
+	c, err := Load(Options{UserFile: "/nonexistent", IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

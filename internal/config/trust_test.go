@@ -67,7 +67,8 @@ func TestProjectFileCannotOpenTheDoor(t *testing.T) {
 			case LayerProject:
 				write(t, filepath.Join(proj, ProjectFile), c.yaml)
 			}
-			cfg, err := Load(Options{ProjectDir: proj, UserFile: user, LookupEnv: envMap(c.env)})
+			setEnv(t, c.env)
+			cfg, err := Load(Options{ProjectDir: proj, UserFile: user, IgnoreEnv: c.env == nil})
 			if c.refused == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
