@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -326,8 +327,9 @@ func formatValue(v any) string {
 	case []string:
 		return "[" + strings.Join(x, ", ") + "]"
 	case map[string]any:
-		if len(x) == 0 {
-			return "{}"
+		// One line of JSON: Go's map[k:v] form hides where a value ends.
+		if b, err := json.Marshal(x); err == nil {
+			return string(b)
 		}
 	}
 	return fmt.Sprintf("%v", v)
