@@ -226,7 +226,10 @@ type mapping map[string]any
 type fileLayers map[string]mapping
 
 // mergeFile validates one YAML layer and merges it into viper's file layer.
-// A missing file is not an error.
+// A missing file is not an error. nexus parses the file itself and hands
+// viper the checked values (MergeConfigMap) instead of letting viper read it
+// (MergeInConfig): errors must point at file:line:col, and the trust rules
+// must see the project's values before any of them takes effect.
 func (c *Config) mergeFile(path, layer string, maps fileLayers) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
