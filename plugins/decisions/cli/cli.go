@@ -151,6 +151,21 @@ func (r *runner) warnProblems(c *kernel.Corpus) {
 	}
 }
 
+// corpus opens the store (see open) and loads its decisions, reporting every
+// file it had to leave out.
+func (r *runner) corpus(storeDir string) (*kernel.Corpus, error) {
+	fs, err := r.open(storeDir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := kernel.Decisions(fs)
+	if err != nil {
+		return nil, &ExitError{Code: 1, Err: err}
+	}
+	r.warnProblems(c)
+	return c, nil
+}
+
 func jsonText(v any) string { return pyjson.Dumps(v, pyjson.Options{Indent: 2}) + "\n" }
 
 func (r *runner) initCmd() *cobra.Command {
@@ -225,15 +240,10 @@ func (r *runner) checkCmd() *cobra.Command {
 		Short: "List the recorded decisions related to an approach (BM25, nothing is written)",
 		Args:  args(1, `nexus decision check [--store DIR] [--context TEXT] [--json] "APPROACH"`),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			fs, err := r.open(storeDir)
+			corpus, err := r.corpus(storeDir)
 			if err != nil {
 				return err
 			}
-			corpus, err := kernel.Decisions(fs)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			r.warnProblems(corpus)
 			res, err := kernel.Check(corpus, a[0], context)
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
@@ -421,15 +431,10 @@ func (r *runner) listCmd() *cobra.Command {
 		Short: "List decisions, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			fs, err := r.open(storeDir)
+			corpus, err := r.corpus(storeDir)
 			if err != nil {
 				return err
 			}
-			corpus, err := kernel.Decisions(fs)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			r.warnProblems(corpus)
 			rows := kernel.ListDecisions(corpus, limit, all)
 			if asJSON {
 				items := make([]any, len(rows))
@@ -459,15 +464,10 @@ func (r *runner) searchCmd() *cobra.Command {
 		Short: "BM25 search over decision titles and rationales",
 		Args:  args(1, `nexus decision search [--store DIR] [--all] [--limit N] [--json] "QUERY"`),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			fs, err := r.open(storeDir)
+			corpus, err := r.corpus(storeDir)
 			if err != nil {
 				return err
 			}
-			corpus, err := kernel.Decisions(fs)
-			if err != nil {
-				return &ExitError{Code: 1, Err: err}
-			}
-			r.warnProblems(corpus)
 			hits, errp, err := kernel.Search(corpus, a[0], limit, all)
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
