@@ -253,6 +253,14 @@ func decode(args json.RawMessage, v any) error {
 	return nil
 }
 
+// valueOr is the argument p points at, or def when the caller left it out.
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
 func withProject(o *pyjson.Object, pr *project) *pyjson.Object {
 	return o.Set("project", pr.identity())
 }
@@ -272,11 +280,7 @@ func (p *Plugin) checkDecision(ctx context.Context, pr *project, args json.RawMe
 	if err != nil {
 		return nil, err
 	}
-	ctxText := ""
-	if a.Context != nil {
-		ctxText = *a.Context
-	}
-	res, err := kernel.CheckWithProblems(c, *a.Approach, ctxText)
+	res, err := kernel.CheckWithProblems(c, *a.Approach, valueOr(a.Context, ""))
 	if err != nil {
 		return nil, err
 	}
@@ -393,11 +397,7 @@ func (p *Plugin) getDecision(ctx context.Context, pr *project, args json.RawMess
 	if a.Number == nil {
 		return nil, errors.New("number is required")
 	}
-	mode := "full"
-	if a.Mode != nil {
-		mode = *a.Mode
-	}
-	text, err := kernel.GetDecision(pr.fs, *a.Number, mode)
+	text, err := kernel.GetDecision(pr.fs, *a.Number, valueOr(a.Mode, "full"))
 	if err != nil {
 		return nil, err
 	}
@@ -412,18 +412,11 @@ func (p *Plugin) listDecisions(ctx context.Context, pr *project, args json.RawMe
 	if err := decode(args, &a); err != nil {
 		return nil, err
 	}
-	limit, incl := 20, false
-	if a.Limit != nil {
-		limit = *a.Limit
-	}
-	if a.IncludeSuperseded != nil {
-		incl = *a.IncludeSuperseded
-	}
 	c, err := kernel.Decisions(pr.fs)
 	if err != nil {
 		return nil, err
 	}
-	rows := kernel.ListDecisions(c, limit, incl)
+	rows := kernel.ListDecisions(c, valueOr(a.Limit, 20), valueOr(a.IncludeSuperseded, false))
 	items := make([]any, len(rows))
 	for i, r := range rows {
 		items[i] = r
@@ -444,18 +437,11 @@ func (p *Plugin) searchDecisions(ctx context.Context, pr *project, args json.Raw
 	if a.Query == nil {
 		return nil, errors.New("query is required")
 	}
-	limit, incl := 10, false
-	if a.Limit != nil {
-		limit = *a.Limit
-	}
-	if a.IncludeSuperseded != nil {
-		incl = *a.IncludeSuperseded
-	}
 	c, err := kernel.Decisions(pr.fs)
 	if err != nil {
 		return nil, err
 	}
-	hits, errp, err := kernel.Search(c, *a.Query, limit, incl)
+	hits, errp, err := kernel.Search(c, *a.Query, valueOr(a.Limit, 10), valueOr(a.IncludeSuperseded, false))
 	if err != nil {
 		return nil, err
 	}
@@ -572,11 +558,7 @@ func (p *Plugin) flagQuestion(ctx context.Context, pr *project, args json.RawMes
 		}
 		return textResult(msg, nil), nil
 	case a.Question != nil && *a.Question != "":
-		ctxText := ""
-		if a.Context != nil {
-			ctxText = *a.Context
-		}
-		msg, err := kernel.FlagQuestion(pr.fs, *a.Question, ctxText)
+		msg, err := kernel.FlagQuestion(pr.fs, *a.Question, valueOr(a.Context, ""))
 		if err != nil {
 			return nil, err
 		}
