@@ -138,16 +138,7 @@ func (w *Writer) sequence(indent int, s []any, inline bool) {
 // string are indented to indent.
 func (w *Writer) node(indent int, v any) {
 	if s, ok := v.(string); ok {
-		w.indent = indent
-		switch StyleOf(s) {
-		case Plain:
-			w.plain([]rune(s))
-		case SingleQuoted:
-			w.singleQuoted([]rune(s))
-		default:
-			w.doubleQuoted([]rune(s))
-		}
-		w.indent = 0
+		w.scalarAt(indent, s)
 		return
 	}
 	if !w.whitespace {

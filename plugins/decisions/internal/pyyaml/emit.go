@@ -226,8 +226,12 @@ func (w *Writer) indicator(ind string, needWhitespace bool) {
 	w.indention = false
 }
 
-func (w *Writer) scalar(s string) {
-	w.indent = bestIndent
+func (w *Writer) scalar(s string) { w.scalarAt(bestIndent, s) }
+
+// scalarAt writes s in the style PyYAML picks for it; continuation lines
+// of a folded string are indented to indent.
+func (w *Writer) scalarAt(indent int, s string) {
+	w.indent = indent
 	switch StyleOf(s) {
 	case Plain:
 		w.plain([]rune(s))
