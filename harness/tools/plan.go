@@ -204,23 +204,7 @@ func runPlanUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 	title, _ := str(args, "title")
 	hasTitle := title != "" // an empty title is no title: the plan schema wants one character
 	var out map[string]any
-	s := env.Store
-	err := s.Update(ctx, []string{s.L.PlanPath()}, func(tx *state.Tx) error {
-		p, ok, err := tx.Plan()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return Errorf(errNoPlan)
-		}
-		find := func() (int, error) {
-			for i := range p.Issues {
-				if p.Issues[i].ID == id {
-					return i, nil
-				}
-			}
-			return -1, errIssueNotFound(id)
-		}
+	err := updatePlan(ctx, env.Store, func(p *state.Plan) error {
 		switch action {
 		case "add":
 			if !hasTitle {
@@ -237,7 +221,7 @@ func runPlanUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 			if !hasID {
 				return Errorf("issue_id is required for remove")
 			}
-			i, err := find()
+			i, err := issueIndex(p, id)
 			if err != nil {
 				return err
 			}
@@ -247,7 +231,7 @@ func runPlanUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 			if !hasID || !hasTitle {
 				return Errorf("issue_id and title are required for edit")
 			}
-			i, err := find()
+			i, err := issueIndex(p, id)
 			if err != nil {
 				return err
 			}
@@ -257,7 +241,7 @@ func runPlanUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 			if !hasID {
 				return Errorf("issue_id is required for reopen")
 			}
-			i, err := find()
+			i, err := issueIndex(p, id)
 			if err != nil {
 				return err
 			}
@@ -271,7 +255,7 @@ func runPlanUpdate(ctx context.Context, env *Env, args map[string]any) (map[stri
 		default:
 			return Errorf(errUnknownAction)
 		}
-		return tx.PutPlan(p)
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -307,24 +291,10 @@ func runPlanDecide(ctx context.Context, env *Env, args map[string]any) (map[stri
 	id, _ := integer(args, "issue_id")
 	decision, _ := str(args, "decision")
 	var out map[string]any
-	s := env.Store
-	err := s.Update(ctx, []string{s.L.PlanPath()}, func(tx *state.Tx) error {
-		p, ok, err := tx.Plan()
+	err := updatePlan(ctx, env.Store, func(p *state.Plan) error {
+		idx, err := issueIndex(p, id)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return Errorf(errNoPlan)
-		}
-		idx := -1
-		for i := range p.Issues {
-			if p.Issues[i].ID == id {
-				idx = i
-				break
-			}
-		}
-		if idx < 0 {
-			return errIssueNotFound(id)
 		}
 		is := &p.Issues[idx]
 		is.Status = state.IssueDecided
@@ -350,12 +320,41 @@ func runPlanDecide(ctx context.Context, env *Env, args map[string]any) (map[stri
 		} else {
 			out["remaining"] = remaining
 		}
-		return tx.PutPlan(p)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// updatePlan runs change on the active plan in one locked transaction and
+// writes the plan back when change succeeds. With no active plan it fails
+// with errNoPlan.
+func updatePlan(ctx context.Context, s *state.Store, change func(p *state.Plan) error) error {
+	return s.Update(ctx, []string{s.L.PlanPath()}, func(tx *state.Tx) error {
+		p, ok, err := tx.Plan()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Errorf(errNoPlan)
+		}
+		if err := change(p); err != nil {
+			return err
+		}
+		return tx.PutPlan(p)
+	})
+}
+
+// issueIndex is the position of issue id in the plan's issue list.
+func issueIndex(p *state.Plan, id int64) (int, error) {
+	for i := range p.Issues {
+		if p.Issues[i].ID == id {
+			return i, nil
+		}
+	}
+	return -1, errIssueNotFound(id)
 }
 
 func withTitle(a Annotations, title string) Annotations {
