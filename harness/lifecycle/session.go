@@ -46,11 +46,16 @@ func (e *Engine) readActiveSkill() (*ActiveSkill, bool) {
 }
 
 func (e *Engine) writeActiveSkill(ctx context.Context, a ActiveSkill) error {
-	b, err := json.MarshalIndent(a, "", "  ")
+	return e.writeRecord(ctx, e.activeSkillPath(), a)
+}
+
+// writeRecord writes v as indented JSON to the harness file p, under the
+// store's lock.
+func (e *Engine) writeRecord(ctx context.Context, p string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	p := e.activeSkillPath()
 	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
 		tx.PutRaw(p, append(b, '\n'))
 		return nil
@@ -78,15 +83,7 @@ func (e *Engine) readSession() (sessionRecord, bool) {
 }
 
 func (e *Engine) writeSession(ctx context.Context, r sessionRecord) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	p := e.sessionPath()
-	return e.o.Store.Update(ctx, []string{p}, func(tx *state.Tx) error {
-		tx.PutRaw(p, append(b, '\n'))
-		return nil
-	})
+	return e.writeRecord(ctx, e.sessionPath(), r)
 }
 
 // leadText tells the session's model that it is Lead, which roles it can

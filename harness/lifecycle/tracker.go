@@ -101,17 +101,26 @@ func AgentComplete(ctx context.Context, s *state.Store, p CompleteParams) (state
 			return state.TrackerEntry{}, err
 		}
 	}
+	return updateLatest(ctx, s, "agent_complete", p.AgentID, func(e *state.TrackerEntry) {
+		completeEntry(e, s.Timestamp(), p.LastMessage, files)
+	})
+}
+
+// updateLatest applies change to the agent's most recent tracker entry in
+// one locked transaction and returns the entry as written. op names the
+// operation in the error for an agent that is not tracked.
+func updateLatest(ctx context.Context, s *state.Store, op, agentID string, change func(*state.TrackerEntry)) (state.TrackerEntry, error) {
 	var out state.TrackerEntry
 	err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
 		entries, _, err := tx.Tracker()
 		if err != nil {
 			return err
 		}
-		i := lastIndex(entries, p.AgentID)
+		i := lastIndex(entries, agentID)
 		if i < 0 {
-			return fmt.Errorf("agent_complete: agent %q: %w", p.AgentID, ErrNotTracked)
+			return fmt.Errorf("%s: agent %q: %w", op, agentID, ErrNotTracked)
 		}
-		completeEntry(&entries[i], s.Timestamp(), p.LastMessage, files)
+		change(&entries[i])
 		out = entries[i]
 		return tx.PutTracker(entries)
 	})
@@ -133,21 +142,9 @@ func AgentResume(ctx context.Context, s *state.Store, p ResumeParams) (state.Tra
 	if p.AgentID == "" {
 		return state.TrackerEntry{}, &FieldError{Event: FixtureResume, Field: "agent_id", Msg: "is required"}
 	}
-	var out state.TrackerEntry
-	err := s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
-		entries, _, err := tx.Tracker()
-		if err != nil {
-			return err
-		}
-		i := lastIndex(entries, p.AgentID)
-		if i < 0 {
-			return fmt.Errorf("agent_resume: agent %q: %w", p.AgentID, ErrNotTracked)
-		}
-		resumeEntry(&entries[i], s.Timestamp())
-		out = entries[i]
-		return tx.PutTracker(entries)
+	return updateLatest(ctx, s, "agent_resume", p.AgentID, func(e *state.TrackerEntry) {
+		resumeEntry(e, s.Timestamp())
 	})
-	return out, err
 }
 
 func resumeEntry(e *state.TrackerEntry, now string) {
