@@ -324,6 +324,24 @@ func (p Probe) scratch() (dir string, env []string, err error) {
 	return dir, env, nil
 }
 
+// start looks the registered commands up (when Find is set), checks that
+// the probe can run and makes its scratch project. A non-nil finding is
+// the probe's whole result; otherwise the caller removes dir.
+func (p *Probe) start() (dir string, env []string, stop *Finding) {
+	if p.Find != nil {
+		p.Registered = p.Find()
+	}
+	if f := p.precondition(); f != nil {
+		return "", nil, f
+	}
+	dir, env, err := p.scratch()
+	if err != nil {
+		f := fault(err.Error(), "check the temporary folder ($TMPDIR)")
+		return "", nil, &f
+	}
+	return dir, env, nil
+}
+
 func (p Probe) precondition() *Finding {
 	switch {
 	case p.Registered != nil:
@@ -347,15 +365,9 @@ type HookCanary struct{ Probe }
 func (HookCanary) Name() string { return "claude-hook" }
 
 func (c HookCanary) Run(ctx context.Context) []Finding {
-	if c.Find != nil {
-		c.Registered = c.Find()
-	}
-	if f := c.precondition(); f != nil {
+	dir, env, f := c.start()
+	if f != nil {
 		return []Finding{*f}
-	}
-	dir, env, err := c.scratch()
-	if err != nil {
-		return []Finding{fault(err.Error(), "check the temporary folder ($TMPDIR)")}
 	}
 	defer os.RemoveAll(dir)
 	payload, _ := json.Marshal(map[string]any{
@@ -375,7 +387,7 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	took := time.Since(start)
 	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
 	if err != nil {
@@ -404,7 +416,11 @@ func (p Probe) command(ctx context.Context, dir string, env []string, args ...st
 	if p.CoreDir != "" {
 		args = append(args, "--core", p.CoreDir)
 	}
-	cmd := exec.CommandContext(ctx, p.Executable, args...)
+	return inScratch(exec.CommandContext(ctx, p.Executable, args...), dir, env)
+}
+
+// inScratch runs cmd in the scratch project dir with env.
+func inScratch(cmd *exec.Cmd, dir string, env []string) *exec.Cmd {
 	cmd.Dir, cmd.Env = dir, env
 	// A child that inherited the output pipe must not keep the doctor waiting.
 	cmd.WaitDelay = time.Second
@@ -414,10 +430,7 @@ func (p Probe) command(ctx context.Context, dir string, env []string, args ...st
 // registered runs a registered command line in the scratch project dir.
 func (p Probe) registered(ctx context.Context, dir string, argv []string, env []string) *exec.Cmd {
 	args := append(append([]string(nil), argv[1:]...), "--project", dir)
-	cmd := exec.CommandContext(ctx, argv[0], args...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.WaitDelay = time.Second
-	return cmd
+	return inScratch(exec.CommandContext(ctx, argv[0], args...), dir, env)
 }
 
 // fixFor adds, for a registered command, the usual cause of a failure
@@ -452,15 +465,9 @@ func (MCPInitialize) Name() string { return "claude-mcp" }
 const decisionTool = "check_decision"
 
 func (c MCPInitialize) Run(ctx context.Context) []Finding {
-	if c.Find != nil {
-		c.Registered = c.Find()
-	}
-	if f := c.precondition(); f != nil {
+	dir, env, f := c.start()
+	if f != nil {
 		return []Finding{*f}
-	}
-	dir, env, err := c.scratch()
-	if err != nil {
-		return []Finding{fault(err.Error(), "check the temporary folder ($TMPDIR)")}
 	}
 	defer os.RemoveAll(dir)
 	cmd := func(ctx context.Context) *exec.Cmd {
