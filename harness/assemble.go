@@ -8,6 +8,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/memory"
 )
 
@@ -122,4 +123,18 @@ func NexusDir(cfg *config.Config, proj, override string) (string, error) {
 		return "", fmt.Errorf("%w: %s", ErrNexusRootNotFolder, dir)
 	}
 	return dir, nil
+}
+
+// ProjectLayout is the state layout of a project as its configuration
+// places it: the .nexus folder NexusDir resolves (default
+// <project>/.nexus) and the configured harness.id.
+func ProjectLayout(cfg *config.Config, project, nexusRoot string) (state.Layout, error) {
+	dir, err := NexusDir(cfg, project, nexusRoot)
+	if err != nil {
+		return state.Layout{}, err
+	}
+	if dir == "" {
+		dir = filepath.Join(project, ".nexus")
+	}
+	return state.NewLayoutAt(project, dir, cfg.String("harness.id"))
 }

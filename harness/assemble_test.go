@@ -62,3 +62,32 @@ func TestNexusDir(t *testing.T) {
 		t.Error("a file as the .nexus root was accepted")
 	}
 }
+
+func TestProjectLayout(t *testing.T) {
+	proj := t.TempDir()
+	file := filepath.Join(proj, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(proj, "other")
+	tests := []struct {
+		name, nexusRoot   string
+		wantNexus, wantID string
+		wantErr           bool
+	}{
+		{name: "the project's own .nexus", wantNexus: filepath.Join(proj, ".nexus"), wantID: "nexus"},
+		{name: "a .nexus root of its own", nexusRoot: other, wantNexus: other, wantID: "nexus"},
+		{name: "a file as the .nexus root", nexusRoot: file, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := harness.ProjectLayout(config.Defaults(), proj, tt.nexusRoot)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && (l.Nexus != tt.wantNexus || l.HarnessID != tt.wantID || l.Project != proj) {
+				t.Errorf("layout %s (%s) of %s, want %s (%s)", l.Nexus, l.HarnessID, l.Project, tt.wantNexus, tt.wantID)
+			}
+		})
+	}
+}

@@ -14,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
+	"github.com/nexus-harness/nexus/plugins/decisions"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionstest"
 )
 
@@ -79,12 +81,12 @@ func BenchmarkDecisionStoreScale(b *testing.B) {
 					k, v, _ := strings.Cut(kv, "=")
 					b.Setenv(k, v)
 				}
-				man := decisionsManifest(proj, filepath.Join(filepath.Dir(bin), pluginhost.HostProgramName))
+				man := harness.DecisionsManifest(proj, filepath.Join(filepath.Dir(bin), pluginhost.HostProgramName))
 				args := json.RawMessage(`{"proposed_approach":"` + decisionstest.Approach + `"}`)
 				var s, c durations
 				for b.Loop() {
 					m, err := launch.New([]*pluginhost.Manifest{man}, pluginhost.Options{ProjectDir: proj, NoUserPlugins: true, Logger: pluginhost.NopLogger{},
-						Settings: map[string]map[string]string{decisionsName: {decisionsSetStore: store}}})
+						Settings: map[string]map[string]string{harness.DecisionsName: {decisions.SettingStore: store}}})
 					if err != nil {
 						b.Fatal(err)
 					}

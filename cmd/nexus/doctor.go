@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/doctor"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
@@ -81,17 +82,14 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	cfgOpts := config.Options{ProjectDir: proj, Flags: a.root.PersistentFlags(), FlagKeys: flagKeys}
 	// A configuration that does not load is one finding, not the end: the
 	// other checks run with the layers that do load.
-	cfg, _ := doctor.LoadConfig(cfgOpts)
+	cfg, cfgErr := doctor.LoadConfig(cfgOpts)
 
+	// The doctor builds no engine (harness.Assemble): it must report a
+	// distribution that cannot be found and a configuration that does not
+	// load, so it checks the state with what it has, the layout and a store
+	// that validates against the schemas only when the distribution is there.
 	dist, locateErr := vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
-	dir, err := nexusDir(cfg, proj, fl.nexusRoot)
-	if err != nil {
-		return err
-	}
-	if dir == "" {
-		dir = filepath.Join(proj, ".nexus")
-	}
-	layout, err := state.NewLayoutAt(proj, dir, cfg.String("harness.id"))
+	layout, err := harness.ProjectLayout(cfg, proj, fl.nexusRoot)
 	if err != nil {
 		return usageError{err}
 	}
@@ -122,7 +120,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		doctor.Session{Layout: layout, StaleAfter: fl.staleAfter, ToolRef: func(t string) string { return prefix + t }},
 		doctor.Namespaces{Layout: layout},
 		doctor.Locks{Layout: layout},
-		doctor.Plugins{Options: doctorPluginOptions(a, cfg, proj), Verify: fl.verifyPlugins},
+		doctor.Plugins{Options: doctorPluginOptions(cfg, cfgErr, proj, fl.nexusRoot), Verify: fl.verifyPlugins},
 		doctor.ClaudeInstall{Project: proj, Home: home, Executable: exe, ChosenCore: chosenCore},
 		doctor.ClaudeCatalog{Project: proj, Home: home, Executable: exe, Version: version, ChosenCore: chosenCore,
 			Render: func() ([]claude.OwnedFile, string, error) { return renderCatalog(a, exe, "") }},
@@ -153,17 +151,15 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 }
 
 // doctorPluginOptions are the plugin host's options as every command
-// builds them; when the configuration does not load, those of the layers
-// that do (without the built-in plugins, whose settings come from it).
-func doctorPluginOptions(a *app, cfg *config.Config, proj string) pluginhost.Options {
-	if o, err := pluginOptions(a); err == nil {
-		return o
+// builds them (harness.PluginOptions); when the configuration does not
+// load, those of the layers that do, without the built-in plugins, whose
+// settings come from the configuration.
+func doctorPluginOptions(cfg *config.Config, cfgErr error, proj, nexusRoot string) pluginhost.Options {
+	o := harness.PluginOptions(cfg, proj, nexusRoot)
+	if cfgErr != nil {
+		o.Builtin = nil
 	}
-	return pluginhost.Options{
-		ProjectDir: proj,
-		Paths:      cfg.StringList("plugins.paths"),
-		Disabled:   cfg.StringList("plugins.disabled"),
-	}
+	return o
 }
 
 // registeredCommands finds what `nexus install claude` registered (the

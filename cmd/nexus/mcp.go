@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -337,8 +336,8 @@ func mcpCaller(flagAgent string) (func(context.Context, mcp.CallToolRequest) (st
 
 func mcpScopeOf(fl mcpFlags) (mcpScope, error) {
 	for _, v := range []struct{ flag, val string }{{"--only", fl.only}, {"--without", fl.without}} {
-		if v.val != "" && v.val != decisionsName {
-			return "", usagef("%s %q: the only tool set that can be named is %q (the bundled decision store)", v.flag, v.val, decisionsName)
+		if v.val != "" && v.val != harness.DecisionsName {
+			return "", usagef("%s %q: the only tool set that can be named is %q (the bundled decision store)", v.flag, v.val, harness.DecisionsName)
 		}
 	}
 	switch {
@@ -359,7 +358,7 @@ type decisionsOnly struct{ *harness.Engine }
 func (d decisionsOnly) Tools() []*tools.Tool {
 	var out []*tools.Tool
 	for _, t := range d.Engine.Tools() {
-		if t.Unprefixed && slices.Contains(decisionTools, t.Name) {
+		if t.Unprefixed && harness.IsDecisionTool(t.Name) {
 			out = append(out, t)
 		}
 	}

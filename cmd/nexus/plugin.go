@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,80 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/harnessid"
-	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 )
 
 func init() { register(newPluginCmd) }
 
-// decisionTools are the bundled decision store's tools (the reference's
-// names), declared here without asking the plugin, which nexus does not
-// link (a test checks them against the plugin's Info).
-var decisionTools = []string{
-	"check_decision", "propose_decision", "get_decision", "list_decisions", "search_decisions",
-	"get_context", "get_raw_file", "diff_since_last_session", "flag_question", "update_state", "list_projects",
-}
-
-// The decision store's name and settings keys (plugins/decisions).
-const (
-	decisionsName           = "decisions"
-	decisionsVersion        = "0.1.0"
-	decisionsSetFrontmatter = "frontmatter"
-	decisionsSetHome        = "nauro_home"
-	decisionsSetStore       = "store"
-)
-
-// serveArgs run a built-in plugin in the plugin host program.
-func serveArgs(name string) []string { return []string{"serve", name} }
-
-// decisionsManifest declares the bundled decision store: the plugin host
-// program (nexus-plugins, installed next to nexus) run as
-// `nexus-plugins serve decisions`, its tools exposed under the reference's
-// own names (check_decision, ...). nexus ships that program itself, so
-// there is no digest to check. The store lives in NAURO_HOME, outside the
-// workspace, so no capability blocks its tools.
-func decisionsManifest(project, hostProgram string) *pluginhost.Manifest {
-	tools := make([]pluginhost.ToolDecl, len(decisionTools))
-	for i, n := range decisionTools {
-		tools[i] = pluginhost.ToolDecl{Name: n, CapabilityClasses: []string{}}
-	}
-	return &pluginhost.Manifest{
-		Name:            decisionsName,
-		Version:         decisionsVersion,
-		Description:     "Nauro-compatible decision store, bundled with nexus",
-		ProtocolVersion: contract.ProtocolVersion,
-		Executable:      hostProgram,
-		Args:            serveArgs(decisionsName),
-		Dir:             project,
-		ProjectDir:      true,
-		// The store's persistent index lives in the user's cache folder
-		// (or NEXUS_DECISIONS_INDEX_DIR).
-		Env:           []string{"NAURO_HOME", "XDG_CACHE_HOME", "NEXUS_DECISIONS_INDEX_DIR"},
-		Tools:         tools,
-		BareToolNames: true,
-		Source:        pluginhost.SourceBuiltin,
-	}
-}
-
-// hostProgram is the plugin host executable; when it is not installed the
-// path it should have is returned with the error, so that the declarations
-// (and their tools' names) stay the same.
-func hostProgram() (string, error) {
-	p, err := pluginhost.DefaultHostProgram()
-	if err != nil {
-		exe, _ := os.Executable()
-		return filepath.Join(filepath.Dir(exe), pluginhost.HostProgramName), err
-	}
-	return p, nil
-}
-
-// pluginOptions are the plugin manager options of the current project,
-// from configuration: plugins.paths, plugins.settings, plugins.disabled,
-// the decisions.* keys for the bundled store (unless decisions.enabled is
-// off), and the user's digest cache. Nothing is read or started.
+// pluginOptions are the current project's plugin manager options
+// (harness.PluginOptions). Nothing is read or started.
 func pluginOptions(a *app) (pluginhost.Options, error) {
 	cfg, err := a.Config()
 	if err != nil {
@@ -96,76 +30,7 @@ func pluginOptions(a *app) (pluginhost.Options, error) {
 	if err != nil {
 		return pluginhost.Options{}, err
 	}
-	o := pluginhost.Options{
-		ProjectDir:  proj,
-		Paths:       cfg.StringList("plugins.paths"),
-		Settings:    pluginSettings(cfg),
-		Disabled:    cfg.StringList("plugins.disabled"),
-		DigestCache: pluginhost.DefaultDigestCache(),
-	}
-	// Each plugin's data folder: .nexus/state/<harness-id>/plugins/<name>/,
-	// in the harness's own state namespace, which .nexus/.gitignore keeps
-	// out of version control.
-	if dir, err := nexusDir(cfg, proj, ""); err == nil {
-		if dir == "" {
-			dir = filepath.Join(proj, ".nexus")
-		}
-		if id := cfg.String("harness.id"); harnessid.Valid(id) {
-			o.DataRoot = filepath.Join(dir, "state", id, "plugins")
-			if l, err := state.NewLayoutAt(proj, dir, id); err == nil {
-				o.DataAnchor = l.Anchor()
-			}
-		}
-	}
-	// The bundled store's names are reserved even while it is turned off,
-	// and so are nexus's own (mcp.tool_prefix): no plugin takes them.
-	o.Reserved = map[string]string{}
-	for _, n := range decisionTools {
-		o.Reserved[n] = "nexus's bundled decision store"
-	}
-	if p := cfg.String("mcp.tool_prefix"); p != "" {
-		o.ReservedPrefixes = []string{p}
-	}
-	prog, err := hostProgram()
-	if err == nil {
-		o.HostProgram = prog
-	} // else the Backend reports the missing program when a plugin must run
-	if cfg.Bool("decisions.enabled") {
-		o.Builtin = append(o.Builtin, decisionsManifest(proj, prog))
-	}
-	return o, nil
-}
-
-// pluginSettings turns plugins.settings (plugin → mapping) into strings,
-// with the decisions.* keys as the bundled store's settings.
-func pluginSettings(cfg *config.Config) map[string]map[string]string {
-	out := map[string]map[string]string{}
-	for name, v := range cfg.Map("plugins.settings") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			continue // validated by config; a scalar here is a typo
-		}
-		s := map[string]string{}
-		for k, val := range m {
-			s[k] = fmt.Sprint(val)
-		}
-		out[name] = s
-	}
-	d := out[decisionsName]
-	if d == nil {
-		d = map[string]string{}
-	}
-	for key, setting := range map[string]string{
-		"decisions.frontmatter": decisionsSetFrontmatter,
-		"decisions.nauro_home":  decisionsSetHome,
-		"decisions.store":       decisionsSetStore,
-	} {
-		if v := cfg.String(key); v != "" && (cfg.IsSet(key) || d[setting] == "") {
-			d[setting] = v
-		}
-	}
-	out[decisionsName] = d
-	return out
+	return harness.PluginOptions(cfg, proj, ""), nil
 }
 
 func newPluginCmd(a *app) *cobra.Command {
@@ -231,7 +96,7 @@ func newPluginListCmd(a *app) *cobra.Command {
 			cfg, _ := a.Config()
 			disabled := cfg.StringList("plugins.disabled")
 			if !cfg.Bool("decisions.enabled") {
-				disabled = append(disabled, decisionsName+" (decisions.enabled is off)")
+				disabled = append(disabled, harness.DecisionsName+" (decisions.enabled is off)")
 			}
 			if disabled == nil {
 				disabled = []string{}
@@ -249,8 +114,8 @@ func newPluginListCmd(a *app) *cobra.Command {
 			for _, p := range list {
 				where := p.Manifest
 				if p.Source == pluginhost.SourceBuiltin {
-					where = p.Executable + " " + strings.Join(serveArgs(p.Name), " ")
-					if _, err := hostProgram(); err != nil {
+					where = p.Executable + " " + strings.Join(harness.BuiltinServeArgs(p.Name), " ")
+					if _, err := pluginhost.DefaultHostProgram(); err != nil {
 						where += " (not installed: " + err.Error() + ")"
 					}
 				}

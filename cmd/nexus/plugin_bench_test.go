@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
 )
@@ -79,7 +80,7 @@ func BenchmarkDecisionsPluginStart(b *testing.B) {
 		k, v, _ := strings.Cut(kv, "=")
 		b.Setenv(k, v)
 	}
-	man := decisionsManifest(proj, filepath.Join(filepath.Dir(bin), pluginhost.HostProgramName))
+	man := harness.DecisionsManifest(proj, filepath.Join(filepath.Dir(bin), pluginhost.HostProgramName))
 	args := json.RawMessage(`{"proposed_approach":"store orders in PostgreSQL"}`)
 	var s durations
 	for b.Loop() {

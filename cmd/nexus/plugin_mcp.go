@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -28,18 +27,13 @@ func init() {
 	// parallel before the first answer, so tools/list is complete; they
 	// stop when the server does.
 	registerMCPTools(func(a *app, e *harness.Engine) (func(), error) {
-		o, err := pluginOptions(a)
-		if err != nil {
-			return nil, err
-		}
-		if a.mcpScope == scopeWithoutDecisions {
-			// The store is served by its own server: do not start it here.
-			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == decisionsName })
-		}
 		// Plugin data goes under the .nexus folder this server serves
 		// (--nexus-root, runtime.root), like its state.
-		o.DataRoot = filepath.Join(e.Layout.HarnessDir(), "plugins")
-		o.DataAnchor = e.Layout.Anchor()
+		o := e.PluginOptions()
+		if a.mcpScope == scopeWithoutDecisions {
+			// The store is served by its own server: do not start it here.
+			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == harness.DecisionsName })
+		}
 		o.Logger = stderrLogger{os.Stderr}
 		o.HostStderr = os.Stderr // the plugin host's log; never stdout
 		m, err := pluginhost.Open(o)
@@ -62,7 +56,7 @@ func init() {
 			}
 		}
 		for _, t := range list {
-			if a.mcpScope == scopeOnlyDecisions && t.Plugin != decisionsName {
+			if a.mcpScope == scopeOnlyDecisions && t.Plugin != harness.DecisionsName {
 				continue
 			}
 			if _, taken := e.Tool(t.Name); taken {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,69 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/plugins/decisions"
 )
-
-// The decision store's names as nexus declares them (it does not link the
-// plugin) must be the plugin's.
-func TestDecisionNamesMatchThePlugin(t *testing.T) {
-	if decisionsName != decisions.Name || decisionsVersion != decisions.Version ||
-		decisionsSetFrontmatter != decisions.SettingFrontmatter || decisionsSetHome != decisions.SettingHome || decisionsSetStore != decisions.SettingStore {
-		t.Fatal("the decision store's name, version or settings keys changed; update cmd/nexus/plugin.go")
-	}
-}
-
-// The store's tools are declared without asking the plugin; they must be
-// exactly the ones it offers.
-func TestDecisionToolsDeclared(t *testing.T) {
-	info, err := decisions.New().Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var offered []string
-	for _, s := range info.Tools {
-		offered = append(offered, s.Name)
-	}
-	slices.Sort(offered)
-	declared := slices.Clone(decisionTools)
-	slices.Sort(declared)
-	if !slices.Equal(offered, declared) {
-		t.Fatalf("declared %v, the plugin offers %v", declared, offered)
-	}
-}
-
-func TestPluginSettingsFromConfig(t *testing.T) {
-	cases := []struct {
-		yaml string
-		want map[string]string
-	}{
-		{"", map[string]string{"frontmatter": "documented"}},
-		{"decisions:\n  frontmatter: reference\n  nauro_home: /h\n  store: st\n", map[string]string{"frontmatter": "reference", "nauro_home": "/h", "store": "st"}},
-		// A plugins.settings entry stands unless the decisions.* key is set.
-		{"plugins:\n  settings:\n    decisions:\n      frontmatter: reference\n", map[string]string{"frontmatter": "reference"}},
-		{"decisions:\n  frontmatter: documented\nplugins:\n  settings:\n    decisions:\n      frontmatter: reference\n", map[string]string{"frontmatter": "documented"}},
-	}
-	for _, c := range cases {
-		dir := t.TempDir()
-		if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// The user file: a project file may not set nauro_home (docs/security.md).
-		if err := os.WriteFile(filepath.Join(dir, "user.yaml"), []byte(c.yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "user.yaml"), IgnoreEnv: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := pluginSettings(cfg)["decisions"]
-		if fmt.Sprint(got) != fmt.Sprint(c.want) {
-			t.Errorf("%q: %v, want %v", c.yaml, got, c.want)
-		}
-	}
-}
 
 // pluginFixture holds the binaries the plugin tests drive.
 type pluginFixture struct {
@@ -482,7 +422,7 @@ func TestPluginsOverMCP(t *testing.T) {
 	if want := "nexus mcp: not served: plugin hung did not start: no handshake within 1s; the process was killed by nexus; last stderr lines: hung plugin here"; !strings.Contains(s.stderr.String(), want) {
 		t.Errorf("stderr does not say %q:\n%s", want, s.stderr)
 	}
-	for _, want := range append(slices.Clone(decisionTools), "nx_plan_start", "nx_task_add", "nx_context", "shellguard_assess_command", "tp_echo", "tp_hang") {
+	for _, want := range append(harness.DecisionTools(), "nx_plan_start", "nx_task_add", "nx_context", "shellguard_assess_command", "tp_echo", "tp_hang") {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
 		}
@@ -660,7 +600,7 @@ func TestPluginsMCPShutdownAndGate(t *testing.T) {
 		}
 		names := s.toolNames()
 		slices.Sort(names)
-		want := slices.Clone(decisionTools)
+		want := harness.DecisionTools()
 		slices.Sort(want)
 		if !slices.Equal(names, want) {
 			t.Fatalf("--only decisions serves %v, want %v", names, want)
