@@ -246,15 +246,6 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	})
 }
 
-// engineFor builds the engine of the current project.
-func engineFor(a *app, nexusRoot string) (*harness.Engine, error) {
-	o, err := engineOptions(a, nexusRoot)
-	if err != nil {
-		return nil, err
-	}
-	return harness.New(o)
-}
-
 // assembleFor builds the current project's whole harness (harness.Assemble)
 // from the command line's configuration.
 func assembleFor(a *app, nexusRoot string, s harness.Setup) (*harness.Assembled, error) {

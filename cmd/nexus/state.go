@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -21,11 +22,11 @@ not valid JSON or does not match its nexus-core schema is renamed to <name>.corr
 (nothing is deleted), so the tools can start afresh. Healthy files are left alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := engineFor(a, nexusRoot)
+			h, err := assembleFor(a, nexusRoot, harness.Setup{})
 			if err != nil {
 				return err
 			}
-			moved, err := e.Store.Repair(cmd.Context())
+			moved, err := h.Engine.Store.Repair(cmd.Context())
 			if a.jsonOut {
 				if moved == nil {
 					moved = []state.Moved{}

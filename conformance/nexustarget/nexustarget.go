@@ -1,7 +1,8 @@
 // Package nexustarget runs the conformance suite against nexus itself,
-// in-process: one harness.Engine per case, rooted in the case's scratch
-// project, with the tools called by abstract name and lifecycle events
-// fired through nexus's lifecycle handlers.
+// in-process: one harness per case, assembled as nexus's commands assemble
+// theirs (harness.Assemble) and rooted in the case's scratch project, with
+// the tools called by abstract name and lifecycle events fired through
+// nexus's lifecycle handlers.
 //
 // It is a separate package so that package conformance stays importable by
 // other harnesses without pulling in nexus's engine.
@@ -63,17 +64,19 @@ func (f *Factory) EventsUnsupported() string {
 
 // NewTarget implements conformance.Factory.
 func (f *Factory) NewTarget(_ context.Context, p conformance.Project) (conformance.Target, error) {
-	e, err := harness.New(harness.Options{
+	// No plugins, no memory tools and the built-in configuration: the
+	// fixtures speak to the nexus-core tools and the tracker alone.
+	h, err := harness.Assemble(harness.Setup{Engine: harness.Options{
 		Project:   p.Dir,
 		NexusDir:  p.NexusDir,
 		HarnessID: p.HarnessID,
 		Core:      f.Core,
 		Schemas:   f.Schemas,
-	})
+	}})
 	if err != nil {
 		return nil, err
 	}
-	return &target{e: e, lc: f.Lifecycle}, nil
+	return &target{e: h.Engine, lc: f.Lifecycle}, nil
 }
 
 type target struct {
