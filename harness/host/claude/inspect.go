@@ -66,18 +66,9 @@ func Inspect(o InstallOptions) (*Registration, error) {
 		if hooks != nil {
 			for ev, v := range hooks.All() {
 				groups, _ := v.([]any)
-				for _, g := range groups {
-					gobj, ok := g.(*object)
-					if !ok {
-						continue
-					}
-					hs, _ := getAs[[]any](gobj, "hooks")
-					for _, h := range hs {
-						if isOurs(h) {
-							c, _ := getAs[string](h.(*object), "command")
-							r.Hooks[ev] = append(r.Hooks[ev], c)
-						}
-					}
+				for _, h := range ourHandlers(groups) {
+					c, _ := getAs[string](h, "command")
+					r.Hooks[ev] = append(r.Hooks[ev], c)
 				}
 			}
 		}

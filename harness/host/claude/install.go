@@ -205,6 +205,25 @@ func isOurs(h any) bool {
 	return typ == "command" && strings.Contains(cmd, " hook --host claude "+ManagedFlag+" ")
 }
 
+// ourHandlers lists the handlers the installer wrote in one event's
+// matcher groups, in file order.
+func ourHandlers(groups []any) []*object {
+	var out []*object
+	for _, g := range groups {
+		gobj, ok := g.(*object)
+		if !ok {
+			continue
+		}
+		hs, _ := getAs[[]any](gobj, "hooks")
+		for _, h := range hs {
+			if isOurs(h) {
+				out = append(out, h.(*object))
+			}
+		}
+	}
+	return out
+}
+
 // Install merges nexus's hook entries and MCP server into Claude Code's
 // settings files of the scope.
 func Install(o InstallOptions) ([]FileChange, error) {
@@ -432,27 +451,11 @@ func editHooks(root *object, nexus, coreDir string, install bool) {
 	for _, ie := range InstalledEvents {
 		want := HookCommand(nexus, coreDir, ie.Event)
 		groups, _ := getAs[[]any](hooks, ie.Event)
-		found := false
-		for _, g := range groups {
-			gobj, ok := g.(*object)
-			if !ok {
-				continue
+		if ours := ourHandlers(groups); len(ours) > 0 {
+			// The executable may have moved: keep the entry current.
+			if c, _ := getAs[string](ours[0], "command"); c != want {
+				ours[0].Set("command", want)
 			}
-			hs, _ := getAs[[]any](gobj, "hooks")
-			for _, h := range hs {
-				if isOurs(h) {
-					hobj := h.(*object)
-					if !found {
-						// The executable may have moved: keep the entry current.
-						if c, _ := getAs[string](hobj, "command"); c != want {
-							hobj.Set("command", want)
-						}
-						found = true
-					}
-				}
-			}
-		}
-		if found {
 			continue
 		}
 		handler := newObject()
