@@ -303,13 +303,21 @@ func (w *stemmer) longestRule(rules []rule) (rule, bool) {
 	return best, found
 }
 
-func (w *stemmer) step2() {
-	r, ok := w.longestRule(step2Rules)
+// suffixIn finds the longest rule whose suffix ends the word and where
+// that suffix starts; ok is false when there is none or it starts before
+// region (R1 or R2).
+func (w *stemmer) suffixIn(rules []rule, region int) (r rule, start int, ok bool) {
+	r, ok = w.longestRule(rules)
 	if !ok {
-		return
+		return rule{}, 0, false
 	}
-	start := len(w.b) - len(r.suffix)
-	if start < w.p1 {
+	start = len(w.b) - len(r.suffix)
+	return r, start, start >= region
+}
+
+func (w *stemmer) step2() {
+	r, start, ok := w.suffixIn(step2Rules, w.p1)
+	if !ok {
 		return
 	}
 	switch r.suffix {
@@ -331,12 +339,8 @@ var step3Rules = []rule{
 }
 
 func (w *stemmer) step3() {
-	r, ok := w.longestRule(step3Rules)
+	r, start, ok := w.suffixIn(step3Rules, w.p1)
 	if !ok {
-		return
-	}
-	start := len(w.b) - len(r.suffix)
-	if start < w.p1 {
 		return
 	}
 	if r.suffix == "ative" && start < w.p2 {
@@ -353,12 +357,8 @@ var step4Suffixes = []rule{
 }
 
 func (w *stemmer) step4() {
-	r, ok := w.longestRule(step4Suffixes)
+	r, start, ok := w.suffixIn(step4Suffixes, w.p2)
 	if !ok {
-		return
-	}
-	start := len(w.b) - len(r.suffix)
-	if start < w.p2 {
 		return
 	}
 	if r.suffix == "ion" && (start == 0 || (w.b[start-1] != 's' && w.b[start-1] != 't')) {
