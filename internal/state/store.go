@@ -403,10 +403,7 @@ func (tx *Tx) stage(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	if _, ok := tx.writes[path]; !ok {
-		tx.order = append(tx.order, path)
-	}
-	tx.writes[path] = b
+	tx.put(path, b)
 	tx.values[path] = v
 	return nil
 }
@@ -463,34 +460,29 @@ func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := tx.writes[path]; !ok {
-		tx.order = append(tx.order, path)
-	}
-	tx.writes[path] = b
+	tx.put(path, b)
 	return len(h.Cycles), nil
 }
 
-// Delete stages the removal of a file.
-func (tx *Tx) Delete(path string) {
-	tx.mustLock(path)
-	if _, ok := tx.writes[path]; !ok {
-		tx.order = append(tx.order, path)
-	}
-	tx.writes[path] = nil
-	delete(tx.values, path)
-	delete(tx.layouts, path)
-}
+// Delete stages the removal of a file: nil content removes it at commit.
+func (tx *Tx) Delete(path string) { tx.PutRaw(path, nil) }
 
 // PutRaw stages arbitrary bytes for a locked path (validated at commit when
 // the path has a schema).
 func (tx *Tx) PutRaw(path string, data []byte) {
 	tx.mustLock(path)
+	tx.put(path, data)
+	delete(tx.values, path)
+	delete(tx.layouts, path)
+}
+
+// put stages data as path's content at commit (nil removes the file),
+// keeping the order in which paths were first staged.
+func (tx *Tx) put(path string, data []byte) {
 	if _, ok := tx.writes[path]; !ok {
 		tx.order = append(tx.order, path)
 	}
 	tx.writes[path] = data
-	delete(tx.values, path)
-	delete(tx.layouts, path)
 }
 
 func (tx *Tx) commit() error {
