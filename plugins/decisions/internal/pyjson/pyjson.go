@@ -90,6 +90,21 @@ func newline(b *strings.Builder, opt Options, depth int) {
 	b.WriteString(strings.Repeat(" ", opt.Indent*depth))
 }
 
+// itemStart writes what goes before the i-th member of a list or object:
+// Python's item separator (", " or "," when indenting) and, when
+// indenting, the member's new line.
+func itemStart(b *strings.Builder, i int, opt Options, depth int) {
+	if i > 0 {
+		b.WriteByte(',')
+		if opt.Indent == 0 {
+			b.WriteByte(' ')
+		}
+	}
+	if opt.Indent > 0 {
+		newline(b, opt, depth+1)
+	}
+}
+
 func writeArray(b *strings.Builder, items []any, opt Options, depth int) {
 	if len(items) == 0 {
 		b.WriteString("[]")
@@ -97,15 +112,7 @@ func writeArray(b *strings.Builder, items []any, opt Options, depth int) {
 	}
 	b.WriteByte('[')
 	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-			if opt.Indent == 0 {
-				b.WriteByte(' ')
-			}
-		}
-		if opt.Indent > 0 {
-			newline(b, opt, depth+1)
-		}
+		itemStart(b, i, opt, depth)
 		write(b, it, opt, depth+1)
 	}
 	if opt.Indent > 0 {
@@ -122,15 +129,7 @@ func writeObject(b *strings.Builder, o *Object, opt Options, depth int) {
 	b.WriteByte('{')
 	i := 0
 	for k, v := range o.All() {
-		if i > 0 {
-			b.WriteByte(',')
-			if opt.Indent == 0 {
-				b.WriteByte(' ')
-			}
-		}
-		if opt.Indent > 0 {
-			newline(b, opt, depth+1)
-		}
+		itemStart(b, i, opt, depth)
 		writeString(b, k, opt.EnsureASCII)
 		b.WriteString(": ")
 		write(b, v, opt, depth+1)
