@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -359,7 +361,7 @@ func validateFixture(v Validator, raw json.RawMessage) ([]string, error) {
 	if top, ok := doc.(map[string]any); ok {
 		if pre, ok := top["precondition"].(map[string]any); ok {
 			if files, ok := pre["state_files"].(map[string]any); ok {
-				keys := sortedKeys(files)
+				keys := slices.Sorted(maps.Keys(files))
 				for _, k := range keys {
 					if _, isArr := files[k].([]any); isArr {
 						files[k] = map[string]any{}
@@ -377,15 +379,6 @@ func validateFixture(v Validator, raw json.RawMessage) ([]string, error) {
 		return notes, fmt.Errorf("fixture does not match conformance/schema/fixture.schema.json: %s", schema.Join(problems))
 	}
 	return notes, nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // rawFixture is the JSON shape; unknown keys are the schema's business, but

@@ -3,7 +3,9 @@ package vocabulary
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -67,7 +69,7 @@ func CheckManifest(d *Distribution) []Finding {
 			}
 			out = append(out, compare(man, ptr, trimmed, m.Src, "", m.Src.Doc.Value)...)
 		}
-		for _, dir := range sortedKeys(metas) {
+		for _, dir := range slices.Sorted(maps.Keys(metas)) {
 			if m := metas[dir]; m.Valid() && !listed[dir] {
 				out = append(out, at(SeverityError, man, "/"+kind, "manifest",
 					"%s/%s/ is not listed in manifest.json (regenerate the manifest, or remove the directory)", kind, dir))
@@ -151,7 +153,7 @@ func diffValues(got, want any, ptr string, out *[]diff) {
 			*out = append(*out, diff{ptr, fmt.Sprintf("manifest has %s, the source has an object", brief(got))})
 			return
 		}
-		for _, k := range sortedKeys(w) {
+		for _, k := range slices.Sorted(maps.Keys(w)) {
 			p := ptr + "/" + escapeToken(k)
 			if gv, ok := g[k]; ok {
 				diffValues(gv, w[k], p, out)
@@ -159,7 +161,7 @@ func diffValues(got, want any, ptr string, out *[]diff) {
 				*out = append(*out, diff{p, fmt.Sprintf("key %q is missing from the manifest", k)})
 			}
 		}
-		for _, k := range sortedKeys(g) {
+		for _, k := range slices.Sorted(maps.Keys(g)) {
 			if _, ok := w[k]; !ok {
 				*out = append(*out, diff{ptr + "/" + escapeToken(k), fmt.Sprintf("key %q is not in the source", k)})
 			}

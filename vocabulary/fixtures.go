@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/nexus-harness/nexus/schema"
@@ -122,7 +124,7 @@ func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[
 	if pre, ok := fx["precondition"].(map[string]any); ok {
 		if files, ok := pre["state_files"].(map[string]any); ok {
 			var patched map[string]any
-			for _, k := range sortedKeys(files) {
+			for _, k := range slices.Sorted(maps.Keys(files)) {
 				if _, isArray := files[k].([]any); !isArray {
 					continue
 				}
@@ -232,7 +234,7 @@ func checkPlaceholders(src *Source, ptr string, fx map[string]any) []Finding {
 	var out []Finding
 	check := func(p string, files any) {
 		m, _ := files.(map[string]any)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			for _, tok := range placeholderToken().FindAllString(k, -1) {
 				if tok != "{STATE_ROOT}" && tok != "{HARNESS_ID}" {
 					out = append(out, at(SeverityError, src, p+"/"+escapeToken(k), "fixture",

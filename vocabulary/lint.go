@@ -423,13 +423,3 @@ func firstInvalidUTF8(b []byte) int {
 	}
 	return -1
 }
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}

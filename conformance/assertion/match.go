@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -139,7 +140,7 @@ func compileMatcher(obj map[string]any, raw string) (*matcher, error) {
 		if k == "type" {
 			continue
 		}
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			hint := "none"
 			if len(allowed) > 0 {
 				hint = strings.Join(allowed, ", ")
@@ -184,15 +185,6 @@ func compileMatcher(obj map[string]any, raw string) (*matcher, error) {
 		return nil, fixtureErrorf("matcher %s: min is greater than max, nothing can match", raw)
 	}
 	return m, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Check tests an actual value; present is false when the path led nowhere.

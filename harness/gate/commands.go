@@ -5,9 +5,10 @@ package gate
 // redirections these functions look at.
 
 import (
+	"maps"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -107,7 +108,7 @@ func (a *shellAnalysis) exec(words []word, redirs []redirect, depth int) {
 		// Its operands come from stdin.
 		sub.exec(append(append([]word(nil), rest...), word{text: "<xargs input>"}), nil, depth)
 		if sub.writes {
-			a.writeUnknown("xargs runs "+firstWord(rest)+" on its input", keys(sub.classes)...)
+			a.writeUnknown("xargs runs "+firstWord(rest)+" on its input", slices.Sorted(maps.Keys(sub.classes))...)
 		}
 	case "eval":
 		var parts []string
@@ -606,7 +607,7 @@ func (a *shellAnalysis) find(args []word, depth int) {
 			sub := &shellAnalysis{}
 			sub.exec(args[i+1:j], nil, depth)
 			if sub.writes {
-				a.writeUnknown("find "+args[i].text+" runs "+firstWord(args[i+1:j]), keys(sub.classes)...)
+				a.writeUnknown("find "+args[i].text+" runs "+firstWord(args[i+1:j]), slices.Sorted(maps.Keys(sub.classes))...)
 			}
 			i = j
 		}
@@ -750,13 +751,4 @@ func firstWord(ws []word) string {
 		return "a command"
 	}
 	return ws[0].text
-}
-
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

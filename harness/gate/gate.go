@@ -14,6 +14,7 @@ package gate
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -183,7 +184,7 @@ type Classification struct {
 }
 
 // Reads reports whether the call reads a file's contents.
-func (c Classification) Reads() bool { return contains(c.Classes, ClassFileRead) }
+func (c Classification) Reads() bool { return slices.Contains(c.Classes, ClassFileRead) }
 
 // Classify works out a call's classes and files. declared are classes the
 // host stated itself (neutral events); dir resolves relative paths.
@@ -218,7 +219,7 @@ func (g *Gate) Classify(tool string, input map[string]any, declared []string, di
 	shell := (*Shell)(nil)
 	if entry != nil {
 		shell = entry.Shell
-	} else if contains(declared, "shell_command_exec") {
+	} else if slices.Contains(declared, "shell_command_exec") {
 		shell = &Shell{Param: "command", Dialect: DialectPOSIX}
 	}
 	if shell != nil {
@@ -330,7 +331,7 @@ func (g *Gate) Check(call Call, tasksExist bool, nexusDir string) Verdict {
 		}
 		var hit []string
 		for _, blocked := range cp.BlocksSemanticClasses {
-			if contains(call.Classes, blocked) {
+			if slices.Contains(call.Classes, blocked) {
 				hit = append(hit, blocked)
 			}
 		}
@@ -363,7 +364,7 @@ func (g *Gate) Check(call Call, tasksExist bool, nexusDir string) Verdict {
 		}
 	}
 	// 3. Unplanned edits.
-	if g.unplanned != "off" && !tasksExist && call.Writes && !contains(call.Classes, ClassArtifactWrite) && !g.allUnder(call.Classification, nexusDir) {
+	if g.unplanned != "off" && !tasksExist && call.Writes && !slices.Contains(call.Classes, ClassArtifactWrite) && !g.allUnder(call.Classification, nexusDir) {
 		what := call.Tool
 		if len(call.Files) > 0 {
 			what += " of " + strings.Join(relTo(nexusDir, call.Files), ", ")
@@ -479,7 +480,7 @@ func Coverage(host string, toolClasses map[string][]string, prefix string) (map[
 	}
 	out := map[string][]string{}
 	add := func(class, tool string) {
-		if !contains(out[class], tool) {
+		if !slices.Contains(out[class], tool) {
 			out[class] = append(out[class], tool)
 		}
 	}
@@ -509,15 +510,6 @@ func Coverage(host string, toolClasses map[string][]string, prefix string) (map[
 		sort.Strings(out[c])
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // HostDenied lists the tools the gate denies on every call by an agent

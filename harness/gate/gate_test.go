@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -293,16 +294,16 @@ func TestHostDeniedMatchesCheck(t *testing.T) {
 	}
 	arch := g.HostDenied("architect")
 	for _, want := range []string{"Edit", "Write", "NotebookEdit", "PowerShell", "mcp__nexus__nx_task_add", "mcp__nexus__nx_task_update"} {
-		if !contains(arch, want) {
+		if !slices.Contains(arch, want) {
 			t.Errorf("architect: %s not hidden; got %v", want, arch)
 		}
 	}
 	for _, never := range []string{"Bash", "Read", "mcp__nexus__nx_artifact_write"} {
-		if contains(arch, never) {
+		if slices.Contains(arch, never) {
 			t.Errorf("architect: %s hidden, but the gate decides it per call; got %v", never, arch)
 		}
 	}
-	if eng := g.HostDenied("engineer"); !contains(eng, "WebFetch") || !contains(eng, "mcp__nexus__nx_task_close") {
+	if eng := g.HostDenied("engineer"); !slices.Contains(eng, "WebFetch") || !slices.Contains(eng, "mcp__nexus__nx_task_close") {
 		t.Errorf("engineer: extra denials not hidden: %v", eng)
 	}
 }

@@ -1,6 +1,9 @@
 package shellread
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // viewerReads returns the files one viewer invocation reads. Programs that
 // are not viewers read nothing (ok). ok is false when the viewer's
@@ -66,7 +69,7 @@ func parse(args []string, spec optSpec) (parsed, bool) {
 		if name, ok := strings.CutPrefix(a, "--"); ok {
 			key, _, hasValue := strings.Cut(name, "=")
 			p.long[key] = true
-			if !hasValue && contains(spec.longArg, key) {
+			if !hasValue && slices.Contains(spec.longArg, key) {
 				if i+1 >= len(args) {
 					return p, false
 				}
@@ -204,13 +207,4 @@ func grepReads(args []string) ([]string, bool) {
 		return nil, true
 	}
 	return ops, true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

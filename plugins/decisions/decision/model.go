@@ -126,15 +126,6 @@ const SeedTitle = "Initial project setup"
 // Label is "D" plus the zero-padded number, e.g. D007.
 func Label(num int) string { return fmt.Sprintf("D%03d", num) }
 
-func contains(set []string, v string) bool {
-	for _, s := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
 // enumMessage is pydantic's text for an enum mismatch.
 func enumMessage(values []string) string {
 	q := make([]string, len(values))

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func validate(fm *pyyaml.Mapping) (*Decision, []FieldError) {
 			*dst = ""
 			return
 		}
-		if s, isStr := v.(string); isStr && contains(values, s) {
+		if s, isStr := v.(string); isStr && slices.Contains(values, s) {
 			*dst = s
 			return
 		}
@@ -123,7 +124,7 @@ func validate(fm *pyyaml.Mapping) (*Decision, []FieldError) {
 
 	for i, k := range fm.Keys {
 		ks := k.(string)
-		if contains(frontmatterKey, ks) || contains(approvalKeys, ks) {
+		if slices.Contains(frontmatterKey, ks) || slices.Contains(approvalKeys, ks) {
 			continue
 		}
 		if !pyyaml.Representable(fm.Values[i]) {
@@ -215,7 +216,7 @@ func Validate(d *Decision) error {
 		if v == "" && nullable {
 			return nil
 		}
-		if !contains(values, v) {
+		if !slices.Contains(values, v) {
 			return fmt.Errorf("%s: %s", key, enumMessage(values))
 		}
 		return nil
@@ -253,7 +254,7 @@ func Validate(d *Decision) error {
 		}
 	}
 	for _, e := range d.Extra {
-		if contains(frontmatterKey, e.Key) || contains(approvalKeys, e.Key) || contains(derivedKeys, e.Key) || !pyyaml.Representable(e.Value) {
+		if slices.Contains(frontmatterKey, e.Key) || slices.Contains(approvalKeys, e.Key) || slices.Contains(derivedKeys, e.Key) || !pyyaml.Representable(e.Value) {
 			return fmt.Errorf("frontmatter key %q cannot be kept as an extra key", e.Key)
 		}
 	}

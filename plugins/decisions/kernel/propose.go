@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -241,7 +242,7 @@ func tier1(s Store, corpus *Corpus, req ProposeRequest, op string) (string, erro
 	if rationale == "" {
 		return "Rationale is empty.", nil
 	}
-	if req.Confidence == nil || !contains(decision.Confidences, *req.Confidence) {
+	if req.Confidence == nil || !slices.Contains(decision.Confidences, *req.Confidence) {
 		shown := "None"
 		if req.Confidence != nil {
 			shown = *req.Confidence
@@ -275,15 +276,6 @@ func tier1(s Store, corpus *Corpus, req ProposeRequest, op string) (string, erro
 		}
 	}
 	return "", nil
-}
-
-func contains(set []string, v string) bool {
-	for _, s := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // loadHashes reads .decision-hashes.json; anything unreadable is empty.
@@ -366,7 +358,7 @@ func enumValue(v *string, values []string, class string) (string, error) {
 	if v == nil || pytext.Strip(*v) == "" {
 		return "", nil
 	}
-	if !contains(values, *v) {
+	if !slices.Contains(values, *v) {
 		return "", fmt.Errorf("%s is not a valid %s", pytext.Repr(*v), class)
 	}
 	return *v, nil
