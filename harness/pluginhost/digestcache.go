@@ -32,14 +32,7 @@ type digestEntry struct {
 // $XDG_CACHE_HOME/nexus/plugin-digests.json, else
 // ~/.cache/nexus/plugin-digests.json ("" when neither can be determined).
 func DefaultDigestCache() string {
-	if x := os.Getenv("XDG_CACHE_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "nexus", "plugin-digests.json")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".cache", "nexus", "plugin-digests.json")
+	return userPath("XDG_CACHE_HOME", ".cache", "plugin-digests.json")
 }
 
 // maxDigestEntries bounds the cache file.

@@ -30,15 +30,19 @@ func (p Problem) Error() string { return p.Err.Error() }
 
 // DefaultUserDir is the user's plugin folder: $XDG_CONFIG_HOME/nexus/plugins,
 // else ~/.config/nexus/plugins ("" when neither can be determined).
-func DefaultUserDir() string {
-	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" && filepath.IsAbs(x) {
-		return filepath.Join(x, "nexus", "plugins")
+func DefaultUserDir() string { return userPath("XDG_CONFIG_HOME", ".config", "plugins") }
+
+// userPath is $xdgVar/nexus/name when that variable holds an absolute path,
+// else ~/home/nexus/name ("" when neither can be determined).
+func userPath(xdgVar, home, name string) string {
+	if x := os.Getenv(xdgVar); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "nexus", name)
 	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
 		return ""
 	}
-	return filepath.Join(home, ".config", "nexus", "plugins")
+	return filepath.Join(h, home, "nexus", name)
 }
 
 // ProjectPluginDir is where a project keeps its plugins.
