@@ -9,15 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness"
-	"github.com/nexus-harness/nexus/harness/gate"
-	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/mcpserver"
 	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/config"
@@ -300,23 +297,16 @@ func nexusDir(cfg *config.Config, proj, nexusRoot string) (string, error) {
 // A known caller's calls go through the capability gate; without either
 // the caller is unknown and only the hooks gate.
 func mcpCaller(flagAgent string) (func(context.Context, mcp.CallToolRequest) (string, bool), error) {
-	role := func(v string) (string, bool) {
-		if v == "" || strings.EqualFold(v, gate.LeadKey) {
-			return "", true
-		}
-		r := lifecycle.BareRole(v)
-		return r, r != ""
-	}
 	fixed, known := "", false
 	if flagAgent != "" {
-		if fixed, known = role(flagAgent); !known {
+		if fixed, known = harness.CallerRole(flagAgent); !known {
 			return nil, usagef("--agent %q is not an agent role (lowercase letters, digits and '-'), nor lead", flagAgent)
 		}
 	}
 	return func(_ context.Context, req mcp.CallToolRequest) (string, bool) {
 		if req.Params.Meta != nil {
 			if v, ok := req.Params.Meta.AdditionalFields["nexus/agent_type"].(string); ok {
-				if r, ok := role(v); ok {
+				if r, ok := harness.CallerRole(v); ok {
 					return r, true
 				}
 			}
