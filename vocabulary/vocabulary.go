@@ -304,24 +304,25 @@ func AgentBodyFile(id string) string { return "agents/" + id + "/body.md" }
 
 // ReadSkillBody returns a skill's body.md text.
 func (c *Core) ReadSkillBody(id string) (string, error) {
-	if _, ok := c.Skill(id); !ok {
-		return "", fmt.Errorf("skill %q is not in %s", id, c.path)
-	}
-	b, err := fs.ReadFile(c.Dist.FS, SkillBodyFile(id))
-	if err != nil {
-		return "", fmt.Errorf("read skill body: %w", err)
-	}
-	return string(b), nil
+	_, ok := c.Skill(id)
+	return c.readBody("skill", id, ok, SkillBodyFile(id))
 }
 
 // ReadAgentBody returns an agent's body.md text.
 func (c *Core) ReadAgentBody(id string) (string, error) {
-	if _, ok := c.Agent(id); !ok {
-		return "", fmt.Errorf("agent %q is not in %s", id, c.path)
+	_, ok := c.Agent(id)
+	return c.readBody("agent", id, ok, AgentBodyFile(id))
+}
+
+// readBody reads file, the body.md of a skill or agent (kind); listed says
+// whether the distribution has that id.
+func (c *Core) readBody(kind, id string, listed bool, file string) (string, error) {
+	if !listed {
+		return "", fmt.Errorf("%s %q is not in %s", kind, id, c.path)
 	}
-	b, err := fs.ReadFile(c.Dist.FS, AgentBodyFile(id))
+	b, err := fs.ReadFile(c.Dist.FS, file)
 	if err != nil {
-		return "", fmt.Errorf("read agent body: %w", err)
+		return "", fmt.Errorf("read %s body: %w", kind, err)
 	}
 	return string(b), nil
 }
