@@ -54,38 +54,30 @@ func toInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// strings returns a string-array argument.
+// strList returns a string-array argument.
 func strList(args map[string]any, key string) ([]string, bool) {
-	switch v := args[key].(type) {
-	case []string:
-		return v, true
-	case []any:
-		out := make([]string, 0, len(v))
-		for _, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, s)
-		}
-		return out, true
-	}
-	return nil, false
+	return listArg(args, key, func(x any) (string, bool) { s, ok := x.(string); return s, ok })
 }
 
 // intList returns an integer-array argument.
 func intList(args map[string]any, key string) ([]int64, bool) {
+	return listArg(args, key, toInt)
+}
+
+// listArg returns an array argument, as given or converted element by element
+// from a decoded JSON array; false when an element does not convert.
+func listArg[T any](args map[string]any, key string, elem func(any) (T, bool)) ([]T, bool) {
 	switch v := args[key].(type) {
-	case []int64:
+	case []T:
 		return v, true
 	case []any:
-		out := make([]int64, 0, len(v))
+		out := make([]T, 0, len(v))
 		for _, x := range v {
-			n, ok := toInt(x)
+			e, ok := elem(x)
 			if !ok {
 				return nil, false
 			}
-			out = append(out, n)
+			out = append(out, e)
 		}
 		return out, true
 	}
