@@ -123,29 +123,13 @@ type Case struct {
 
 // UsesEvents reports whether the fixture fires lifecycle events.
 func (f *Fixture) UsesEvents() bool {
-	if f.Event != nil {
-		return true
-	}
-	for _, s := range f.Steps {
-		if s.Event != nil {
-			return true
-		}
-	}
-	return false
+	return f.Event != nil || slices.ContainsFunc(f.Steps, func(s Step) bool { return s.Event != nil })
 }
 
 // UsesActions reports whether the fixture calls a tool (in its action or a
 // step).
 func (f *Fixture) UsesActions() bool {
-	if f.Action != nil {
-		return true
-	}
-	for _, s := range f.Steps {
-		if s.Action != nil {
-			return true
-		}
-	}
-	return false
+	return f.Action != nil || slices.ContainsFunc(f.Steps, func(s Step) bool { return s.Action != nil })
 }
 
 // HarnessID returns the harness id the fixture names in an event's
