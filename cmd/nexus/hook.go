@@ -143,11 +143,12 @@ func hookFallbackLog(ctx context.Context, a *app, hostName, event string, ev lif
 	if err != nil {
 		return
 	}
-	id := harnessid.Default
-	if cfg, err := a.Config(); err == nil {
-		id = cfg.String("harness.id")
+	// The .nexus folder the engine would have used (runtime.root included);
+	// without a configuration, the project's own.
+	l, err := state.NewLayout(proj, harnessid.Default)
+	if cfg, cerr := a.Config(); cerr == nil {
+		l, err = harness.ProjectLayout(cfg, proj, "")
 	}
-	l, err := state.NewLayout(proj, id)
 	if err != nil || !state.Exists(l.Nexus) {
 		return
 	}

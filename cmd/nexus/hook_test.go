@@ -106,6 +106,19 @@ func TestHookBinaryFailures(t *testing.T) {
 	if after, _ := os.ReadFile(tracker); !bytes.Equal(before, after) {
 		t.Errorf("tracker changed by bad input: %s", after)
 	}
+	// With a runtime root (NEXUS_RUNTIME_ROOT), the failure is logged in
+	// that .nexus folder's nexus.log, as the engine would have logged it.
+	root := filepath.Join(t.TempDir(), "runtime")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runHook(t, bin, proj, hookEnv(t, home, "NEXUS_RUNTIME_ROOT="+root), []byte(`not json`), "PostToolUse")
+	if lines, _ := state.ReadLines(filepath.Join(root, "state", "nexus", "nexus.log")); r.code != 0 || len(lines) != 1 {
+		t.Errorf("runtime root: %+v; its nexus.log has %d lines", r, len(lines))
+	}
+	if lines, _ := state.ReadLines(logPath); len(lines) != len(cases) {
+		t.Errorf("the project's nexus.log has %d lines, want %d", len(lines), len(cases))
+	}
 	// Nothing configured: the built-in distribution serves the hook.
 	bare := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + home}
 	r = runHook(t, bin, proj, bare, payload(t, map[string]any{"hook_event_name": "PostToolUse", "tool_name": "Read", "cwd": proj}))
