@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -77,23 +76,13 @@ is denied when gate.policy is fail-closed.`,
 }
 
 // hookProject picks the project a hook event belongs to when --project is
-// not given: Claude Code's CLAUDE_PROJECT_DIR, else the nearest folder
-// holding .nexus/ or .git above the event's working directory, else the
-// process's working directory (the root command's rule).
+// not given (harness.HookProject).
 func hookProject(a *app, hostName string, ev lifecycle.Event) {
 	if a.projectFlag != "" {
 		return
 	}
-	if d := os.Getenv("CLAUDE_PROJECT_DIR"); hostName == "claude" && d != "" {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			a.projectFlag = d
-			return
-		}
-	}
-	if ev.Dir != "" && filepath.IsAbs(ev.Dir) {
-		if st, err := os.Stat(ev.Dir); err == nil && st.IsDir() {
-			a.projectFlag = findProjectRoot(ev.Dir)
-		}
+	if p := harness.HookProject(hostName, os.Getenv("CLAUDE_PROJECT_DIR"), ev.Dir); p != "" {
+		a.projectFlag = p
 	}
 }
 

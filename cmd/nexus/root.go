@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -155,26 +156,9 @@ func (a *app) Project() (string, error) {
 			a.projErr = fmt.Errorf("working directory: %w", err)
 			return
 		}
-		a.project = findProjectRoot(wd)
+		a.project = harness.FindProject(wd)
 	})
 	return a.project, a.projErr
-}
-
-// findProjectRoot walks up from dir to the first folder holding .nexus/ or
-// .git; without one, dir itself is the project.
-func findProjectRoot(dir string) string {
-	for d := dir; ; {
-		for _, marker := range []string{".nexus", ".git"} {
-			if _, err := os.Stat(filepath.Join(d, marker)); err == nil {
-				return d
-			}
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return dir
-		}
-		d = parent
-	}
 }
 
 // Config returns the layered configuration (loaded once).

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/host/claude"
-	"github.com/nexus-harness/nexus/internal/state"
 )
 
 func init() { registerHot("statusline", newStatusLineCmd) }
@@ -44,25 +42,14 @@ func statusLine(a *app, cmd *cobra.Command) string {
 		return "nexus: " + err.Error()
 	}
 	if a.projectFlag == "" {
-		if d := in.Dir(); d != "" && filepath.IsAbs(d) {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
-				a.projectFlag = findProjectRoot(d)
-			}
-		}
+		a.projectFlag = harness.EventProject(in.Dir())
 	}
 	cfg, err := a.Config()
 	if err != nil {
 		return "nexus: configuration error (run nexus doctor)"
 	}
 	proj, _ := a.Project()
-	dir, err := nexusDir(cfg, proj, "")
-	if err != nil {
-		return "nexus: " + err.Error()
-	}
-	if dir == "" {
-		dir = filepath.Join(proj, ".nexus")
-	}
-	l, err := state.NewLayoutAt(proj, dir, cfg.String("harness.id"))
+	l, err := harness.ProjectLayout(cfg, proj, "")
 	if err != nil {
 		return "nexus: " + err.Error()
 	}
