@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/memory"
 )
@@ -137,4 +139,21 @@ func ProjectLayout(cfg *config.Config, project, nexusRoot string) (state.Layout,
 		dir = filepath.Join(project, ".nexus")
 	}
 	return state.NewLayoutAt(project, dir, cfg.String("harness.id"))
+}
+
+// LogWithoutEngine writes an error to nexus.log when no engine could be
+// assembled (a hook whose configuration or distribution is broken), in the
+// .nexus folder the engine would have used; cfg is nil when the
+// configuration did not load, and the project's own .nexus is taken. A
+// .nexus folder is never created just to hold the complaint.
+func LogWithoutEngine(ctx context.Context, cfg *config.Config, project, event, agentID, msg string) {
+	l, err := state.NewLayout(project, harnessid.Default)
+	if cfg != nil {
+		l, err = ProjectLayout(cfg, project, "")
+	}
+	if err != nil || !state.Exists(l.Nexus) {
+		return
+	}
+	lg := &lifecycle.Logger{Store: state.New(l, nil)}
+	lg.Log(ctx, "error", event, agentID, msg)
 }

@@ -11,8 +11,6 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/harnessid"
-	"github.com/nexus-harness/nexus/internal/state"
 )
 
 func init() { registerHot("hook", newHookCmd) }
@@ -123,24 +121,17 @@ func hookPolicy(a *app) string {
 	return os.Getenv(config.EnvName("gate.policy"))
 }
 
-// hookFallbackLog writes nexus.log when no engine could be built, provided
-// the project already has a .nexus folder (a hook never creates one just to
-// complain).
+// hookFallbackLog writes nexus.log when no engine could be built
+// (harness.LogWithoutEngine).
 func hookFallbackLog(ctx context.Context, a *app, hostName, event string, ev lifecycle.Event, msg string) {
 	hookProject(a, hostName, ev)
 	proj, err := a.Project()
 	if err != nil {
 		return
 	}
-	// The .nexus folder the engine would have used (runtime.root included);
-	// without a configuration, the project's own.
-	l, err := state.NewLayout(proj, harnessid.Default)
-	if cfg, cerr := a.Config(); cerr == nil {
-		l, err = harness.ProjectLayout(cfg, proj, "")
+	cfg, err := a.Config()
+	if err != nil {
+		cfg = nil
 	}
-	if err != nil || !state.Exists(l.Nexus) {
-		return
-	}
-	lg := &lifecycle.Logger{Store: state.New(l, nil)}
-	lg.Log(ctx, "error", event, ev.AgentID, msg)
+	harness.LogWithoutEngine(ctx, cfg, proj, event, ev.AgentID, msg)
 }
