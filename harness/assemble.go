@@ -157,3 +157,14 @@ func LogWithoutEngine(ctx context.Context, cfg *config.Config, project, event, a
 	lg := &lifecycle.Logger{Store: state.New(l, nil)}
 	lg.Log(ctx, "error", event, agentID, msg)
 }
+
+// GatePolicy is gate.policy (fail-open or fail-closed: whether a hook that
+// fails denies the tool call). cfg is nil when the configuration did not
+// load; then NEXUS_GATE_POLICY alone decides, so a hook whose
+// configuration is broken still fails closed when that variable says so.
+func GatePolicy(cfg *config.Config) string {
+	if cfg != nil {
+		return cfg.String("gate.policy")
+	}
+	return os.Getenv(config.EnvName("gate.policy"))
+}

@@ -71,3 +71,26 @@ func TestLogWithoutEngine(t *testing.T) {
 		})
 	}
 }
+
+func TestGatePolicy(t *testing.T) {
+	tests := []struct {
+		name, yaml, env, want string
+	}{
+		{"the configuration's", "gate:\n  policy: fail-closed\n", "", "fail-closed"},
+		{"the default", "", "", "fail-open"},
+		{"no configuration: the variable", "-", "fail-closed", "fail-closed"},
+		{"no configuration, no variable", "-", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("NEXUS_GATE_POLICY", tt.env)
+			var cfg *config.Config
+			if tt.yaml != "-" {
+				cfg = loadConfig(t, t.TempDir(), tt.yaml)
+			}
+			if got := GatePolicy(cfg); got != tt.want {
+				t.Errorf("GatePolicy = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/config"
 )
 
 func init() { registerHot("hook", newHookCmd) }
@@ -112,13 +111,13 @@ func hookEngine(a *app, hostName string, ev lifecycle.Event, inPlugin bool) (*li
 	return h.Lifecycle, nil
 }
 
-// hookPolicy returns gate.policy; when the configuration itself cannot be
-// loaded, NEXUS_GATE_POLICY still decides.
+// hookPolicy is harness.GatePolicy of this command line's configuration.
 func hookPolicy(a *app) string {
-	if cfg, err := a.Config(); err == nil {
-		return cfg.String("gate.policy")
+	cfg, err := a.Config()
+	if err != nil {
+		cfg = nil
 	}
-	return os.Getenv(config.EnvName("gate.policy"))
+	return harness.GatePolicy(cfg)
 }
 
 // hookFallbackLog writes nexus.log when no engine could be built
