@@ -91,7 +91,10 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	dist, locateErr := vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
 	layout, err := harness.ProjectLayout(cfg, proj, fl.nexusRoot)
 	if err != nil {
-		return usageError{err}
+		if fl.nexusRoot != "" {
+			return usageError{err} // the flag named something that is not a .nexus folder
+		}
+		return err // the configuration's runtime.root or harness.id: a failure, not a wrong call
 	}
 	store := state.New(layout, nil)
 	if locateErr == nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,4 +90,33 @@ func TestCommandTree(t *testing.T) {
 		}
 	}
 	walk(newRootCmdFor(nil))
+}
+
+// TestDoctorRootNotAFolder: a --nexus-root that is not a folder is a wrong
+// call (2); the same from the configuration is a failure (1).
+func TestDoctorRootNotAFolder(t *testing.T) {
+	proj := t.TempDir()
+	core := testenv.CoreDir(t)
+	file := filepath.Join(proj, "not-a-folder")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		flag bool
+		code int
+	}{{"flag", true, exitUsage}, {"config", false, exitFailure}} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"--project", proj, "--core", core, "doctor"}
+			if tt.flag {
+				args = append(args, "--nexus-root", file)
+			} else {
+				t.Setenv("NEXUS_RUNTIME_ROOT", file)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(args, &stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), "not-a-folder") {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, tt.code, stderr.String())
+			}
+		})
+	}
 }
