@@ -281,11 +281,12 @@ func TestPluginLatency(t *testing.T) {
 	cancelLag := func() time.Duration {
 		cancelled++
 		marker := fmt.Sprintf("bench-%d", cancelled)
-		id := cs.send("tools/call", map[string]any{"name": "tp_block", "arguments": map[string]any{"text": marker}})
-		time.Sleep(20 * time.Millisecond)
+		args, started := blockArgs(t, marker)
+		id := cs.send("tools/call", map[string]any{"name": "tp_block", "arguments": args})
+		waitBlockStarted(t, started)
 		sent := time.Now()
 		cs.notify("notifications/cancelled", map[string]any{"requestId": id})
-		re := regexp.MustCompile(`block \{"text":"` + marker + `"\} ended at (\d+)`)
+		re := regexp.MustCompile(`"text":"` + marker + `"\} ended at (\d+)`)
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 			if m := re.FindStringSubmatch(cs.stderr.String()); m != nil {
 				at, _ := strconv.ParseInt(m[1], 10, 64)

@@ -372,6 +372,32 @@ func withoutPATH(env []string) []string {
 	return out
 }
 
+// blockArgs are arguments for the test plugin's block tool, which signals
+// through a FIFO when the call reaches it: the channel closes then.
+func blockArgs(t *testing.T, text string) (map[string]any, <-chan struct{}) {
+	t.Helper()
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{})
+	go func() {
+		if _, err := os.ReadFile(fifo); err == nil { // opens when the plugin does
+			close(started)
+		}
+	}()
+	return map[string]any{"text": text, "started": fifo}, started
+}
+
+func waitBlockStarted(t *testing.T, started <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never reached the plugin")
+	}
+}
+
 const tpTools = `tools:
   - {name: block, capability_classes: [], timeout: 30s}
   - {name: echo, capability_classes: [file_modification]}
@@ -477,8 +503,9 @@ func TestPluginsOverMCP(t *testing.T) {
 		var lags durations
 		for i := 0; i < 20; i++ {
 			marker := fmt.Sprintf("cancel-%d", i)
-			id := s.send("tools/call", map[string]any{"name": "tp_block", "arguments": map[string]any{"text": marker}})
-			time.Sleep(20 * time.Millisecond) // the call reaches the plugin
+			args, started := blockArgs(t, marker)
+			id := s.send("tools/call", map[string]any{"name": "tp_block", "arguments": args})
+			waitBlockStarted(t, started)
 			if i == 0 {
 				if text, isErr := s.call("tp_echo", map[string]any{"text": "beside"}, nil); isErr || !strings.Contains(text, "beside") {
 					t.Fatalf("a call beside the slow one: %v %q", isErr, text)
@@ -486,7 +513,7 @@ func TestPluginsOverMCP(t *testing.T) {
 			}
 			sent := time.Now()
 			s.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "test"})
-			re := regexp.MustCompile(`block \{"text":"` + marker + `"\} ended at (\d+): context canceled`)
+			re := regexp.MustCompile(`"text":"` + marker + `"\} ended at (\d+): context canceled`)
 			var m []string
 			for deadline := time.Now().Add(5 * time.Second); m == nil && time.Now().Before(deadline); {
 				if m = re.FindStringSubmatch(s.stderr.String()); m == nil {
