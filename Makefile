@@ -10,7 +10,7 @@ CORE      ?=
 # The Node peer `make bench` compares against (optional: used when present; needs Node.js 20+).
 PEER      ?= $(abspath $(wildcard ../shared/peers/claude-nexus-0.27.0/bridge/mcp-server.cjs))
 
-.PHONY: all build install run test test-short lint vet fmt bench bench-all fuzz e2e
+.PHONY: all build install run test stress test-short lint vet fmt bench bench-all fuzz e2e
 
 all: build
 
@@ -43,10 +43,31 @@ FUZZTIME ?= 10s
 MODULES  := . plugins/sdk examples/plugins/shellguard
 each_module = for m in $(MODULES); do (cd $$m && $(1)) || exit 1; done
 
+# make test: vet, the race suite, the fuzz smoke (docs/performance.md, "The test
+# suite", has the timings). vet runs with -race so that it and the race suite
+# share one compilation (vet needs every import compiled; plain vet compiled the
+# repository a second time, without the race detector); go test's own vet pass,
+# a subset of the same analyzers, is then off. Test binaries link without DWARF
+# (-ldflags=-w; race reports and panics still name file:line). GORACE: a race
+# build that exits with goroutines alive sleeps atexit_sleep_ms, 1 s by default,
+# so they get one more second to race; every test binary and every helper
+# process the tests start from one paid it. A race is reported when it happens
+# either way, fails the test that saw it and makes the process exit 66;
+# `make stress` keeps the 1 s wait.
+TEST_GORACE ?= atexit_sleep_ms=0
+
 test:
-	$(call each_module,$(GO) vet ./...)
-	$(call each_module,$(GO) test -race -timeout 20m ./...)
+	$(call each_module,$(GO) vet -race ./...)
+	$(call each_module,GORACE='$(TEST_GORACE)' $(GO) test -race -vet=off -ldflags=-w -timeout 20m ./...)
 	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh $(FUZZ_CI)
+
+# The long run, for before a release or after touching state writes: the race
+# suite with the race runtime's own exit wait and STRESS_SCALE times the crash
+# scenarios' kills (NEXUS_CRASH_SCALE, internal/crashtest).
+STRESS_SCALE ?= 5
+
+stress:
+	$(call each_module,NEXUS_CRASH_SCALE=$(STRESS_SCALE) $(GO) test -race -count=1 -timeout 60m ./...)
 
 # Every fuzz target for FUZZTIME each; crashers land in <pkg>/testdata/fuzz/.
 fuzz:
