@@ -31,11 +31,16 @@ run: install
 	$(PREFIX)/bin/nexus conformance $(if $(CORE),--core $(CORE))
 
 # The parser fuzz targets the hardening issue names, run briefly on every
-# `make test` (2 s each); `make fuzz` runs every target for FUZZTIME.
+# `make test` (FUZZ_SMOKE each); `make fuzz` runs every target for FUZZTIME.
+# The smoke proves each target still builds and runs under the fuzzing engine
+# and tries tens of thousands of fresh inputs (a 2-core machine); the seed
+# corpus and every saved crasher are replayed by the race suite itself on every
+# run. Searching longer is make fuzz's job.
 FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral \
 	./plugins/decisions/decision ./plugins/decisions/store ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest \
 	./harness/mcpserver:FuzzReadBoundedLine ./harness/mcpserver:FuzzPeekID
 FUZZTIME ?= 10s
+FUZZ_SMOKE ?= 1s
 
 # The Go modules of this repository: nexus, the plugin SDK (a module of its own,
 # published as github.com/nexus-harness/nexus/plugins/sdk) and the example plugin.
@@ -59,7 +64,7 @@ TEST_GORACE ?= atexit_sleep_ms=0
 test:
 	$(call each_module,$(GO) vet -race ./...)
 	$(call each_module,GORACE='$(TEST_GORACE)' $(GO) test -race -vet=off -ldflags=-w -timeout 20m ./...)
-	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh $(FUZZ_CI)
+	FUZZTIME=$(FUZZ_SMOKE) GO=$(GO) scripts/fuzz.sh $(FUZZ_CI)
 
 # The long run, for before a release or after touching state writes: the race
 # suite with the race runtime's own exit wait and STRESS_SCALE times the crash
