@@ -156,6 +156,7 @@ func (h *harnessRun) fail(format string, a ...any) {
 //     inotify, and the traps saw no event (skipped where mount namespaces
 //     are unavailable).
 func TestCoRunning(t *testing.T) {
+	t.Parallel()
 	bin := nexusBinary(t)
 	sch := schema.NewCoreSet(testenv.CoreDir(t))
 	home, proj, traps := t.TempDir(), t.TempDir(), t.TempDir()

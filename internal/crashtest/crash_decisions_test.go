@@ -83,6 +83,7 @@ func inspectDecisions(store string) (map[string]decisionFile, []string) {
 // an acknowledged supersession shows on both decisions. Kills: 80 (16 with
 // -short).
 func TestCrashDecisions(t *testing.T) {
+	t.Parallel()
 	bin := nexusBinary(t)
 	rng := seed(t)
 	home, proj := t.TempDir(), t.TempDir()

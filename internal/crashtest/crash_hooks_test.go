@@ -222,6 +222,7 @@ func (h *hookLedger) check(s *snapshot) []string {
 // nothing on stderr) is on disk, and a killed event is there at most once.
 // Kills: 150 (30 with -short).
 func TestCrashHooks(t *testing.T) {
+	t.Parallel()
 	bin := nexusBinary(t)
 	rng := seed(t)
 	sch := schema.NewCoreSet(testenv.CoreDir(t))

@@ -25,6 +25,7 @@ import (
 // from whatever the kill left behind is exercised too. Kills: 100 (20 with
 // -short); every 25 kills start a fresh project so history stays small.
 func TestCrashMCP(t *testing.T) {
+	t.Parallel()
 	bin := nexusBinary(t)
 	rng := seed(t)
 	sch := schema.NewCoreSet(testenv.CoreDir(t))

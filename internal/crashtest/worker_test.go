@@ -111,6 +111,7 @@ func runWorker() int {
 // and validate, every acknowledged write is on disk, and the write in
 // flight is there at most once. Kills: 100 (20 with -short).
 func TestCrashInProcess(t *testing.T) {
+	t.Parallel()
 	rng := seed(t)
 	sch := schema.NewCoreSet(testenv.CoreDir(t))
 	proj := t.TempDir()
