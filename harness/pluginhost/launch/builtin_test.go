@@ -19,6 +19,7 @@ func builtinTP(t testing.TB, name string) *Manifest {
 }
 
 func TestBuiltinBareNamesShadowingAndDisabled(t *testing.T) {
+	t.Parallel()
 	exe := testPluginBinary(t)
 	project := t.TempDir()
 	dir := ProjectPluginDir(project)

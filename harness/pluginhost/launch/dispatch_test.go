@@ -65,6 +65,7 @@ func TestDispatchOrderIsPriorityThenName(t *testing.T) {
 }
 
 func TestDispatchTimeoutFollowsPolicy(t *testing.T) {
+	t.Parallel()
 	exe := testPluginBinary(t)
 	root := t.TempDir()
 	open := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "slowopen", Exe: exe, NoTools: true,

@@ -50,6 +50,7 @@ func installExample(t testing.TB) string {
 }
 
 func TestExamplePlugin(t *testing.T) {
+	t.Parallel()
 	project := installExample(t)
 	m := openManager(t, Options{ProjectDir: project})
 	ctx := context.Background()
@@ -107,6 +108,7 @@ func TestExamplePlugin(t *testing.T) {
 // TestExampleModuleTests runs the example's own tests, which use only the
 // SDK and its sdktest helper.
 func TestExampleModuleTests(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a second module")
 	}

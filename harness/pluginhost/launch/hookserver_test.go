@@ -219,6 +219,7 @@ func TestHookServerStepsDownForAnotherBuild(t *testing.T) {
 }
 
 func TestHookServerIdleExitAndReload(t *testing.T) {
+	t.Parallel()
 	project, opts := guardProject(t)
 	dir := privateDir(t)
 	s := &HookServer{Dir: dir, Exe: "b", Idle: time.Second} // long enough for two requests on a loaded machine

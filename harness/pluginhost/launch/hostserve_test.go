@@ -42,6 +42,7 @@ func pipeHost(t *testing.T) (pluginhost.BackendFactory, func()) {
 // plugins in-process: tools, calls, events, verification, deadlines,
 // cancellation, and every plugin stopped at Close.
 func TestHostOverPipe(t *testing.T) {
+	t.Parallel()
 	exe := testPluginBinary(t)
 	root := t.TempDir()
 	path := plugintest.WriteManifest(t, root, plugintest.Spec{Name: "tp", Exe: exe, Events: "  pre_tool_use: {timeout: 5s, on_failure: fail-open}"})

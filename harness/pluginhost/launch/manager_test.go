@@ -198,6 +198,7 @@ func TestKillMidCallGivesErrorThenFreshPlugin(t *testing.T) {
 }
 
 func TestHungCallEndsAtDeadline(t *testing.T) {
+	t.Parallel()
 	exe := testPluginBinary(t)
 	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
 	callPID(t, m, "tp_pid") // started, so only the call is timed

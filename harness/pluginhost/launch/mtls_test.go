@@ -20,6 +20,7 @@ import (
 // gets an answer: for a plugin built with the SDK (nexus-issued P-256
 // certificates) and for one using plain go-plugin AutoMTLS.
 func TestMutualTLSIsEnforced(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	m := openManager(t, Options{},
 		plugintest.WriteManifest(t, root, plugintest.Spec{Name: "sdkplugin", Exe: testPluginBinary(t)}),

@@ -98,6 +98,7 @@ func alive(pid int) bool {
 // caught by the parent-death signal, and the control case shows that the
 // plugin would indeed survive without it.
 func TestPluginDiesWithHost(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux-only")
 	}
@@ -116,6 +117,9 @@ func TestPluginDiesWithHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Each case has its own host and plugin; the control case waits
+			// its whole 3 s, the others end as soon as the plugin is gone.
+			t.Parallel()
 			host := exec.Command(os.Args[0], "-test.run=^$")
 			host.Env = append(os.Environ(), helperHostEnv+"="+manifest)
 			if !tt.pdeathsig {

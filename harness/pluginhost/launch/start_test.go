@@ -51,6 +51,7 @@ func script(t *testing.T, dir, name, body string) string {
 // A plugin that never answers the handshake is left out after its own
 // start deadline, named with what happened; every other plugin is served.
 func TestHungPluginDoesNotSinkTheOthers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	hung := script(t, dir, "hung.sh", "echo waiting for nothing >&2\nexec sleep 60\n")
 	good := testPluginBinary(t)
