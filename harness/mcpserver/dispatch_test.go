@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -90,11 +91,13 @@ func cancelNote(id int) string {
 
 func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
 
-// blockingTool is a plugin-shaped tool that waits for its context and
-// reports when it saw it end.
-func blockingTool(name string, started chan<- struct{}, ended chan<- time.Time) *tools.Tool {
-	return pluginTool(name, []string{}, func(ctx context.Context, _ map[string]any) (*tools.Result, error) {
-		started <- struct{}{}
+// blockingTool is a plugin-shaped tool that says it started (with the
+// call's "approach" argument), waits for its context and reports when it
+// saw it end.
+func blockingTool(name string, started chan<- string, ended chan<- time.Time) *tools.Tool {
+	return pluginTool(name, []string{}, func(ctx context.Context, args map[string]any) (*tools.Result, error) {
+		approach, _ := args["approach"].(string)
+		started <- approach
 		<-ctx.Done()
 		ended <- time.Now()
 		return &tools.Result{Text: "ended: " + ctx.Err().Error(), IsError: true}, nil
@@ -106,7 +109,7 @@ func blockingTool(name string, started chan<- struct{}, ended chan<- time.Time) 
 // gets no answer.
 func TestStdioCancelsAParallelCall(t *testing.T) {
 	e, _ := newEngine(t)
-	started, ended := make(chan struct{}, 4), make(chan time.Time, 4)
+	started, ended := make(chan string, 4), make(chan time.Time, 4)
 	e.Register(blockingTool("slow_wait", started, ended))
 	p := newStdioPeer(t, e, StdioOptions{Parallel: ParallelTools(e)})
 	p.send(req(1, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "0"}}))
@@ -143,31 +146,57 @@ func TestStdioCancelsAParallelCall(t *testing.T) {
 // worker never starts.
 func TestStdioBoundsParallelCalls(t *testing.T) {
 	e, _ := newEngine(t)
-	started, ended := make(chan struct{}, 8), make(chan time.Time, 8)
+	started, ended := make(chan string, 8), make(chan time.Time, 8)
 	e.Register(blockingTool("slow_wait", started, ended))
 	p := newStdioPeer(t, e, StdioOptions{Parallel: ParallelTools(e), Workers: 2})
 	for id := 1; id <= 3; id++ {
-		p.send(req(id, "tools/call", map[string]any{"name": "slow_wait", "arguments": map[string]any{"approach": "x"}}))
+		p.send(req(id, "tools/call", map[string]any{"name": "slow_wait", "arguments": map[string]any{"approach": jsonInt(id)}}))
 	}
-	for i := 0; i < 2; i++ {
-		<-started
+	next := func(what string) string {
+		t.Helper()
+		select {
+		case id := <-started:
+			return id
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s never started", what)
+			return ""
+		}
 	}
+	end := func() {
+		t.Helper()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a cancelled call's context did not end")
+		}
+	}
+	// Which two calls get the workers is up to the scheduler.
+	running := map[string]bool{next("a first call"): true, next("a second call"): true}
 	select {
-	case <-started:
-		t.Fatal("a third call started with two workers busy")
+	case id := <-started:
+		t.Fatalf("a third call (%s) started with two workers busy", id)
 	case <-time.After(100 * time.Millisecond):
 	}
-	p.send(cancelNote(1))
-	<-ended
-	select {
-	case <-started: // the waiting call got the freed worker
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiting call never started")
+	var waiting string
+	for id := 1; id <= 3; id++ {
+		if !running[jsonInt(id)] {
+			waiting = jsonInt(id)
+		}
 	}
+	for id := range running {
+		n, _ := strconv.Atoi(id)
+		p.send(cancelNote(n))
+		break
+	}
+	end()
+	if id := next("the waiting call"); id != waiting { // it got the freed worker
+		t.Fatalf("call %s started after a cancellation, want the waiting call %s", id, waiting)
+	}
+	p.send(cancelNote(1))
 	p.send(cancelNote(2))
 	p.send(cancelNote(3))
-	<-ended
-	<-ended
+	end()
+	end()
 	if rest := p.finish(); len(rest) != 0 {
 		t.Fatalf("answers to cancelled requests: %v", rest)
 	}
@@ -177,7 +206,7 @@ func TestStdioBoundsParallelCalls(t *testing.T) {
 // ends it, and the server answers what comes next, in order.
 func TestStdioCancelsASerialCall(t *testing.T) {
 	e, _ := newEngine(t)
-	started, ended := make(chan struct{}, 1), make(chan time.Time, 1)
+	started, ended := make(chan string, 1), make(chan time.Time, 1)
 	e.Register(blockingTool("slow_wait", started, ended))
 	var calls atomic.Int32
 	p := newStdioPeer(t, e, StdioOptions{Parallel: func(string) bool { calls.Add(1); return false }})
