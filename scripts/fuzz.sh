@@ -11,7 +11,7 @@
 # saved by `go test` under <package>/testdata/fuzz/<FuzzName>/ and the
 # script stops with a non-zero status: fix the code, keep the file (it is
 # the regression test from then on) and commit it. `make fuzz` runs this;
-# `make test` runs the parser targets for FUZZTIME=2s each.
+# `make test` runs the parser targets for FUZZ_SMOKE (1 s) each.
 set -eu
 cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-10s}
