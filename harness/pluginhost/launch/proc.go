@@ -87,7 +87,13 @@ type instance struct {
 	startDur time.Duration
 }
 
-func (i *instance) exited() bool { return i.client.Exited() }
+// exited reports whether the process is gone. The runner knows first: it
+// is reaped there, and go-plugin marks its client exited only after it has
+// logged the exit, so a call arriving in between would still be sent to
+// the dead process and fail, though it was never in flight.
+func (i *instance) exited() bool {
+	return (i.runner != nil && i.runner.hasExited()) || i.client.Exited()
+}
 
 // Stopping a plugin: go-plugin's GRPCController.Shutdown (sdk.Serve answers
 // it and exits), up to stopGrace for the process to go. A plugin that does
