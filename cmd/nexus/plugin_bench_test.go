@@ -20,6 +20,7 @@ import (
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 )
 
 // Plugin figures. Go benchmarks (medians reported as metrics):
@@ -177,10 +178,12 @@ func TestPluginLatency(t *testing.T) {
 		}
 		installPlugin(t, five, fmt.Sprintf("p%d", i), exe, tpTools)
 	}
+	// toolsList times `nexus mcp` in dir from start to its tools/list
+	// answer, and checks the answer with ok.
 	listRequest := rpc(1, "tools/list", nil)
-	mcpStart := func() time.Duration {
+	toolsList := func(dir, what string, ok func(line string) bool) time.Duration {
 		cmd := exec.Command(f.nexus, "mcp")
-		cmd.Dir, cmd.Env = five, env
+		cmd.Dir, cmd.Env = dir, env
 		in, _ := cmd.StdinPipe()
 		out, _ := cmd.StdoutPipe()
 		t0 := time.Now()
@@ -192,10 +195,15 @@ func TestPluginLatency(t *testing.T) {
 		d := time.Since(t0)
 		in.Close()
 		cmd.Wait()
-		if err != nil || !strings.Contains(line, `"p5_echo"`) || !strings.Contains(line, `"check_decision"`) {
-			t.Fatalf("tools/list: %v %.300s", err, line)
+		if err != nil || !ok(line) {
+			t.Fatalf("%s: %v %.300s", what, err, line)
 		}
 		return d
+	}
+	mcpStart := func() time.Duration {
+		return toolsList(five, "tools/list", func(line string) bool {
+			return strings.Contains(line, `"p5_echo"`) && strings.Contains(line, `"check_decision"`)
+		})
 	}
 
 	// Hooks: shellguard subscribes to PreToolUse of Bash.
@@ -252,23 +260,9 @@ func TestPluginLatency(t *testing.T) {
 	installPlugin(t, hungProj, "hung", hungExe, "start_timeout: 1s\ntools:\n  - {name: nap, capability_classes: []}\n")
 	installPlugin(t, hungProj, "p1", f.testplugin, tpTools)
 	mcpHung := func() time.Duration {
-		cmd := exec.Command(f.nexus, "mcp")
-		cmd.Dir, cmd.Env = hungProj, env
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		t0 := time.Now()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(in, listRequest)
-		line, err := bufio.NewReader(out).ReadString('\n')
-		d := time.Since(t0)
-		in.Close()
-		cmd.Wait()
-		if err != nil || !strings.Contains(line, `"p1_echo"`) || strings.Contains(line, `"hung_nap"`) {
-			t.Fatalf("tools/list with a hung plugin: %v %.300s", err, line)
-		}
-		return d
+		return toolsList(hungProj, "tools/list with a hung plugin", func(line string) bool {
+			return strings.Contains(line, `"p1_echo"`) && !strings.Contains(line, `"hung_nap"`)
+		})
 	}
 
 	// A cancelled slow call: from notifications/cancelled to the plugin
@@ -283,7 +277,7 @@ func TestPluginLatency(t *testing.T) {
 		marker := fmt.Sprintf("bench-%d", cancelled)
 		args, started := blockArgs(t, marker)
 		id := cs.send("tools/call", map[string]any{"name": "tp_block", "arguments": args})
-		waitBlockStarted(t, started)
+		plugintest.WaitStarted(t, started)
 		sent := time.Now()
 		cs.notify("notifications/cancelled", map[string]any{"requestId": id})
 		re := regexp.MustCompile(`"text":"` + marker + `"\} ended at (\d+)`)

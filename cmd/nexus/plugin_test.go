@@ -20,6 +20,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/internal/config"
 )
 
@@ -373,29 +374,11 @@ func withoutPATH(env []string) []string {
 }
 
 // blockArgs are arguments for the test plugin's block tool, which signals
-// through a FIFO when the call reaches it: the channel closes then.
+// when the call reaches it (plugintest.StartSignal).
 func blockArgs(t *testing.T, text string) (map[string]any, <-chan struct{}) {
 	t.Helper()
-	fifo := filepath.Join(t.TempDir(), "started")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	go func() {
-		if _, err := os.ReadFile(fifo); err == nil { // opens when the plugin does
-			close(started)
-		}
-	}()
+	fifo, started := plugintest.StartSignal(t)
 	return map[string]any{"text": text, "started": fifo}, started
-}
-
-func waitBlockStarted(t *testing.T, started <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call never reached the plugin")
-	}
 }
 
 const tpTools = `tools:
@@ -505,7 +488,7 @@ func TestPluginsOverMCP(t *testing.T) {
 			marker := fmt.Sprintf("cancel-%d", i)
 			args, started := blockArgs(t, marker)
 			id := s.send("tools/call", map[string]any{"name": "tp_block", "arguments": args})
-			waitBlockStarted(t, started)
+			plugintest.WaitStarted(t, started)
 			if i == 0 {
 				if text, isErr := s.call("tp_echo", map[string]any{"text": "beside"}, nil); isErr || !strings.Contains(text, "beside") {
 					t.Fatalf("a call beside the slow one: %v %q", isErr, text)
@@ -548,7 +531,7 @@ func TestPluginsOverMCP(t *testing.T) {
 		old := pids[0]
 		args, started := blockArgs(t, "killed")
 		id := s.send("tools/call", map[string]any{"name": "tp_block", "arguments": args})
-		waitBlockStarted(t, started)
+		plugintest.WaitStarted(t, started)
 		if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

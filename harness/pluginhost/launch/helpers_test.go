@@ -106,33 +106,13 @@ func killAndWait(t testing.TB, pid int) {
 }
 
 // blockStarted returns arguments for the test plugin's block tool that make
-// it signal through a FIFO when the call reaches it, and a channel closed
-// on that signal.
+// it signal when the call reaches it (plugintest.StartSignal).
 func blockStarted(t *testing.T) (json.RawMessage, <-chan struct{}) {
 	t.Helper()
-	fifo := filepath.Join(t.TempDir(), "started")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{})
-	go func() {
-		if _, err := os.ReadFile(fifo); err == nil { // opens when the plugin does
-			close(started)
-		}
-	}()
+	fifo, started := plugintest.StartSignal(t)
 	args, err := json.Marshal(map[string]string{"started": fifo})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return args, started
-}
-
-// waitStarted waits for a blockStarted signal.
-func waitStarted(t *testing.T, started <-chan struct{}) {
-	t.Helper()
-	select {
-	case <-started:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call never reached the plugin")
-	}
 }

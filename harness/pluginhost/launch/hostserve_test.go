@@ -129,7 +129,7 @@ func TestHostDeathFailsCallsInFlight(t *testing.T) {
 		_, err := m.CallTool(context.Background(), "tp_block", args)
 		errc <- err
 	}()
-	waitStarted(t, started)
+	plugintest.WaitStarted(t, started)
 	kill()
 	select {
 	case err := <-errc:

@@ -177,7 +177,7 @@ func TestKillMidCallGivesErrorThenFreshPlugin(t *testing.T) {
 		_, err := m.CallTool(context.Background(), "tp_block", args) // 30s timeout
 		errc <- err
 	}()
-	waitStarted(t, started)
+	plugintest.WaitStarted(t, started)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

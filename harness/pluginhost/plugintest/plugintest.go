@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -109,4 +111,32 @@ func (w *writer) Write(p []byte) (int, error) {
 		w.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+// StartSignal makes a FIFO for the test plugin's block tool (its "started"
+// argument): the plugin opens it when the call reaches it, and the channel
+// closes then. Tests wait on it instead of sleeping and hoping.
+func StartSignal(t testing.TB) (fifo string, started <-chan struct{}) {
+	t.Helper()
+	fifo = filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{})
+	go func() {
+		if _, err := os.ReadFile(fifo); err == nil { // opens when the plugin does
+			close(ch)
+		}
+	}()
+	return fifo, ch
+}
+
+// WaitStarted waits for a StartSignal, up to 10 s.
+func WaitStarted(t testing.TB, started <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never reached the plugin")
+	}
 }
