@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
@@ -60,14 +59,7 @@ func newProjectAt(t testing.TB, dir, yaml string, now time.Time) *project {
 	if err := os.MkdirAll(filepath.Join(dir, ".nexus", "memory"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if yaml != "" {
-		writeFile(t, filepath.Join(dir, ".nexus", "nexus.yaml"), yaml)
-	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "no-user-config.yaml"),
-		IgnoreEnv: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testenv.ProjectConfig(t, dir, yaml)
 	l, err := state.NewLayout(dir, "nexus")
 	if err != nil {
 		t.Fatal(err)

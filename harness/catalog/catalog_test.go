@@ -29,20 +29,7 @@ func loadCore(t *testing.T) *vocabulary.Core {
 
 func configWith(t *testing.T, yml string) *config.Config {
 	t.Helper()
-	dir := t.TempDir()
-	if yml != "" {
-		if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte(yml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none.yaml"), IgnoreEnv: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return testenv.ProjectConfig(t, t.TempDir(), yml)
 }
 
 type front struct {

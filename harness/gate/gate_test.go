@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -25,24 +24,7 @@ func loadCore(t *testing.T) *vocabulary.Core {
 // configWith loads a configuration whose project file has the given YAML.
 func configWith(t *testing.T, yaml string) *config.Config {
 	t.Helper()
-	dir := t.TempDir()
-	if yaml != "" {
-		if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte(yaml), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, err := config.Load(config.Options{
-		ProjectDir: dir,
-		UserFile:   filepath.Join(dir, "no-user-config.yaml"),
-		IgnoreEnv:  true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return testenv.ProjectConfig(t, t.TempDir(), yaml)
 }
 
 // Every class a nexus-core capability blocks must reach at least one

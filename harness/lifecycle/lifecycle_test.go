@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
@@ -355,16 +354,7 @@ func putPlan(t *testing.T, s *state.Store, issues ...string) {
 func TestSessionStartAndEnd(t *testing.T) {
 	mem := &recMemory{}
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".nexus", "nexus.yaml"), []byte("memory:\n  gc:\n    auto: true\n    min_days_since_access: 30\n    min_cycles_since_access: 3\n    max_access_count: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), IgnoreEnv: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testenv.ProjectConfig(t, dir, "memory:\n  gc:\n    auto: true\n    min_days_since_access: 30\n    min_cycles_since_access: 3\n    max_access_count: 1\n")
 	_, sch := core(t)
 	l, _ := state.NewLayout(dir, "nexus")
 	s := state.New(l, sch)

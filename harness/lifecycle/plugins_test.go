@@ -3,28 +3,17 @@ package lifecycle
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // configWarn is a configuration with gate.unplanned_edit: warn.
 func configWarn(t *testing.T) *config.Config {
 	t.Helper()
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte("gate:\n  unplanned_edit: warn\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(dir, "none"), IgnoreEnv: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return testenv.ProjectConfig(t, t.TempDir(), "gate:\n  unplanned_edit: warn\n")
 }
 
 // fakePlugins records the events it is handed and answers a fixed reply.

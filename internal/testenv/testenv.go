@@ -3,7 +3,8 @@
 // files nexus embeds) and the Nauro goldens
 // (plugins/decisions/testdata/nauro). Both are refreshed from their
 // upstream copies by scripts/refresh-testdata.sh; tests never read anything
-// outside the repository.
+// outside the repository. It also loads a project's configuration the way
+// tests need it: the project file only.
 package testenv
 
 import (
@@ -11,7 +12,29 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nexus-harness/nexus/internal/config"
 )
+
+// ProjectConfig writes yaml (when not empty) as dir's project file and
+// loads the configuration from that file alone: no user file and no NEXUS_*
+// variables, so the developer's own settings cannot change a test.
+func ProjectConfig(t testing.TB, dir, yaml string) *config.Config {
+	t.Helper()
+	if yaml != "" {
+		if err := os.MkdirAll(filepath.Join(dir, ".nexus"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, config.ProjectFile), []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(os.DevNull, "none"), IgnoreEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
 
 // CoreDir returns the vendored nexus-core 0.10.0 distribution directory.
 func CoreDir(t testing.TB) string {
