@@ -26,7 +26,10 @@ rev=${1:-HEAD}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 commit=$(git -C "$repo" rev-parse --verify "$rev^{commit}")
 dir=$(mktemp -d "${TMPDIR:-/tmp}/nexus-time-make-test-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+# The clone is removed unless a step failed: then it holds what the failure
+# left (a fuzz target's failing input under testdata/fuzz/, the step's log).
+keep=0
+trap '[ "$keep" = 1 ] || rm -rf "$dir"' EXIT
 
 git clone --quiet --no-checkout "$repo" "$dir/nexus"
 cd "$dir/nexus"
@@ -63,7 +66,8 @@ while IFS= read -r step; do
 	total_cpu=$(awk -v a="$total_cpu" -v b="$cpu" 'BEGIN { print a + b }')
 	if [ "$rc" -ne 0 ]; then
 		cat "$log"
-		echo "this step failed (exit $rc)" >&2
+		keep=1
+		echo "this step failed (exit $rc); the clone is kept in $dir/nexus, its log in $log" >&2
 		status=1
 		break
 	fi
