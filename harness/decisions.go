@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // The bundled decision store (plugins/decisions) as nexus declares it. nexus
@@ -53,7 +53,7 @@ func DecisionsManifest(project, hostProgram string) *pluginhost.Manifest {
 		Name:            DecisionsName,
 		Version:         decisionsVersion,
 		Description:     "Nauro-compatible decision store, bundled with nexus",
-		ProtocolVersion: contract.ProtocolVersion,
+		ProtocolVersion: sdk.ProtocolVersion,
 		Executable:      hostProgram,
 		Args:            BuiltinServeArgs(DecisionsName),
 		Dir:             project,

@@ -25,7 +25,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
 	"github.com/nexus-harness/nexus/plugins/decisions"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
 const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
@@ -57,7 +57,7 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 				// 1.5x the live data instead of 2x keeps its RSS in budget.
 				debug.SetGCPercent(50)
 			}
-			sdk.Serve(decisions.New())
+			pluginserver.Serve(decisions.New())
 			return 0
 		case len(args) == 1:
 			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisions.Name)

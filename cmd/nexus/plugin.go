@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 func init() { register(newPluginCmd) }
@@ -383,12 +384,10 @@ func firstSentence(s string) string {
 }
 
 func eventOrder(e string) int {
-	for i, n := range contract.EventNames() {
-		if n == e {
-			return i
-		}
+	if i := slices.Index(sdk.EventNames(), sdk.EventName(e)); i >= 0 {
+		return i
 	}
-	return len(contract.EventNames())
+	return len(sdk.EventNames())
 }
 
 // hookServerArgs start the hook server of a project (in the plugin host

@@ -48,8 +48,11 @@ const NoProjectGuidance = "No decision store found for this project.\n\n" +
 	"To get started, run `nexus decision init` in the repository (or `nauro init <project-name>`), " +
 	"then record decisions with propose_decision."
 
-// Plugin is the decision store plugin.
+// Plugin is the decision store plugin. It offers tools only: the
+// embedded UnimplementedPlugin answers events, which it subscribes to none.
 type Plugin struct {
+	sdk.UnimplementedPlugin
+
 	// Now is the clock (UTC); tests replace it.
 	Now func() time.Time
 	// Getenv reads the environment; tests replace it.
@@ -100,11 +103,6 @@ func (p *Plugin) Configure(ctx context.Context, cfg *sdk.Config) error {
 		}
 	}()
 	return nil
-}
-
-// HandleEvent implements sdk.Plugin; the store subscribes to no events.
-func (p *Plugin) HandleEvent(ctx context.Context, ev *sdk.Event) (*sdk.EventReply, error) {
-	return &sdk.EventReply{}, nil
 }
 
 // target are the store-selection arguments every tool accepts.

@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Manager runs the plugins of a pluginhost.Manager. It is safe for
@@ -129,12 +129,12 @@ func (m *Manager) Tools(ctx context.Context) ([]pluginhost.Tool, error) {
 
 // CallTool calls a declared tool, starting or restarting its plugin as
 // needed, bounded by the tool's timeout and by ctx.
-func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*contract.ToolResult, error) {
+func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*sdk.ToolResult, error) {
 	p, ok := m.procs[ref.Plugin]
 	if !ok {
 		return nil, fmt.Errorf("tool %q: %w declares it", ref.Name, pluginhost.ErrUnknownPlugin)
 	}
-	var res *contract.ToolResult
+	var res *sdk.ToolResult
 	err := p.do(ctx, ref.Timeout, "tool "+ref.Tool, func(ctx context.Context, inst *instance) error {
 		if _, ok := inst.tools[ref.Tool]; !ok {
 			return fmt.Errorf("plugin %s does not offer the tool %q its manifest declares", ref.Plugin, ref.Tool)

@@ -23,9 +23,11 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
 type testPlugin struct {
+	sdk.UnimplementedPlugin
 	mu       sync.Mutex
 	cfg      *sdk.Config
 	settings map[string]string
@@ -142,4 +144,4 @@ func (p *testPlugin) HandleEvent(ctx context.Context, ev *sdk.Event) (*sdk.Event
 	return reply, nil
 }
 
-func main() { sdk.Serve(&testPlugin{}) }
+func main() { pluginserver.Serve(&testPlugin{}) }
