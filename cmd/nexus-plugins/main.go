@@ -25,6 +25,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
 	"github.com/nexus-harness/nexus/plugins/decisions"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
@@ -50,7 +51,7 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return 0
 	case "serve":
 		switch {
-		case len(args) == 2 && args[1] == decisions.Name:
+		case len(args) == 2 && args[1] == decisionsapi.Name:
 			if os.Getenv("GOGC") == "" {
 				// The store keeps a large, long-lived heap (about 1.4 KiB per
 				// decision) and allocates little per call: a heap goal of
@@ -60,9 +61,9 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 			pluginserver.Serve(decisions.New())
 			return 0
 		case len(args) == 1:
-			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisions.Name)
+			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisionsapi.Name)
 		case len(args) == 2:
-			fmt.Fprintf(stderr, "nexus-plugins serve: no built-in plugin %q (built in: %s)\n", args[1], decisions.Name)
+			fmt.Fprintf(stderr, "nexus-plugins serve: no built-in plugin %q (built in: %s)\n", args[1], decisionsapi.Name)
 		default:
 			fmt.Fprintf(stderr, "nexus-plugins serve: takes one plugin name, got %q\n", args[1:])
 		}

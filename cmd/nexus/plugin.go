@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -97,7 +98,7 @@ func newPluginListCmd(a *app) *cobra.Command {
 			cfg, _ := a.Config()
 			disabled := cfg.StringList("plugins.disabled")
 			if !cfg.Bool("decisions.enabled") {
-				disabled = append(disabled, harness.DecisionsName+" (decisions.enabled is off)")
+				disabled = append(disabled, decisionsapi.Name+" (decisions.enabled is off)")
 			}
 			if disabled == nil {
 				disabled = []string{}
