@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -45,7 +45,7 @@ func TestStoreWrittenByCurrentNauro(t *testing.T) {
 	var files []written
 	for _, name := range []string{"fenced_sections.json", "extra_frontmatter.json"} {
 		var g golden
-		testenv.LoadNauroFixture(t, name, &g)
+		goldens.Load(t, name, &g)
 		for _, c := range g.Cases {
 			if c.Expected == nil {
 				continue // a file Nauro refuses to parse is not one it writes

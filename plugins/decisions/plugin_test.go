@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
@@ -47,7 +47,7 @@ func newProject(t testing.TB, mode string) (*Plugin, string, *store.FS) {
 	var corpora struct {
 		Corpora map[string][]struct{ Stem, Markdown string } `json:"corpora"`
 	}
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), "check_decision_corpus.json"))
+	raw, err := os.ReadFile(filepath.Join(goldens.Dir(t), "check_decision_corpus.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
