@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/nexus-harness/nexus/plugins/decisions/cli"
 )
 
 // Exit codes, the same for every command (README "Exit status"):
@@ -40,10 +37,6 @@ func failLoudly(c *cobra.Command) {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			err := check(cmd, args)
 			if err == nil || isUsageError(err) {
-				return err
-			}
-			var ce *cli.ExitError
-			if errors.As(err, &ce) {
 				return err
 			}
 			return usagef("%s: %v (see `%s --help`)", cmd.CommandPath(), err, cmd.CommandPath())

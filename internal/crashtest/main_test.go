@@ -50,7 +50,8 @@ var (
 
 // nexusBinary builds cmd/nexus once per test run, the way `make build`
 // does (static, stripped): the crash and co-running tests kill and race
-// the program users run, not a test double.
+// the program users run, not a test double. The plugin host (nexus-plugins,
+// which runs `nexus decision`) is built beside it, as installed.
 func nexusBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -59,11 +60,11 @@ func nexusBinary(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "nexus")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binPath, "./cmd/nexus")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binDir, "./cmd/nexus", "./cmd/nexus-plugins")
 		cmd.Dir = testenv.ModuleRoot(t)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/nexus: %v\n%s", err, out)
+			binErr = fmt.Errorf("go build ./cmd/nexus ./cmd/nexus-plugins: %v\n%s", err, out)
 		}
 	})
 	if binErr != nil {
