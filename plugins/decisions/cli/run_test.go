@@ -27,7 +27,7 @@ func TestRunExitCodes(t *testing.T) {
 		{args: []string{"list", "--frob"}, code: 2, stderr: "nexus: unknown flag: --frob"},
 		{args: []string{"--help"}, code: 0, stdout: "nexus decision [command]"},
 		{args: []string{"list", "--help"}, code: 0, stdout: "nexus decision list"},
-		{args: []string{"list"}, code: 1, stderr: "nexus: "},                                               // no store here
+		{args: []string{"list"}, code: 1, stderr: "nexus: "},                                                  // no store here
 		{args: []string{"list"}, prepare: errors.New("config broke"), code: 1, stderr: "nexus: config broke"}, // Prepare's error stops a subcommand
 		{args: []string{"--help"}, prepare: errors.New("config broke"), code: 0, stdout: "Available Commands"},
 	}
