@@ -165,6 +165,9 @@ func decision(args []string, stdout, stderr io.Writer) int {
 	dir := fs.String("dir", "", "the folder the store is looked for from (default: the working directory)")
 	cfgErr := fs.String("config-error", "", "why nexus could not load its configuration")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h: the flag package printed the usage
+		}
 		return 2
 	}
 	opts := cli.Options{Stdout: stdout, Stderr: stderr, Frontmatter: *frontmatter, Home: *home, Dir: *dir}
