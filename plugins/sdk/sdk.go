@@ -88,4 +88,8 @@ func (UnimplementedPlugin) HandleEvent(_ context.Context, ev *Event) (*EventRepl
 	return nil, fmt.Errorf("event %s: %w", ev.Name, ErrUnimplemented)
 }
 
+// mustEmbedUnimplementedPlugin is what makes embedding UnimplementedPlugin
+// the only way to implement Plugin; nothing calls it.
+//
+//lint:ignore U1000 the Plugin interface requires it (see above)
 func (UnimplementedPlugin) mustEmbedUnimplementedPlugin() {}
