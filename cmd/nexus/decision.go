@@ -14,8 +14,8 @@ import (
 // `nexus decision` runs the decision store's command line in the plugin
 // host program (`nexus-plugins decision`), which links the store: nexus
 // itself does not, so that every hook process starts about 0.2 ms faster
-// and nexus is 0.57 MB smaller, for one more process start (about 5 ms of CPU) per
-// decision command (docs/architecture.md). nexus passes what its
+// and nexus is 0.57 MB smaller, for one more process start (about 5 ms of
+// CPU) per decision command (docs/performance.md). nexus passes what its
 // configuration says; the arguments go through unparsed, so the store's own
 // command line answers --help and reports its usage errors.
 func init() {
