@@ -59,6 +59,33 @@ func TestCacheSeesEveryChange(t *testing.T) {
 	}
 }
 
+// An in-place edit of the same size with the modification time put back
+// (touch -d @<old mtime>) is seen although the entry was confirmed long
+// after the file's last change (it is not racy): the change time, which no
+// user-space call can set back, is part of the identity (issue 22).
+func TestCacheSeesEditWithTimesPutBack(t *testing.T) {
+	s := newStore(t)
+	p := s.L.TasksPath()
+	writeFile(t, p, fmt.Sprintf(tasksJSON, "pending"))
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(p, old, old)
+	time.Sleep(2 * racyWindow) // the change time is no longer recent
+	readStatus(t, s)
+	if e := s.cache.get(p); e == nil || (e.idKnown && e.racy()) {
+		t.Fatalf("entry %+v: want a cached, settled entry", e)
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, tasksJSON, "complet")
+	f.Close()
+	os.Chtimes(p, old, old)
+	if got := readStatus(t, s); got != "complet" {
+		t.Fatalf("status %q after a same-size edit with its times put back, want complet", got)
+	}
+}
+
 // An unchanged file is served from the cache: the same value, no parse.
 func TestCacheServesUnchangedFile(t *testing.T) {
 	s := newStore(t)
