@@ -91,6 +91,15 @@ func (c *corpusCache) close() {
 	}
 }
 
+// releaseWatch closes the watch; what happened since is unknown, so the
+// next call makes a full pass (which watches again).
+func (c *corpusCache) releaseWatch() {
+	if c.watch != nil {
+		c.close()
+		c.lastFull = time.Time{}
+	}
+}
+
 func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
 	if !c.loaded {
 		c.loaded = true

@@ -189,3 +189,33 @@ func (f *FS) DecisionWriteLock(ctx context.Context) (Lock, error) {
 func (f *FS) RMWLock(ctx context.Context, rel string) (Lock, error) {
 	return f.lock(ctx, rel+".rmwlock")
 }
+
+// SameFolder reports whether f and g hold the same directory (device and
+// inode of the folders they opened). A store folder replaced under its
+// path (moved away and copied back, or removed and created again) is a
+// different directory: a holder of the old one must open the new. While f
+// holds its directory open, its inode cannot be reused by another.
+func (f *FS) SameFolder(g *FS) bool {
+	a, err1 := f.r.Stat(".")
+	b, err2 := g.r.Stat(".")
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return os.SameFile(a, b)
+}
+
+// ReleaseWatch closes the store's directory watch (an inotify instance
+// on Linux, of which a user has 128 by default). The cache is kept; the
+// next Corpus re-checks every file's identity, then watches again.
+func (f *FS) ReleaseWatch() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cache.releaseWatch()
+}
+
+// Watching reports whether the store holds a directory watch.
+func (f *FS) Watching() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cache.watch != nil
+}
