@@ -1,12 +1,13 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // TestDecisionStoreFolderReplaced (issue 22) drives `nexus mcp --only
@@ -58,7 +59,7 @@ func TestDecisionStoreFolderReplaced(t *testing.T) {
 			if err := os.Rename(dir, dir+".bak"); err != nil {
 				t.Fatal(err)
 			}
-			copyDir(t, dir+".bak", dir)
+			testenv.CopyTree(t, dir+".bak", dir)
 			// Only the new folder has this decision.
 			propose("Use Valkey for sessions")
 		}, "Use Valkey for sessions"},
@@ -66,7 +67,7 @@ func TestDecisionStoreFolderReplaced(t *testing.T) {
 			if err := os.RemoveAll(dir); err != nil {
 				t.Fatal(err)
 			}
-			copyDir(t, dir+".bak", dir)
+			testenv.CopyTree(t, dir+".bak", dir)
 			propose("Use NATS for events")
 		}, "Use NATS for events"},
 	} {
@@ -98,26 +99,4 @@ func TestDecisionStoreFolderReplaced(t *testing.T) {
 		})
 	}
 	s.closeStdin()
-}
-
-// copyDir copies a folder as `cp -r` does: new inodes, the same bytes.
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -1,39 +1,16 @@
 package decisions
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 )
-
-// copyTree copies a store folder as `cp -r` does: new inodes, same bytes.
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // maxNotice is the longest a replaced store folder may go unnoticed
 // (issue 22: answers are right within 2 s).
@@ -56,7 +33,7 @@ func TestReplacedStoreFolder(t *testing.T) {
 			if err := os.Rename(dir, dir+".bak"); err != nil {
 				t.Fatal(err)
 			}
-			copyTree(t, dir+".bak", dir)
+			testenv.CopyTree(t, dir+".bak", dir)
 			os.WriteFile(filepath.Join(dir, "decisions", "900-replacement-marker.md"), []byte(marker), 0o644)
 		}, false},
 		{"removed and created again", func(t *testing.T, dir string) {
@@ -151,7 +128,7 @@ func TestReplacedFolderInUse(t *testing.T) {
 	if err := os.Rename(dir, dir+".bak"); err != nil {
 		t.Fatal(err)
 	}
-	copyTree(t, dir+".bak", dir)
+	testenv.CopyTree(t, dir+".bak", dir)
 	if res := call(t, p, ToolListDecisions, `{}`); !strings.Contains(res.Text, "Decisions (20 total)") {
 		t.Fatalf("after the replacement: %s", res.Text)
 	}
