@@ -30,6 +30,21 @@ func After(callID string) Matcher {
 	}
 }
 
+// compactionPrompt opens the user message with which Codex 0.169.0 asks
+// the model to summarise the conversation when it compacts it (through
+// POST /v1/responses, with no tools, for a provider of its own).
+const compactionPrompt = "You are performing a CONTEXT CHECKPOINT COMPACTION."
+
+// Compaction matches Codex's request to summarise the conversation. The
+// request still carries the earlier call outputs, so After matchers can
+// match it too: script the compaction turn before them.
+func Compaction() Matcher {
+	return func(r *ResponsesRequest) bool {
+		it, ok := r.lastPrompt()
+		return ok && strings.HasPrefix(it.Content.Text(), compactionPrompt)
+	}
+}
+
 // DeveloperHas matches a request whose developer messages contain s (which
 // agent is asking: a subagent carries its role's developer_instructions).
 func DeveloperHas(s string) Matcher {

@@ -27,6 +27,7 @@ const (
 	out2      = `{"type":"custom_tool_call_output","call_id":"c2","output":[{"type":"input_text","text":"patched"}]}`
 	search    = `{"type":"tool_search_call","call_id":"s1","execution":"client","arguments":{"query":"nexus"}}`
 	found     = `{"type":"tool_search_output","call_id":"s1","execution":"client","status":"completed","tools":[{"type":"namespace","name":"mcp__nexus__","tools":[{"type":"function","name":"nx_task_add"}]}]}`
+	compact   = `{"type":"message","role":"user","content":[{"type":"input_text","text":"You are performing a CONTEXT CHECKPOINT COMPACTION. Create a handoff summary."}]}`
 	answer    = `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"done"}]}`
 )
 
@@ -54,6 +55,9 @@ func TestMatchers(t *testing.T) {
 		{"after: no output", After("c1"), body(user, call1), false},
 		{"after: custom tool output", After("c2"), body(user, call2, out2), true},
 		{"after: tool search output", After("s1"), body(user, search, found), true},
+		{"compaction", Compaction(), body(user, call1, out1, compact), true},
+		{"compaction: a prompt", Compaction(), body(user), false},
+		{"compaction: After matches it too", After("c1"), body(user, call1, out1, compact), true},
 		{"developer has", DeveloperHas("PRE-CONTEXT"), body(user, developer), true},
 		{"developer has: user text does not count", DeveloperHas("run it"), body(user), false},
 		{"any text: call output", AnyText("listing"), body(user, call1, out1), true},
