@@ -207,6 +207,14 @@ type sessionOpts struct {
 	untrusted bool
 	// mcp registers nexus mcp as the MCP server "nexus".
 	mcp bool
+	// hookScript, when set, is the body of the hook script instead of the
+	// logging one; it gets the event name and the log path as $1 and $2.
+	hookScript string
+	// topConfig is added to config.toml's top-level keys.
+	topConfig string
+	// agents are custom agent files written to the project's .codex/agents
+	// (name -> TOML).
+	agents map[string]string
 }
 
 func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session {
@@ -233,7 +241,7 @@ func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session
 	fmt.Fprintf(&cfg, `model = %q
 model_provider = "fake"
 check_for_update_on_startup = false
-
+%s
 [analytics]
 enabled = false
 
@@ -252,12 +260,21 @@ stream_max_retries = 0
 
 [projects.%q]
 trust_level = "trusted"
-`, model, api.BaseURL(), s.proj)
+`, model, o.topConfig, api.BaseURL(), s.proj)
 	if o.mcp {
 		fmt.Fprintf(&cfg, "\n[mcp_servers.nexus]\ncommand = %q\nargs = [\"mcp\"]\n", filepath.Join(binDir, "nexus"))
 	}
+	for name, body := range o.agents {
+		dir := filepath.Join(s.proj, ".codex", "agents")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if o.hooks {
-		hs := s.loggingHooks()
+		hs := s.loggingHooks(o.hookScript)
 		b, _ := hooksJSON(hs)
 		path := filepath.Join(s.codex, "hooks.json")
 		if err := os.WriteFile(path, b, 0o644); err != nil {
@@ -299,12 +316,16 @@ trust_level = "trusted"
 	return s
 }
 
-// loggingHooks is one hook per event that appends {"event", "payload"} to
-// the session's hook log, through a script in the session's root.
-func (s *session) loggingHooks() []hookHandler {
-	script := filepath.Join(s.root, "loghook.sh")
-	body := "#!/bin/sh\n# loghook.sh EVENT LOG: append the event's stdin payload to LOG.\n" +
-		"payload=$(cat)\nprintf '{\"event\":\"%s\",\"payload\":%s}\\n' \"$1\" \"${payload:-null}\" >> \"$2\"\n"
+// logPayload is the start of every hook script: it appends
+// {"event", "payload"} to the log ($2) and keeps the payload in $payload.
+const logPayload = "payload=$(cat)\nprintf '{\"event\":\"%s\",\"payload\":%s}\\n' \"$1\" \"${payload:-null}\" >> \"$2\"\n"
+
+// loggingHooks is one hook per event that runs the hook script (by
+// default one that only logs) with the event name and the session's hook
+// log, from the session's root.
+func (s *session) loggingHooks(script string) []hookHandler {
+	body := "#!/bin/sh\n# hook.sh EVENT LOG: append the event's stdin payload to LOG.\n" + logPayload + script
+	script = filepath.Join(s.root, "hook.sh")
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		s.t.Fatal(err)
 	}
