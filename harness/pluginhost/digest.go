@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // DigestError refuses a plugin whose executable is not the one its manifest
@@ -32,14 +34,24 @@ func (e *DigestError) Error() string {
 }
 
 // FileSHA256 returns the lower-case hex SHA-256 of a file.
+// The file must be a regular file (opened without blocking: a manifest
+// naming a FIFO or /dev/zero as its executable is refused, not hashed
+// forever) of at most MaxExecutableBytes.
 func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if st.Size() > MaxExecutableBytes {
+		return "", &safefile.TooLargeError{Path: path, Limit: MaxExecutableBytes}
+	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, safefile.Reader(f, path, MaxExecutableBytes)); err != nil {
+		var tl *safefile.TooLargeError
+		if errors.As(err, &tl) {
+			return "", tl
+		}
 		return "", fmt.Errorf("hash %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

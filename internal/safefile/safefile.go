@@ -118,7 +118,9 @@ func kindOf(m fs.FileMode) string {
 	return "not a regular file"
 }
 
-func checkRegular(p string, st fs.FileInfo) error {
+// CheckRegular refuses, with a *NotRegularError naming p, a file that st
+// (its stat) says is not a regular file.
+func CheckRegular(p string, st fs.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return &NotRegularError{Path: p, Kind: kindOf(st.Mode())}
 	}
@@ -140,7 +142,7 @@ func OpenIn(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 	// tell (opening some devices does things); the fstat below decides.
 	if st, err := root.Stat(name); err != nil {
 		return nil, nil, explainIn(root, name, err)
-	} else if err := checkRegular(p, st); err != nil {
+	} else if err := CheckRegular(p, st); err != nil {
 		return nil, nil, err
 	}
 	f, err := root.OpenFile(name, os.O_RDONLY|openFlags, 0)
@@ -152,7 +154,7 @@ func OpenIn(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	if err := checkRegular(p, st); err != nil {
+	if err := CheckRegular(p, st); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -191,7 +193,7 @@ func Read(dir, name string, limit int64) ([]byte, error) {
 func Open(path string) (*os.File, fs.FileInfo, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, nil, err
-	} else if err := checkRegular(path, st); err != nil {
+	} else if err := CheckRegular(path, st); err != nil {
 		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
@@ -203,7 +205,7 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := checkRegular(path, st); err != nil {
+	if err := CheckRegular(path, st); err != nil {
 		f.Close()
 		return nil, nil, err
 	}
@@ -221,9 +223,14 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 }
 
 // ReadAll reads r to its end, at most limit bytes; p names the file in a
-// *TooLargeError. size is the size the file claims (a hint for the first
-// allocation, never trusted beyond the limit).
+// *TooLargeError. size is the size the file claims: over the limit it is
+// refused before anything is read (a sparse giant costs nothing), within
+// it a hint for the one allocation; the read itself still stops at
+// limit + 1 bytes, whatever the file claimed.
 func ReadAll(r io.Reader, p string, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, &TooLargeError{Path: p, Limit: limit}
+	}
 	var buf bytes.Buffer
 	if size > 0 && size <= limit {
 		buf.Grow(int(size) + 1)

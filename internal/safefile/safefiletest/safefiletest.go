@@ -36,7 +36,8 @@ const (
 var Hostile = []Kind{DevZero, RelDevZero, FIFO, LinkOut, Folder, Sparse, OverLimit}
 
 // Plant replaces path with k (its parent folders are created). fill is
-// the byte AtLimit and OverLimit files repeat; limit their size bound.
+// the byte AtLimit and OverLimit files repeat; limit their size bound (an
+// OverLimit file over a 1 MiB limit is sparse).
 // A LinkOut symlink points at a file outside every folder the test
 // gave: a fresh temporary file holding "outside".
 func Plant(t testing.TB, path string, k Kind, limit int64, fill byte) {
@@ -71,7 +72,18 @@ func Plant(t testing.TB, path string, k Kind, limit int64, fill byte) {
 			err = f.Truncate(8 << 30)
 			f.Close()
 		}
-	case AtLimit, OverLimit:
+	case OverLimit:
+		if limit > 1<<20 {
+			// Sparse: the size is what matters, and writing 128 MiB is slow.
+			var f *os.File
+			if f, err = os.Create(path); err == nil {
+				err = f.Truncate(limit + 1)
+				f.Close()
+			}
+			break
+		}
+		fallthrough
+	case AtLimit:
 		n := limit
 		if k == OverLimit {
 			n++
