@@ -88,14 +88,16 @@ func CheckContained(m *Manifest) error {
 		return fmt.Errorf("plugin %s: open its folder: %w", m.Name, err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(m.Executable))
-	if err != nil {
+	// A stat resolves the path as an open would, without opening it (a
+	// FIFO named as the executable must not hang the check; FileSHA256
+	// refuses what is not a regular file).
+	if _, err := root.Stat(filepath.FromSlash(m.Executable)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("plugin %s: executable: %w", m.Name, err)
 		}
 		return &ContainmentError{Plugin: m.Name, Executable: m.Executable, Dir: m.Dir, Err: err}
 	}
-	return f.Close()
+	return nil
 }
 
 // CheckDigest is the go-plugin SecureConfig check, done by nexus so that a
