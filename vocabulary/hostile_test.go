@@ -2,12 +2,10 @@ package vocabulary
 
 import (
 	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
 	sft "github.com/nexus-harness/nexus/internal/safefile/safefiletest"
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -17,8 +15,7 @@ import (
 func TestDirDistRefusesHostileFiles(t *testing.T) {
 	for _, k := range sft.Hostile {
 		t.Run(string(k), func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "nexus-core")
-			copyDir(t, testenv.CoreDir(t), dir)
+			dir := copyCore(t)
 			sft.Plant(t, filepath.Join(dir, "manifest.json"), k, MaxFileBytes, ' ')
 			var err error
 			sft.Within(t, sft.Deadline, "OpenManifest", func() { _, err = OpenManifest(dir) })
@@ -36,27 +33,5 @@ func TestDirDistRefusesHostileFiles(t *testing.T) {
 				t.Errorf("fs.ReadFile: %v", err)
 			}
 		})
-	}
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		out := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(out, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(out, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }

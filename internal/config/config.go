@@ -246,10 +246,7 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 	var data []byte
 	var err error
 	if within != "" {
-		var rel string
-		if rel, err = filepath.Rel(within, path); err == nil {
-			data, err = safefile.Read(within, rel, MaxFileBytes)
-		}
+		data, err = safefile.ReadPathIn(within, path, MaxFileBytes)
 	} else {
 		data, err = safefile.ReadFile(path, MaxFileBytes)
 	}

@@ -137,28 +137,10 @@ func display(root *os.Root, name string) string {
 // error matching fs.ErrNotExist; a symlink leading out of root an
 // *EscapeError.
 func OpenIn(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
-	p := display(root, name)
-	// Refuse a device, FIFO or folder before opening it when a stat can
-	// tell (opening some devices does things); the fstat below decides.
-	if st, err := root.Stat(name); err != nil {
-		return nil, nil, explainIn(root, name, err)
-	} else if err := CheckRegular(p, st); err != nil {
-		return nil, nil, err
-	}
-	f, err := root.OpenFile(name, os.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return nil, nil, explainIn(root, name, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("read %s: %w", p, err)
-	}
-	if err := CheckRegular(p, st); err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, st, nil
+	return openChecked(display(root, name),
+		func() (fs.FileInfo, error) { return root.Stat(name) },
+		func() (*os.File, error) { return root.OpenFile(name, os.O_RDONLY|openFlags, 0) },
+		func(err error) error { return explainIn(root, name, err) })
 }
 
 // ReadIn reads name beneath root, at most limit bytes (see OpenIn).
@@ -187,25 +169,48 @@ func Read(dir, name string, limit int64) ([]byte, error) {
 	return ReadIn(root, rel, limit)
 }
 
+// ReadPathIn is Read for a path that names a file inside dir the way dir
+// names the folder (both absolute, or both relative to the working
+// folder): .nexus/nexus.yaml of a project given as "proj".
+func ReadPathIn(dir, path string, limit int64) ([]byte, error) {
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("%s is not inside %s", path, dir)
+	}
+	return Read(dir, rel, limit)
+}
+
 // Open opens the file at path by path, following symlinks wherever they
 // lead (for files the user chose: a flag, the user's own configuration),
 // without blocking and only if it is a regular file.
 func Open(path string) (*os.File, fs.FileInfo, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, nil, err
-	} else if err := CheckRegular(path, st); err != nil {
+	return openChecked(path,
+		func() (fs.FileInfo, error) { return os.Stat(path) },
+		func() (*os.File, error) { return os.OpenFile(path, os.O_RDONLY|openFlags, 0) },
+		func(err error) error { return err })
+}
+
+// openChecked refuses what stat says is not a regular file before opening
+// it (opening some devices does things), opens it, and refuses what the
+// descriptor's fstat says is not one (the stat and the open are two
+// lookups; the fstat is of the very file opened). wrap explains a lookup's
+// error.
+func openChecked(p string, stat func() (fs.FileInfo, error), open func() (*os.File, error), wrap func(error) error) (*os.File, fs.FileInfo, error) {
+	if st, err := stat(); err != nil {
+		return nil, nil, wrap(err)
+	} else if err := CheckRegular(p, st); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|openFlags, 0)
+	f, err := open()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, wrap(err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, nil, fmt.Errorf("read %s: %w", p, err)
 	}
-	if err := CheckRegular(path, st); err != nil {
+	if err := CheckRegular(p, st); err != nil {
 		f.Close()
 		return nil, nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 
 	"github.com/nexus-harness/nexus/internal/safefile"
@@ -122,10 +121,7 @@ func readObject(path, within string, r *Registration) (*object, error) {
 	var b []byte
 	var err error
 	if within != "" {
-		var rel string
-		if rel, err = filepath.Rel(within, path); err == nil {
-			b, err = safefile.Read(within, rel, maxSettings)
-		}
+		b, err = safefile.ReadPathIn(within, path, maxSettings)
 	} else {
 		b, err = safefile.ReadFile(path, maxSettings)
 	}

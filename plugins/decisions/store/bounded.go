@@ -122,34 +122,29 @@ func readAll(f *os.File, st fs.FileInfo, p string, limit int64) ([]byte, error) 
 // readIn reads name beneath r (see above). Errors from os.Root (missing,
 // escaping) are returned as they are, for the caller to explain.
 func readIn(r *os.Root, name string, limit int64) ([]byte, error) {
-	p := filepath.Join(r.Name(), filepath.FromSlash(name))
-	if st, err := r.Stat(name); err != nil {
-		return nil, err
-	} else if err := regular(p, st); err != nil {
-		return nil, err
-	}
-	f, err := r.OpenFile(name, openFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	return readAll(f, st, p, limit)
+	return readChecked(filepath.Join(r.Name(), filepath.FromSlash(name)), limit,
+		func() (fs.FileInfo, error) { return r.Stat(name) },
+		func() (*os.File, error) { return r.OpenFile(name, openFlags, 0) })
 }
 
 // readPath reads a file by path (the user's own: the registry, the index,
 // a file named on the command line), following its symlinks, without
 // blocking, only when it is a regular file, through limit.
 func readPath(p string, limit int64) ([]byte, error) {
-	if st, err := os.Stat(p); err != nil {
+	return readChecked(p, limit,
+		func() (fs.FileInfo, error) { return os.Stat(p) },
+		func() (*os.File, error) { return os.OpenFile(p, openFlags, 0) })
+}
+
+// readChecked refuses what stat says is not a regular file before opening
+// it, then reads the opened file (whose own fstat decides) through limit.
+func readChecked(p string, limit int64, stat func() (fs.FileInfo, error), open func() (*os.File, error)) ([]byte, error) {
+	if st, err := stat(); err != nil {
 		return nil, err
 	} else if err := regular(p, st); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(p, openFlags, 0)
+	f, err := open()
 	if err != nil {
 		return nil, err
 	}
