@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,6 +58,7 @@ func TestCommandsRefuseHostileStateFiles(t *testing.T) {
 				if errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("%s did not finish within 10 s (hung on a %s?)\n%s", c.name, k, out)
 				}
+				t.Logf("%s: peak RSS %.1f MiB", c.name, float64(peak)/(1<<20))
 				if peak > 128<<20 {
 					t.Errorf("%s peaked at %d MiB of RSS (limit 128 MiB)", c.name, peak>>20)
 				}
@@ -78,27 +80,33 @@ func containsAny(s string, subs []string) bool {
 }
 
 // runBounded runs bin with a deadline and returns its combined output and
-// peak resident set (bytes, from getrusage of the child).
+// peak resident set (bytes, from getrusage of the child, measured by
+// rssrun: see testdata/rssrun). A run past the deadline is killed with
+// its process group.
 func runBounded(t *testing.T, bin, dir string, env []string, stdin string, d time.Duration, args ...string) (string, int64, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	rssFile := filepath.Join(t.TempDir(), "maxrss")
+	cmd := exec.CommandContext(ctx, built(t, "rssrun"), append([]string{rssFile, bin}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdin = strings.NewReader(stdin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if ctx.Err() != nil {
 		return out.String(), 0, ctx.Err()
 	}
-	var peak int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peak = ru.Maxrss << 10 // KiB on Linux
-	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
 	}
-	return out.String(), peak, nil
+	kib, rerr := os.ReadFile(rssFile)
+	n, perr := strconv.ParseInt(string(kib), 10, 64)
+	if rerr != nil || perr != nil {
+		t.Fatalf("no peak RSS from rssrun (%v, %v):\n%s", rerr, perr, out.String())
+	}
+	return out.String(), n << 10, nil
 }

@@ -289,14 +289,17 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 	sort.Strings(ignored)
 	for _, f := range files {
 		full := a.full(at(f.Path))
+		h0, ours := recorded[f.Path]
+		if !install && !ours {
+			continue // not nexus's to remove: not even read
+		}
 		cur, exists, err := read(f.Path)
 		if err != nil {
 			return changes, err
 		}
-		h0, ours := recorded[f.Path]
 		if !install {
 			switch {
-			case !exists || !ours:
+			case !exists:
 			case hashOf(cur) == h0 || o.Force:
 				ch := FileChange{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
 				if hashOf(cur) != h0 {
