@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -122,18 +124,6 @@ func (s *Store) check(path, loc string, data []byte) ([]schema.Problem, error) {
 	return s.tolerated(path, v, ps), nil
 }
 
-// readFile returns a file's bytes; a missing file is (nil, false, nil).
-func readFile(path string) ([]byte, bool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
-	}
-	return b, true, nil
-}
-
 // Reads decode a file once into its typed value and do not check it
 // against its schema: the schema guards what nexus writes (see commit),
 // and CheckFile checks a file whole (nexus state repair, nexus doctor).
@@ -184,7 +174,7 @@ func (s *Store) ReadTasks() (*Tasks, bool, error) {
 // ReadHistory reads history.json without locking. It is not cached: the
 // file grows without bound, and history_search scans its bytes instead.
 func (s *Store) ReadHistory() (*History, bool, error) {
-	b, ok, err := readFile(s.L.HistoryPath())
+	b, ok, err := s.L.readFile(s.L.HistoryPath())
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -196,17 +186,28 @@ func (s *Store) ReadHistory() (*History, bool, error) {
 }
 
 // OpenHistory opens history.json for a streaming read (history_search
-// walks it once without holding the whole file). A missing file is
-// (nil, nil); the caller closes the file.
-func (s *Store) OpenHistory() (*os.File, error) {
-	f, err := os.Open(s.L.HistoryPath())
+// walks it once without holding the whole file), bounded by
+// MaxHistoryBytes: reading past it is a *safefile.TooLargeError. A missing
+// file is (nil, nil); the caller closes the file.
+func (s *Store) OpenHistory() (io.ReadCloser, error) {
+	p := s.L.HistoryPath()
+	f, st, err := s.L.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.L.HistoryPath(), err)
+		return nil, err
 	}
-	return f, nil
+	if st.Size() > MaxHistoryBytes {
+		f.Close()
+		return nil, &safefile.TooLargeError{Path: p, Limit: MaxHistoryBytes}
+	}
+	return readCloser{bounded(f, p), f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // ReadTracker reads this harness's agent-tracker.json without locking.
@@ -223,7 +224,7 @@ func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
 // shape: legacy cycles are tolerated, digest C9). A file that does not is a
 // *CorruptError; a missing file is (false, nil).
 func (s *Store) CheckFile(path string) (bool, error) {
-	b, ok, err := readFile(path)
+	b, ok, err := s.L.readFile(path)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -622,6 +623,11 @@ func (s *Store) appendLines(ctx context.Context, path string, vs []any, durable 
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	} else if err := safefile.CheckRegular(path, st); err != nil {
+		return err
+	}
 	if err := cutTornTail(f); err != nil {
 		return fmt.Errorf("repair %s: %w", path, err)
 	}
@@ -669,9 +675,10 @@ func cutTornTail(f *os.File) error {
 }
 
 // ReadLines returns the complete JSON lines of a log (a torn tail is
-// skipped). A missing file yields nothing.
+// skipped), read beneath the log's own folder through the limit of its
+// kind. A missing file yields nothing.
 func ReadLines(path string) ([][]byte, error) {
-	b, ok, err := readFile(path)
+	b, ok, err := readAt(path)
 	if err != nil || !ok {
 		return nil, err
 	}

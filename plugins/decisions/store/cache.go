@@ -196,21 +196,16 @@ func (c *corpusCache) fullPass(f *FS) error {
 	// Files changed from here on may keep their identity through the next
 	// pass (coarse timestamps): that pass re-hashes them.
 	defer func(start int64) { c.racyBefore = start - int64(racyMargin) }(c.lastFull.UnixNano())
-	d, err := f.r.Open(kernel.DecisionsDir)
+	if st, err := f.r.Stat(kernel.DecisionsDir); err == nil {
+		c.dirID = dirTimes(st)
+	}
+	ents, err := readDirIn(f.r, kernel.DecisionsDir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("list decisions: %w", f.explain(kernel.DecisionsDir, err))
 		}
 		c.files = map[string]*fileRecord{}
 		return nil
-	}
-	defer d.Close()
-	if st, err := d.Stat(); err == nil {
-		c.dirID = dirTimes(st)
-	}
-	ents, err := d.ReadDir(-1)
-	if err != nil {
-		return fmt.Errorf("list decisions: %w", err)
 	}
 	if c.files == nil {
 		c.files = map[string]*fileRecord{}
@@ -290,7 +285,7 @@ func (c *corpusCache) read(f *FS, name string, id fileID, statErr error, old *fi
 		rec.problem = statErr.Error()
 		return rec
 	}
-	b, err := f.r.ReadFile(kernel.DecisionsDir + "/" + name)
+	b, err := readIn(f.r, kernel.DecisionsDir+"/"+name, maxDecisionFile)
 	if err != nil {
 		rec.problem = f.explain(kernel.DecisionsDir+"/"+name, err).Error()
 		return rec

@@ -60,7 +60,7 @@ func loadIndex(root string, v *bm25.Vocab) (map[string]*fileRecord, int64) {
 	if p == "" {
 		return map[string]*fileRecord{}, noRacy
 	}
-	b, err := os.ReadFile(p)
+	b, err := readPath(p, maxIndexFile)
 	if err != nil {
 		return map[string]*fileRecord{}, noRacy
 	}
