@@ -3,11 +3,12 @@
 // files nexus embeds), refreshed from upstream by
 // scripts/refresh-testdata.sh; tests never read anything outside the
 // repository. It also loads a project's configuration the way tests need
-// it: the project file only. (The decision store's Nauro goldens are its
-// own: plugins/decisions/internal/goldens.)
+// it (the project file only), and copies folders (CopyTree). (The decision
+// store's Nauro goldens are its own: plugins/decisions/internal/goldens.)
 package testenv
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,5 +67,28 @@ func moduleRoot() string {
 			return ""
 		}
 		dir = parent
+	}
+}
+
+// CopyTree copies the folder from to to as `cp -r` does: new folders and
+// files (new inodes), the same bytes.
+func CopyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
