@@ -20,7 +20,7 @@ import (
 // command line answers --help and reports its usage errors.
 func init() {
 	register(func(a *app) *cobra.Command {
-		cmd := &cobra.Command{
+		return &cobra.Command{
 			Use:   "decision",
 			Short: "Record and check architectural decisions (Nauro-compatible store)",
 			Long: `Record and check architectural decisions in a Nauro-compatible store: init, check,
@@ -32,13 +32,6 @@ The store's command line runs in the plugin host program, nexus-plugins, install
 				return runDecision(a, cmd, args)
 			},
 		}
-		// `nexus help decision` is the store's own help, as --help is.
-		cmd.SetHelpFunc(func(cmd *cobra.Command, _ []string) {
-			if err := runDecision(a, cmd, []string{"--help"}); err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "nexus:", err)
-			}
-		})
-		return cmd
 	})
 }
 

@@ -35,6 +35,7 @@ func TestDecisionRunsInThePluginHost(t *testing.T) {
 		{name: "unknown flag", args: []string{"decision", "list", "--frob"}, code: exitUsage, stderr: "unknown flag: --frob"},
 		{name: "help", args: []string{"decision", "--help"}, code: exitOK, stdout: "nexus decision [command]"},
 		{name: "help command", args: []string{"help", "decision"}, code: exitOK, stdout: "Available Commands"},
+		{name: "help command, subcommand", args: []string{"help", "decision", "list"}, code: exitOK, stdout: "List decisions, newest first"},
 		{name: "subcommand help", args: []string{"decision", "list", "--help"}, code: exitOK, stdout: "nexus decision list"},
 		// --project, before or after `decision`, names the folder the
 		// store is found from (and the configuration read).

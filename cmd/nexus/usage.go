@@ -83,6 +83,11 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 		Short: "Help about any command",
 		RunE: func(_ *cobra.Command, args []string) error {
 			target, rest, err := root.Find(args)
+			if err == nil && target != nil && target.DisableFlagParsing && target.RunE != nil {
+				// A command that hands its arguments on (nexus decision)
+				// gives the help of what it hands them to.
+				return target.RunE(target, append(rest, "--help"))
+			}
 			if err != nil || target == nil || len(rest) > 0 {
 				return usagef("no help for %q: unknown command (see `%s --help`)", strings.Join(args, " "), root.Name())
 			}
