@@ -95,11 +95,18 @@ type envelope struct {
 	} `json:"params"`
 }
 
-// dispatch takes one message off the wire. What it cannot read goes to
-// handle on the in-order lane, which answers with the protocol's error.
+// dispatch takes one message off the wire. The edge (readMessage) reads
+// it first: a message it refuses is answered on the in-order lane, and
+// nothing decodes it. What the dispatcher cannot read goes to handle on
+// the in-order lane, which answers with the protocol's error.
 func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
+	m, refused := readMessage(bytes.TrimSpace(line))
+	if refused != nil {
+		d.serial <- func() { d.w.write(reply{*refused, m.id}) }
+		return
+	}
 	var env envelope
-	if err := json.Unmarshal(bytes.TrimSpace(line), &env); err != nil || env.Method == nil {
+	if err := json.Unmarshal(m.body, &env); err != nil || env.Method == nil {
 		env = envelope{}
 	} else if *env.Method == string(mcp.MethodNotificationCancelled) {
 		d.cancel(idKey(env.Params.RequestID))
@@ -122,7 +129,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 		if rctx.Err() != nil {
 			return // cancelled while waiting
 		}
-		resp := handle(rctx, d.s, line)
+		resp := handle(rctx, d.s, m)
 		if resp == nil || d.wasCancelled(id) {
 			return
 		}
