@@ -99,10 +99,16 @@ type envelope struct {
 // it first: a message it refuses is answered on the in-order lane, and
 // nothing decodes it. What the dispatcher cannot read goes to handle on
 // the in-order lane, which answers with the protocol's error.
-func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
+//
+// release gives the message's share of the in-flight budget back; it is
+// called once the message is answered (or needs no answer).
+func (d *dispatcher) dispatch(ctx context.Context, line []byte, release func()) {
 	m, refused := readMessage(bytes.TrimSpace(line))
 	if refused != nil {
-		d.serial <- func() { d.w.write(reply{*refused, m.id}) }
+		d.serial <- func() {
+			defer release()
+			d.w.write(reply{*refused, m.id})
+		}
 		return
 	}
 	var env envelope
@@ -110,6 +116,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 		env = envelope{}
 	} else if *env.Method == string(mcp.MethodNotificationCancelled) {
 		d.cancel(idKey(env.Params.RequestID))
+		release()
 		return
 	}
 	id := idKey(env.ID)
@@ -125,6 +132,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 		d.mu.Unlock()
 	}
 	run := func() {
+		defer release()
 		defer d.done(id, req)
 		if rctx.Err() != nil {
 			return // cancelled while waiting
@@ -143,6 +151,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 			case d.slots <- struct{}{}:
 			case <-rctx.Done():
 				d.done(id, req)
+				release()
 				return
 			}
 			defer func() { <-d.slots }()

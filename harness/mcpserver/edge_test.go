@@ -349,5 +349,3 @@ func BenchmarkEdge(b *testing.B) {
 		}
 	}
 }
-
-

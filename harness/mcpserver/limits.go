@@ -144,7 +144,11 @@ func tooLong(tl *TooLongError) mcp.JSONRPCError {
 // the edge applies as on stdio (readMessage: depth, the id kept as sent, a
 // tool call's arguments kept for its handler), and an overlong name or URI
 // gets the same error as on stdio. The body handed on is the edge's.
+//
+// Bodies are read only as MaxInFlightBytes allows (a body of unknown
+// length counts as the largest), and count until the request is answered.
 func limitBody(next http.Handler) http.Handler {
+	inFlight := newBudget()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -155,6 +159,15 @@ func limitBody(next http.Handler) http.Handler {
 			writeJSONRPC(w, http.StatusRequestEntityTooLarge, tooLong(&TooLongError{Limit: MaxMessageBytes, ID: peekID(head)}))
 			return
 		}
+		size := r.ContentLength
+		if size < 0 {
+			size = MaxMessageBytes
+		}
+		release, err := inFlight.take(r.Context(), size)
+		if err != nil {
+			return // the client has gone
+		}
+		defer release()
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 		if err != nil {
 			writeJSONRPC(w, http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "read request body: "+err.Error()))

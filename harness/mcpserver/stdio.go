@@ -104,6 +104,7 @@ func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out 
 		}
 	}()
 	d := newDispatcher(s, w, o)
+	inFlight := newBudget()
 	for {
 		select {
 		case <-ctx.Done():
@@ -116,7 +117,11 @@ func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out 
 			}
 			return fmt.Errorf("mcp stdio: read: %w", err)
 		case line := <-lines:
-			d.dispatch(ctx, line)
+			release, err := inFlight.take(ctx, int64(len(line)))
+			if err != nil {
+				continue // ctx ended: the next turn returns
+			}
+			d.dispatch(ctx, line, release)
 			if err := w.err(); err != nil {
 				d.wait()
 				return fmt.Errorf("mcp stdio: write: %w", err)
