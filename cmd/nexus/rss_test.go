@@ -279,4 +279,3 @@ func TestMCPPeakRSSHostileRequests(t *testing.T) {
 		})
 	}
 }
-

@@ -58,7 +58,9 @@ func rawID(id json.RawMessage) any {
 func readMessage(msg []byte) (message, *mcp.JSONRPCError) {
 	m := message{body: msg}
 	top, complete, dup := jsonscan.Pick(msg, "id", "method", "params")
-	if v := top[0].Value; v != nil && len(v) <= maxIDBytes && validID(v) {
+	// The id to answer with, even if the rest is refused or broken: only
+	// a whole, valid one.
+	if v := top[0].Value; v != nil && len(v) <= maxIDBytes && validID(v) && json.Valid(v) {
 		m.id = v
 	}
 	if err := jsonscan.CheckDepth(msg, jsonscan.MaxDepth); err != nil {
@@ -67,7 +69,10 @@ func readMessage(msg []byte) (message, *mcp.JSONRPCError) {
 	if !complete {
 		return m, nil
 	}
+	// Refusals about the id itself answer with id null: there is no one
+	// id to repeat.
 	if dup != "" {
+		m.id = nil
 		return m, edgeError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("invalid request: the member %q appears more than once", dup))
 	}
 	if v := top[0].Value; v != nil {

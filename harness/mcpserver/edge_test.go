@@ -349,3 +349,20 @@ func BenchmarkEdge(b *testing.B) {
 		}
 	}
 }
+
+// A broken message is answered under its id only when that id is whole
+// and valid JSON: an answer is never invalid JSON.
+func TestBrokenMessagesKeepValidIDs(t *testing.T) {
+	e, _ := newEngine(t)
+	for _, c := range []struct{ msg, id string }{
+		{`{"jsonrpc":"2.0","id":-x,"method":"ping","params":` + nested(70) + `}`, "null"},
+		{`{"jsonrpc":"2.0","id":"a\"b","method":"ping","params":` + nested(70) + `}`, `"a\"b"`},
+		{`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":1,"ID":2,"method":"ping"}`, "null"},
+	} {
+		lines := serveRaw(t, e, c.msg+"\n")
+		if len(lines) != 1 || !json.Valid([]byte(lines[0])) || idOf(t, lines[0]) != c.id || !strings.Contains(lines[0], `"error"`) {
+			t.Errorf("%s: answered %q, want an error under id %s", c.msg, lines, c.id)
+		}
+	}
+}

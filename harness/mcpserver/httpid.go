@@ -86,8 +86,8 @@ func standInIDs(body []byte) ([]byte, []byte) {
 		return body, nil
 	}
 	id := top[0]
-	if id.Value == nil || bytes.Equal(id.Value, []byte("null")) || keepsID(id.Value) {
-		return body, nil
+	if top[1].Value == nil || id.Value == nil || bytes.Equal(id.Value, []byte("null")) || keepsID(id.Value) {
+		return body, nil // not a request, or an id the library keeps
 	}
 	s := standIn(id.Value)
 	return splice(body, id.Start, id.End, s), s

@@ -76,8 +76,3 @@ func FuzzPeekID(f *testing.F) {
 		}
 	})
 }
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
