@@ -161,27 +161,7 @@ func TestMCPPeakRSSHostileRequests(t *testing.T) {
 			}
 		}},
 		{"http, 16 of them in parallel", []string{"mcp", "--http", "127.0.0.1:0"}, func(t *testing.T, _ func(string), _ func() string, url func() string) {
-			u, token, _ := strings.Cut(url(), " ")
-			// In a session, as a client would: without one the library
-			// refuses a call before decoding it.
-			init := rpc(0, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "rss", "version": "0"}})
-			_, _, session := httpPost(t, u, "Bearer "+token, "", init)
-			var wg sync.WaitGroup
-			errs := make(chan string, 16)
-			for i := range 16 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if _, body, _ := httpPost(t, u, "Bearer "+token, session, deep(i+1)); !strings.Contains(body, "limit of 64 levels") {
-						errs <- body
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for e := range errs {
-				t.Fatalf("answer %.300s", e)
-			}
+			postInParallel(t, url(), 16, deep, func(_ int, body string) bool { return strings.Contains(body, "limit of 64 levels") })
 		}},
 		{"stdio, 8 of the largest requests at once", []string{"mcp"}, func(t *testing.T, send func(string), answer func() string, _ func() string) {
 			go func() {
@@ -196,25 +176,7 @@ func TestMCPPeakRSSHostileRequests(t *testing.T) {
 			}
 		}},
 		{"http, 8 of the largest requests in parallel", []string{"mcp", "--http", "127.0.0.1:0"}, func(t *testing.T, _ func(string), _ func() string, url func() string) {
-			u, token, _ := strings.Cut(url(), " ")
-			init := rpc(0, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "rss", "version": "0"}})
-			_, _, session := httpPost(t, u, "Bearer "+token, "", init)
-			var wg sync.WaitGroup
-			errs := make(chan string, 8)
-			for i := range 8 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if code, body, _ := httpPost(t, u, "Bearer "+token, session, largest(i+1)); code != 200 || strings.Contains(body, `"isError":true`) {
-						errs <- fmt.Sprint(code, " ", body)
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for e := range errs {
-				t.Fatalf("answer %.300s", e)
-			}
+			postInParallel(t, url(), 8, largest, func(code int, body string) bool { return code == 200 && !strings.Contains(body, `"isError":true`) })
 		}},
 		{"stdio, check_decision with an unknown 1,000,000-item array", []string{"mcp"}, func(t *testing.T, send func(string), answer func() string, _ func() string) {
 			send(hugeUnknown)
@@ -277,5 +239,32 @@ func TestMCPPeakRSSHostileRequests(t *testing.T) {
 				t.Fatalf("peak RSS %d bytes is over %d", peak, maxPeakRSS)
 			}
 		})
+	}
+}
+
+// postInParallel sends n requests (msg(1) … msg(n)) at once over HTTP, in
+// one session as a client would (without one the library refuses a call
+// before decoding it), and fails on any answer ok refuses. server is
+// "URL TOKEN".
+func postInParallel(t *testing.T, server string, n int, msg func(id int) string, ok func(code int, body string) bool) {
+	t.Helper()
+	u, token, _ := strings.Cut(server, " ")
+	init := rpc(0, "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "rss", "version": "0"}})
+	_, _, session := httpPost(t, u, "Bearer "+token, "", init)
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, body, _ := httpPost(t, u, "Bearer "+token, session, msg(i+1)); !ok(code, body) {
+				errs <- fmt.Sprint(code, " ", body)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("answer %.300s", e)
 	}
 }

@@ -12,6 +12,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -158,6 +159,18 @@ func Pick(data []byte, names ...string) (picked []Member, complete bool, dup str
 		return true
 	})
 	return picked, complete, dup
+}
+
+// String returns the string value of the member Pick finds for name, or
+// "" when there is none or it is not a string: the event a hook payload
+// names, read from a payload that may be broken after it.
+func String(data []byte, name string) string {
+	m, _, _ := Pick(data, name)
+	var s string
+	if m[0].Value == nil || m[0].Value[0] != '"' || json.Unmarshal(m[0].Value, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // First returns the first member named exactly name, reading no further

@@ -179,3 +179,17 @@ func BenchmarkCheckDepthText(b *testing.B) {
 		}
 	}
 }
+
+func TestString(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"event":"pre_tool_use","x":` + nested(20000, "") + `}`: "pre_tool_use",
+		`{"event":"a\u00e9","x":[}`:                              "aé",
+		`{"event":5}`:                                            "",
+		`{"other":"x"}`:                                          "",
+		`{"event":"cut`:                                          "",
+	} {
+		if got := String([]byte(doc), "event"); got != want {
+			t.Errorf("%.60s: %q, want %q", doc, got, want)
+		}
+	}
+}

@@ -231,12 +231,7 @@ func kindOf(k string) string {
 // decoding it (the payload may be cut off, too deep or not JSON after the
 // name); "" when it names none.
 func PeekEvent(data []byte) string {
-	m, _, _ := jsonscan.Pick(data, "hook_event_name")
-	var name string
-	if m[0].Value == nil || json.Unmarshal(m[0].Value, &name) != nil {
-		return ""
-	}
-	return name
+	return jsonscan.String(data, "hook_event_name")
 }
 
 // present reports whether a top-level key occurs in the payload.

@@ -144,12 +144,7 @@ func Encode(r lifecycle.Reply) ([]byte, error) {
 // (the payload may be cut off, too deep or not JSON after the name); ""
 // when it names none.
 func PeekEvent(data []byte) string {
-	m, _, _ := jsonscan.Pick(data, "event")
-	var name string
-	if m[0].Value == nil || json.Unmarshal(m[0].Value, &name) != nil {
-		return ""
-	}
-	return name
+	return jsonscan.String(data, "event")
 }
 
 // Unreadable is the reply to a pre_tool_use whose payload nexus could not
