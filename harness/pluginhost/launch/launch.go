@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -146,7 +147,28 @@ func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args jso
 	if err != nil {
 		return nil, err
 	}
+	if err := checkResult(res); err != nil {
+		return nil, fmt.Errorf("plugin %s returned a result for %s that nexus refuses: %w", ref.Plugin, ref.Tool, err)
+	}
 	return res, nil
+}
+
+// checkResult holds a plugin's tool result to the limits of JSON nexus
+// receives: structured content must be valid JSON nesting at most
+// jsonscan.MaxDepth levels (nexus decodes it; deeper, the plugin host
+// could not even pass it on). The check reads the bytes once and decodes
+// nothing.
+func checkResult(r *sdk.ToolResult) error {
+	if r == nil || len(r.Structured) == 0 {
+		return nil
+	}
+	if err := jsonscan.CheckDepth(r.Structured, jsonscan.MaxDepth); err != nil {
+		return fmt.Errorf("its structured content is %w", err)
+	}
+	if !json.Valid(r.Structured) {
+		return errors.New("its structured content is not valid JSON")
+	}
+	return nil
 }
 
 // Close stops every plugin and waits for them to exit. Calls made after

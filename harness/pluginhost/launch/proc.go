@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 	"github.com/nexus-harness/nexus/plugins/sdk/hostside"
 )
@@ -518,6 +519,9 @@ func reconcile(man *pluginhost.Manifest, info *sdk.Info) (map[string]sdk.ToolSpe
 func checkSchemaShape(s json.RawMessage) error {
 	if len(s) > maxSchemaBytes {
 		return fmt.Errorf("input schema is %d bytes (limit %d)", len(s), maxSchemaBytes)
+	}
+	if err := jsonscan.CheckDepth(s, jsonscan.MaxDepth); err != nil {
+		return fmt.Errorf("input schema is %v", err)
 	}
 	var v map[string]any
 	if err := json.Unmarshal(s, &v); err != nil {
