@@ -16,25 +16,29 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/tools"
-	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-// Options configure an Engine.
+// Options configure an Engine. The composition root (harness/compose)
+// builds them from the configuration.
 type Options struct {
 	Project   string // project root
 	NexusDir  string // "" = <Project>/.nexus
-	HarnessID string // "" = config harness.id, else "nexus"
+	HarnessID string // "" = harnessid.Default
 	CoreDir   string // nexus-core distribution
 	// Core and Schemas may be shared between engines (the conformance
 	// runner builds one engine per fixture); nil means load from CoreDir.
 	Core    *vocabulary.Core
 	Schemas *schema.Set
-	Config  *config.Config // nil = built-in defaults
-	Now     state.Clock    // nil = time.Now
-	Branch  func() string  // nil = read .git/HEAD above Project
+	// Gate holds the gate's settings (tool prefix, the unplanned-edit
+	// rule, the extra capabilities and denials) for calls whose caller is
+	// known; the engine adds the distribution and its tools' classes.
+	Gate   gate.Options
+	Now    state.Clock   // nil = time.Now
+	Branch func() string // nil = read .git/HEAD above Project
 }
 
 // Engine is one project's harness.
@@ -43,25 +47,21 @@ type Engine struct {
 	Store   *state.Store
 	Core    *vocabulary.Core
 	Schemas *schema.Set
-	Config  *config.Config
 	Now     state.Clock
 
-	branch  func() string
-	toolsMu sync.RWMutex
-	tools   map[string]*tools.Tool
-	gate    *gate.Gate // for calls with a known caller; rebuilt after Register
-	env     *tools.Env
+	branch   func() string
+	gateOpts gate.Options
+	toolsMu  sync.RWMutex
+	tools    map[string]*tools.Tool
+	gate     *gate.Gate // for calls with a known caller; rebuilt after Register
+	env      *tools.Env
 }
 
 // New builds an engine.
 func New(o Options) (*Engine, error) {
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
 	id := o.HarnessID
 	if id == "" {
-		id = cfg.String("harness.id")
+		id = harnessid.Default
 	}
 	nexusDir := o.NexusDir
 	if nexusDir == "" {
@@ -85,7 +85,7 @@ func New(o Options) (*Engine, error) {
 	if now == nil {
 		now = time.Now
 	}
-	e := &Engine{Layout: l, Core: core, Schemas: schemas, Config: cfg, Now: now, tools: map[string]*tools.Tool{}}
+	e := &Engine{Layout: l, Core: core, Schemas: schemas, Now: now, gateOpts: o.Gate, tools: map[string]*tools.Tool{}}
 	e.Store = state.New(l, schemas)
 	e.Store.Now = now
 	e.branch = o.Branch
@@ -129,6 +129,22 @@ func (e *Engine) Register(t *tools.Tool) {
 	defer e.toolsMu.Unlock()
 	e.tools[t.Name] = t
 	e.gate = nil
+}
+
+// ToolClasses are the semantic classes the registered tools declare, by
+// abstract name: what the capability gate knows them by.
+func (e *Engine) ToolClasses() map[string][]string {
+	e.toolsMu.RLock()
+	defer e.toolsMu.RUnlock()
+	return e.toolClasses()
+}
+
+func (e *Engine) toolClasses() map[string][]string {
+	classes := make(map[string][]string, len(e.tools))
+	for name, t := range e.tools {
+		classes[name] = t.Classes
+	}
+	return classes
 }
 
 // Env returns the environment tools run in.
@@ -294,11 +310,12 @@ func (e *Engine) callerGate() (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	classes := map[string][]string{}
-	for name, t := range e.tools {
-		classes[name] = t.Classes
-	}
-	g, _, err := gate.New(gate.Options{Core: e.Core, Host: gate.HostNeutral, Config: e.Config, ToolClasses: classes})
+	classes := e.toolClasses()
+	// No host map: the caller is an MCP client, whose calls are nexus's
+	// own tools and the plugins'.
+	o := e.gateOpts
+	o.Core, o.HostMap, o.ToolClasses = e.Core, nil, classes
+	g, _, err := gate.New(o)
 	if err != nil {
 		return nil, err
 	}

@@ -68,11 +68,10 @@ func TestServePlugins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := harness.Assemble(harness.Setup{Engine: harness.Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t)}})
+			e, err := harness.New(harness.Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := h.Engine
 			fake := &fakeBackend{startErr: tt.startErr, tools: []pluginhost.Tool{described("fx", "echo"), described("other", "ping"), described("plan", "start")}}
 			m, err := pluginhost.Open(pluginhost.Options{
 				ProjectDir: t.TempDir(), NoUserPlugins: true, Logger: pluginhost.NopLogger{},

@@ -19,8 +19,6 @@ import (
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-func init() { register(newConformanceCmd) }
-
 type conformanceFlags struct {
 	fixtures     []string
 	harnessID    string

@@ -3,25 +3,39 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// An interrupt, a termination or a hang-up cancels the context every
+	// command, lock wait and plugin call runs under, so a long-lived
+	// `nexus mcp` stops its plugins and a waiting hook gives up its lock
+	// wait. A second signal is not caught: it ends the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run executes the CLI and returns the process exit code (see usage.go):
-// usage errors exit 2, failures 1; commands that need another code return
-// an *exitError.
-func run(args []string, stdout, stderr io.Writer) int {
+// run executes the CLI under ctx and returns the process exit code (see
+// usage.go): usage errors exit 2, failures 1; commands that need another
+// code return an *exitError.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmdFor(args)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}

@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
@@ -44,11 +43,27 @@ const (
 	AnyKey  = "*"
 )
 
-// Options configure a Gate.
+// Options configure a Gate. They are built once from the configuration
+// by the composition root (harness/compose); the zero value of each
+// setting is the built-in default.
 type Options struct {
-	Core   *vocabulary.Core
-	Host   string         // "claude" or "neutral"
-	Config *config.Config // nil = defaults
+	Core *vocabulary.Core
+	// HostMap is the capability map of the host's own tools (nil: none,
+	// as for a host whose events name their tools' classes themselves).
+	HostMap *Map
+	// ToolPrefix is the prefix nexus's MCP tools are served with
+	// (mcp.tool_prefix).
+	ToolPrefix string
+	// UnplannedEdit is what an edit while no task cycle is open gets
+	// (gate.unplanned_edit): "deny" (also ""), "warn" or "off".
+	UnplannedEdit string
+	// ExtraCapabilities and ExtraDenials are the project's additions per
+	// agent role, LeadKey or AnyKey (gate.extra_capabilities,
+	// gate.extra_denials; see RoleLists).
+	ExtraCapabilities, ExtraDenials map[string][]string
+	// Warnings are problems found while reading the additions (RoleLists);
+	// New returns them with its own.
+	Warnings []string
 	// ToolClasses are the classes the tool registry declares per abstract
 	// nexus tool name (harness/tools Tool.Classes); they join nexus.yaml's.
 	ToolClasses map[string][]string
@@ -59,7 +74,7 @@ type Options struct {
 	// nor the host map knows.
 	PluginTool func(name string) (classes []string, ok bool)
 	// ToolRefPrefix is how the host names nexus's MCP tools before the
-	// tool prefix ("" = Claude Code's mcp__nexus__); see ToolRef.
+	// tool prefix (mcp__nexus__; "" = the bare served name); see ToolRef.
 	ToolRefPrefix string
 }
 
@@ -77,32 +92,35 @@ type Gate struct {
 	extraDenials map[string][]string
 }
 
-// New builds a gate. Malformed config entries are skipped and reported as
-// warnings, so a typo never removes the canonical restrictions.
+// New builds a gate. Additions naming no capability of the distribution
+// are skipped and reported as warnings, so a typo never removes the
+// canonical restrictions.
 func New(o Options) (*Gate, []string, error) {
 	if o.Core == nil {
 		return nil, nil, fmt.Errorf("gate: no nexus-core distribution loaded")
 	}
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
-	hm, err := HostMap(o.Host)
-	if err != nil {
-		return nil, nil, err
+	hm := o.HostMap
+	if hm == nil {
+		hm = &Map{Tools: map[string]*ToolEntry{}}
 	}
 	nm, err := NexusMap()
 	if err != nil {
 		return nil, nil, err
 	}
+	unplanned := o.UnplannedEdit
+	if unplanned == "" {
+		unplanned = "deny"
+	}
 	g := &Gate{
-		core:      o.Core,
-		host:      hm,
-		nexus:     map[string][]string{},
-		plugin:    o.PluginTool,
-		prefix:    cfg.String("mcp.tool_prefix"),
-		refPrefix: o.ToolRefPrefix,
-		unplanned: cfg.String("gate.unplanned_edit"),
+		core:         o.Core,
+		host:         hm,
+		nexus:        map[string][]string{},
+		plugin:       o.PluginTool,
+		prefix:       o.ToolPrefix,
+		refPrefix:    o.ToolRefPrefix,
+		unplanned:    unplanned,
+		extraCaps:    map[string][]string{},
+		extraDenials: map[string][]string{},
 	}
 	for name, e := range nm.Tools {
 		g.nexus[name] = union(e.Classes)
@@ -110,10 +128,9 @@ func New(o Options) (*Gate, []string, error) {
 	for name, cls := range o.ToolClasses {
 		g.nexus[name] = union(g.nexus[name], cls)
 	}
-	var warnings []string
-	g.extraCaps, warnings = stringLists(cfg.Map("gate.extra_capabilities"), "gate.extra_capabilities", warnings)
-	for role, caps := range g.extraCaps {
-		kept := caps[:0]
+	warnings := append([]string(nil), o.Warnings...)
+	for role, caps := range o.ExtraCapabilities {
+		var kept []string
 		for _, c := range caps {
 			if _, ok := o.Core.Capability(c); !ok {
 				warnings = append(warnings, fmt.Sprintf("config gate.extra_capabilities.%s: %q is not a capability of nexus-core %s; ignored", role, c, o.Core.Version()))
@@ -123,12 +140,18 @@ func New(o Options) (*Gate, []string, error) {
 		}
 		g.extraCaps[role] = kept
 	}
-	g.extraDenials, warnings = stringLists(cfg.Map("gate.extra_denials"), "gate.extra_denials", warnings)
+	for role, names := range o.ExtraDenials {
+		g.extraDenials[role] = append([]string(nil), names...)
+	}
 	return g, warnings, nil
 }
 
-func stringLists(m map[string]any, key string, warnings []string) (map[string][]string, []string) {
+// RoleLists reads a configured mapping of role → list of names
+// (gate.extra_capabilities, gate.extra_denials; key names it in
+// warnings). A malformed entry is skipped with a warning.
+func RoleLists(m map[string]any, key string) (map[string][]string, []string) {
 	out := map[string][]string{}
+	var warnings []string
 	for role, v := range m {
 		list, ok := v.([]any)
 		if !ok {
@@ -411,21 +434,15 @@ func (g *Gate) advice(capID string) string {
 	return "Ask Lead to do it."
 }
 
-// ToolRef names a nexus tool the way the host shows it to the model
-// (Claude Code: mcp__nexus__nx_<name>, with the server `nexus install`
-// registers).
+// ToolRef names a nexus tool the way the host shows it to the model: the
+// host's prefix for nexus's MCP server (Options.ToolRefPrefix), the tool
+// prefix, the abstract name.
 func (g *Gate) ToolRef(abstract string) string {
-	if g.refPrefix != "" {
-		return g.refPrefix + g.prefix + abstract
-	}
-	if g.host.Host == HostClaude {
-		return "mcp__nexus__" + g.prefix + abstract
-	}
-	return g.prefix + abstract
+	return g.refPrefix + g.prefix + abstract
 }
 
 // sameTool reports whether a configured tool name denotes the called tool:
-// names compare after dropping Claude Code's mcp__<server>__ prefix and
+// names compare after dropping an MCP host's mcp__<server>__ prefix and
 // the nexus tool prefix, so nx_task_add, task_add and
 // mcp__nexus__nx_task_add are one tool.
 func (g *Gate) sameTool(configured, called string) bool {
@@ -473,55 +490,68 @@ func relTo(nexusDir string, files []string) []string {
 	return out
 }
 
-// Coverage maps every semantic class reached by the shipped maps of a host
-// to the concrete tools carrying it (tests and docs use it).
-func Coverage(host string, toolClasses map[string][]string, prefix string) (map[string][]string, error) {
-	hm, err := HostMap(host)
-	if err != nil {
-		return nil, err
-	}
+// Coverage maps every semantic class reached by a host's capability map
+// and nexus's own to the concrete tools carrying it (nexus validate, tests
+// and docs use it); nexus's tools are named prefix+name.
+func Coverage(hm *Map, toolClasses map[string][]string, prefix string) (map[string][]string, error) {
 	nm, err := NexusMap()
 	if err != nil {
 		return nil, err
 	}
+	nexus := map[string][]string{}
+	for name, e := range nm.Tools {
+		nexus[name] = union(e.Classes, toolClasses[name])
+	}
+	return coverage(hm, nexus, prefix), nil
+}
+
+// Coverage is the package's Coverage for this gate's host map and tools,
+// nexus's named as the host shows them (ToolRef).
+func (g *Gate) Coverage() map[string][]string {
+	return coverage(g.host, g.nexus, g.ToolRef(""))
+}
+
+func coverage(hm *Map, nexus map[string][]string, prefix string) map[string][]string {
 	out := map[string][]string{}
 	add := func(class, tool string) {
 		if !slices.Contains(out[class], tool) {
 			out[class] = append(out[class], tool)
 		}
 	}
-	for name, e := range hm.Tools {
-		for _, c := range e.Classes {
-			add(c, name)
-		}
-		if e.Shell != nil {
-			label := name + " (commands that write files)"
-			if e.Shell.Dialect == DialectOpaque {
-				label = name + " (any command: not parsed)"
+	if hm != nil {
+		for name, e := range hm.Tools {
+			for _, c := range e.Classes {
+				add(c, name)
 			}
-			for c := range fileWriteClasses {
-				// sed -i is a partial edit; no shell command edits notebook cells.
-				if c != "structured_document_edit" {
-					add(c, label)
+			if e.Shell != nil {
+				label := name + " (commands that write files)"
+				if e.Shell.Dialect == DialectOpaque {
+					label = name + " (any command: not parsed)"
+				}
+				for c := range fileWriteClasses {
+					// sed -i is a partial edit; no shell command edits notebook cells.
+					if c != "structured_document_edit" {
+						add(c, label)
+					}
 				}
 			}
 		}
 	}
-	for name, e := range nm.Tools {
-		for _, c := range union(e.Classes, toolClasses[name]) {
+	for name, classes := range nexus {
+		for _, c := range classes {
 			add(c, prefix+name)
 		}
 	}
 	for c := range out {
 		sort.Strings(out[c])
 	}
-	return out, nil
+	return out
 }
 
 // HostDenied lists the tools the gate denies on every call by an agent
 // role (its effective capabilities and gate.extra_denials), by the names
 // the host shows them under, sorted. A host that can hide tools from an
-// agent (Claude Code's disallowedTools) hides exactly these, so the agent
+// agent (an agent file's list of disallowed tools) hides exactly these, so the agent
 // never reaches for a tool the gate would refuse. Tools the gate decides
 // per call (a posix shell whose command may or may not write) are not
 // listed: the gate still checks them.

@@ -8,7 +8,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/tags"
 )
 
-// TextLen is the length of s as Claude Code (JavaScript) counts it: UTF-16
+// TextLen is the length of s as a JavaScript host counts it: UTF-16
 // code units. Hook text budgets are in these units.
 func TextLen(s string) int {
 	n := 0
@@ -38,7 +38,7 @@ type part struct {
 // still over the budget (fixed parts alone too long) is cut by the host
 // adapter, which enforces the hard limit.
 func (e *Engine) fit(parts []part) string {
-	budget := e.o.ContextBudget
+	budget := e.o.Host.ContextBudget
 	// The length of the joined text is kept as the parts change (each part's
 	// length, plus 2 for each "\n\n" between non-empty parts), so fitting
 	// costs a pass over the parts, not one per part.
@@ -188,20 +188,24 @@ func CutText(s string, max int) string {
 // (Options.SkillLoader), else clipped with a pointer to its source.
 func (e *Engine) skillPart(st tags.SkillText, tag string) part {
 	p := part{text: st.Text}
-	if e.o.ContextBudget <= 0 || TextLen(st.Text) <= e.o.ContextBudget {
+	if e.o.Host.ContextBudget <= 0 || TextLen(st.Text) <= e.o.Host.ContextBudget {
 		return p
 	}
 	mode := ""
 	if st.Mode != "" {
 		mode = " in " + st.Mode + " mode"
 	}
-	if e.o.SkillLoader != nil {
-		if how, ok := e.o.SkillLoader(st.Skill); ok {
+	if e.o.Host.SkillLoader != nil {
+		if how, ok := e.o.Host.SkillLoader(st.Skill); ok {
 			p.alt = fmt.Sprintf("nexus activated the %s skill%s (by %s). Its instructions (%d characters) are longer than a hook message may carry, so they are not repeated here: load them now with %s, and follow them as your instructions for this request.",
 				st.Skill, mode, tag, TextLen(st.Text), how)
 			return p
 		}
 	}
-	p.more = fmt.Sprintf("the %s skill is longer than a hook message may carry, and it is not installed where the host can load it; run `nexus install claude` in the project so the whole skill is available (source: skills/%s/body.md of nexus-core %s)", st.Skill, st.Skill, e.o.Core.Version())
+	install := e.o.Host.InstallHint
+	if install == "" {
+		install = "install nexus for the host (`nexus install`)"
+	}
+	p.more = fmt.Sprintf("the %s skill is longer than a hook message may carry, and it is not installed where the host can load it; %s so the whole skill is available (source: skills/%s/body.md of nexus-core %s)", st.Skill, install, st.Skill, e.o.Core.Version())
 	return p
 }

@@ -1,8 +1,9 @@
-package catalog
+package claude
 
 import (
 	"bytes"
 	"flag"
+	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,26 +11,35 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/gate"
-	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+// updateGoldens reports -update (declared by session_test.go, which
+// shares this test binary).
+func updateGoldens() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
-func loadCore(t *testing.T) *vocabulary.Core {
+// defaultPrefix is mcp.tool_prefix's default.
+const defaultPrefix = "nx_"
+
+// renderFiles renders the distribution's catalog for Claude Code (the
+// plugin package's names with variant "plugin").
+func renderFiles(t *testing.T, core *vocabulary.Core, variant string, o CatalogOptions) []install.OwnedFile {
 	t.Helper()
-	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
+	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: defaultPrefix}.WithHost(Host{}.Profile(host.Env{Variant: variant})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return core
-}
-
-func configWith(t *testing.T, yml string) *config.Config {
-	t.Helper()
-	return testenv.ProjectConfig(t, t.TempDir(), yml)
+	files, err := CatalogFiles(c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 type front struct {
@@ -39,7 +49,7 @@ type front struct {
 	DisallowedTools string `yaml:"disallowedTools"`
 }
 
-func parse(t *testing.T, f File) (front, string) {
+func parse(t *testing.T, f install.OwnedFile) (front, string) {
 	t.Helper()
 	s := string(f.Content)
 	rest, ok := strings.CutPrefix(s, "---\n")
@@ -66,18 +76,15 @@ func parse(t *testing.T, f File) (front, string) {
 
 func TestClaudeRendersEveryAgentAndSkill(t *testing.T) {
 	core := loadCore(t)
-	files, err := Claude(Options{Core: core, Nexus: "/opt/nexus"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	byPath := map[string]File{}
+	files := renderFiles(t, core, "", CatalogOptions{Nexus: "/opt/nexus"})
+	byPath := map[string]install.OwnedFile{}
 	for _, f := range files {
 		byPath[f.Path] = f
 		if bytes.Contains(f.Content, []byte("{{")) {
 			t.Errorf("%s: unexpanded macro left", f.Path)
 		}
 	}
-	g, _, err := gate.New(gate.Options{Core: core, Host: gate.HostClaude})
+	g, _, err := gate.New(gate.Options{Core: core, HostMap: CapabilityMap(), ToolPrefix: defaultPrefix, ToolRefPrefix: MCPToolPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,17 +142,14 @@ func TestClaudeRendersEveryAgentAndSkill(t *testing.T) {
 }
 
 func TestClaudeGolden(t *testing.T) {
-	files, err := Claude(Options{Core: loadCore(t), Nexus: "/opt/nexus"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := renderFiles(t, loadCore(t), "", CatalogOptions{Nexus: "/opt/nexus"})
 	for _, f := range files {
 		if f.Path != "agents/architect.md" && f.Path != "agents/engineer.md" && f.Path != "skills/nx-run/SKILL.md" && f.Path != "skills/nx-setup/SKILL.md" {
 			continue
 		}
-		golden := filepath.Join("testdata", strings.ReplaceAll(f.Path, "/", "__"))
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
+		golden := filepath.Join("testdata", "catalog", strings.ReplaceAll(f.Path, "/", "__"))
+		if updateGoldens() {
+			if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(golden, f.Content, 0o644); err != nil {
@@ -164,11 +168,11 @@ func TestClaudeGolden(t *testing.T) {
 }
 
 func TestModelsFromConfig(t *testing.T) {
-	cfg := configWith(t, "claude:\n  models:\n    high: inherit\n")
-	files, err := Claude(Options{Core: loadCore(t), Config: cfg})
+	models, err := Models(map[string]any{"high": "inherit"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := renderFiles(t, loadCore(t), "", CatalogOptions{Models: models})
 	for _, f := range files {
 		if f.Path == "agents/architect.md" {
 			if fr, _ := parse(t, f); fr.Model != "inherit" {
@@ -181,16 +185,13 @@ func TestModelsFromConfig(t *testing.T) {
 			}
 		}
 	}
-	if _, err := Models(configWith(t, "claude:\n  models:\n    high: 3\n")); err == nil {
+	if _, err := Models(map[string]any{"high": 3}); err == nil {
 		t.Error("a non-string model was accepted")
 	}
 }
 
 func TestPluginPrefixesAgents(t *testing.T) {
-	files, err := Claude(Options{Core: loadCore(t), AgentPrefix: "nexus:"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := renderFiles(t, loadCore(t), VariantPlugin, CatalogOptions{AgentPrefix: "nexus:"})
 	for _, f := range files {
 		if f.Path == "skills/nx-plan/SKILL.md" && !strings.Contains(string(f.Content), `subagent_type "nexus:researcher"`) {
 			t.Error("plugin skills must spawn nexus:<id>")

@@ -1,30 +1,28 @@
-package doctor
-
-import "github.com/nexus-harness/nexus/harness/host/claude"
+package claude
 
 // FindRegistered finds what `nexus install claude` registered (the
 // project scope first, as Claude Code would run both), for the probes to
 // run as Claude Code does; nil when nexus is not registered.
 func FindRegistered(proj, home, exe string) *Registered {
-	for _, o := range []claude.InstallOptions{
-		{Scope: claude.ScopeProject, Project: proj, Command: exe},
-		{Scope: claude.ScopeUser, Home: home, Command: exe},
+	for _, o := range []InstallOptions{
+		{Scope: ScopeProject, Project: proj, Command: exe},
+		{Scope: ScopeUser, Home: home, Command: exe},
 	} {
-		if (o.Scope == claude.ScopeProject && proj == "") || (o.Scope == claude.ScopeUser && home == "") {
+		if (o.Scope == ScopeProject && proj == "") || (o.Scope == ScopeUser && home == "") {
 			continue
 		}
-		r, err := claude.Inspect(o)
-		if err != nil || len(r.Hooks[claude.PreToolUse]) == 0 {
+		r, err := Inspect(o)
+		if err != nil || len(r.Hooks[PreToolUse]) == 0 {
 			continue
 		}
-		hook, ok := claude.SplitCommand(r.Hooks[claude.PreToolUse][0])
+		hook, ok := SplitCommand(r.Hooks[PreToolUse][0])
 		if !ok {
 			continue
 		}
 		reg := &Registered{Where: r.Settings, Hook: hook, Env: r.Env}
 		// Claude Code applies the user's settings env too.
-		if o.Scope == claude.ScopeProject && home != "" {
-			if u, err := claude.Inspect(claude.InstallOptions{Scope: claude.ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {
+		if o.Scope == ScopeProject && home != "" {
+			if u, err := Inspect(InstallOptions{Scope: ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {
 				env := map[string]string{}
 				for k, v := range u.Env {
 					env[k] = v

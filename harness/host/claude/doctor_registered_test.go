@@ -1,4 +1,4 @@
-package doctor
+package claude
 
 import (
 	"encoding/json"
@@ -6,24 +6,22 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/nexus-harness/nexus/harness/host/claude"
 )
 
 func TestFindRegistered(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "nexus")
-	write(t, exe, "#!/bin/sh\n")
+	writeFile(t, exe, "#!/bin/sh\n")
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// install registers nexus in a scope and sets its settings' env.
-	install := func(t *testing.T, o claude.InstallOptions, env map[string]string) string {
+	install := func(t *testing.T, o InstallOptions, env map[string]string) string {
 		t.Helper()
 		o.Command = exe
-		if _, err := claude.Install(o); err != nil {
+		if _, err := Install(o); err != nil {
 			t.Fatal(err)
 		}
-		r, err := claude.Inspect(o)
+		r, err := Inspect(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +36,7 @@ func TestFindRegistered(t *testing.T) {
 			}
 			root["env"] = env
 			b, _ = json.Marshal(root)
-			write(t, r.Settings, string(b))
+			writeFile(t, r.Settings, string(b))
 		}
 		return r.Settings
 	}
@@ -61,10 +59,10 @@ func TestFindRegistered(t *testing.T) {
 			proj, home := t.TempDir(), t.TempDir()
 			settings := map[string]string{}
 			if tt.project != nil {
-				settings["project"] = install(t, claude.InstallOptions{Scope: claude.ScopeProject, Project: proj}, tt.project)
+				settings["project"] = install(t, InstallOptions{Scope: ScopeProject, Project: proj}, tt.project)
 			}
 			if tt.user != nil {
-				settings["user"] = install(t, claude.InstallOptions{Scope: claude.ScopeUser, Home: home}, tt.user)
+				settings["user"] = install(t, InstallOptions{Scope: ScopeUser, Home: home}, tt.user)
 			}
 			r := FindRegistered(proj, home, exe)
 			if tt.where == "" {
