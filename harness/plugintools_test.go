@@ -95,7 +95,7 @@ func TestServePlugins(t *testing.T) {
 			}
 			var served []string
 			for _, tool := range e.Tools() {
-				if tool.Call != nil {
+				if tool.Plugin != "" {
 					served = append(served, tool.Name)
 				}
 			}
@@ -103,7 +103,7 @@ func TestServePlugins(t *testing.T) {
 				t.Errorf("served %v (%d tools, %d before), want %v", served, len(e.Tools()), before, tt.wantServed)
 			}
 			// nexus's own plan_start is still nexus's.
-			if pt, _ := e.Tool("plan_start"); pt.Call != nil {
+			if pt, _ := e.Tool("plan_start"); pt.Plugin != "" {
 				t.Error("a plugin tool replaced nexus's plan_start")
 			}
 			// A served tool answers through the plugin.
