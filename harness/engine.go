@@ -134,17 +134,7 @@ func (e *Engine) Register(t *tools.Tool) {
 // ToolClasses are the semantic classes the registered tools declare, by
 // abstract name: what the capability gate knows them by.
 func (e *Engine) ToolClasses() map[string][]string {
-	e.toolsMu.RLock()
-	defer e.toolsMu.RUnlock()
-	return e.toolClasses()
-}
-
-func (e *Engine) toolClasses() map[string][]string {
-	classes := make(map[string][]string, len(e.tools))
-	for name, t := range e.tools {
-		classes[name] = t.Classes
-	}
-	return classes
+	return tools.ClassesOf(e.Tools())
 }
 
 // Env returns the environment tools run in.
@@ -260,11 +250,14 @@ func (e *Engine) callerGate() (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	classes := e.toolClasses()
+	ts := make([]*tools.Tool, 0, len(e.tools))
+	for _, t := range e.tools {
+		ts = append(ts, t)
+	}
 	// No host map: the caller is an MCP client, whose calls are nexus's
 	// own tools and the plugins'.
 	o := e.gateOpts
-	o.Core, o.HostMap, o.ToolClasses = e.Core, nil, classes
+	o.Core, o.HostMap, o.ToolClasses = e.Core, nil, tools.ClassesOf(ts)
 	g, _, err := gate.New(o)
 	if err != nil {
 		return nil, err

@@ -173,11 +173,7 @@ func (s *Stages) HostEnv(exe, version string) doctor.HostEnv {
 
 // buildCatalog derives the distribution's agents and skills for a host.
 func buildCatalog(core *vocabulary.Core, set Settings, p lifecycle.HostProfile) (*catalog.Catalog, error) {
-	classes := map[string][]string{}
-	for _, t := range tools.All() {
-		classes[t.Name] = t.Classes
-	}
-	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: set.ToolPrefix, Gate: set.Gate, ToolClasses: classes}.WithHost(p))
+	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: set.ToolPrefix, Gate: set.Gate, ToolClasses: tools.ClassesOf(tools.All())}.WithHost(p))
 	if err != nil {
 		return nil, fmt.Errorf("render the agents and skills: %w", err)
 	}

@@ -243,6 +243,16 @@ func All() []*Tool {
 	return all
 }
 
+// ClassesOf maps each tool's abstract name to the semantic classes it
+// declares: what the capability gate knows the tools by.
+func ClassesOf(ts []*Tool) map[string][]string {
+	classes := make(map[string][]string, len(ts))
+	for _, t := range ts {
+		classes[t.Name] = t.Classes
+	}
+	return classes
+}
+
 // Names returns the abstract names of the nexus-core tools, in All's order.
 func Names() []string {
 	ts := All()
