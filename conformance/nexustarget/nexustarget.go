@@ -16,7 +16,6 @@ import (
 	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/tools"
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -51,10 +50,10 @@ func (f *Factory) EventsUnsupported() string { return "" }
 
 // NewTarget implements conformance.Factory.
 func (f *Factory) NewTarget(ctx context.Context, p conformance.Project) (conformance.Target, error) {
-	// No plugins, no memory tools and the built-in configuration (no user
-	// file, no variables): the fixtures speak to the nexus-core tools and
+	// No plugins, no memory tools and the built-in configuration (with the
+	// scratch project's file, which has none): the fixtures speak to the nexus-core tools and
 	// the tracker alone.
-	root := compose.New(compose.Options{Project: p.Dir, Config: config.Options{NoUserFile: true, IgnoreEnv: true}})
+	root := compose.New(compose.Options{Project: p.Dir, BuiltinConfig: true})
 	h, err := root.Harness(ctx, compose.HarnessOptions{
 		Core:      f.Core,
 		Schemas:   f.Schemas,

@@ -37,6 +37,10 @@ type Options struct {
 	// Config says where the configuration's layers come from; its
 	// ProjectDir is the project.
 	Config config.Options
+	// BuiltinConfig uses the built-in configuration and the project's file
+	// only: no user file, no NEXUS_* variables, no flags (an in-process
+	// conformance case, which the developer's settings must not change).
+	BuiltinConfig bool
 	// LazyCore defers decoding the distribution's manifest to the first
 	// question an event asks it (hooks; see vocabulary.OpenManifest).
 	LazyCore bool
@@ -75,6 +79,9 @@ type Root struct {
 func New(o Options) *Root {
 	if o.HostEnv.Getenv == nil {
 		o.HostEnv.Getenv = os.Getenv
+	}
+	if o.BuiltinConfig {
+		o.Config = config.Options{NoUserFile: true, IgnoreEnv: true}
 	}
 	return &Root{o: o}
 }

@@ -194,7 +194,7 @@ func ShellQuote(s string) string {
 }
 
 // Packager is a host nexus can also be packaged for: a folder the host
-// installs itself (Claude Code's plugin package), written with
+// installs itself (a plugin package), written with
 // `nexus install <host> --package DIR`.
 type Packager interface {
 	// WritePackage writes (install) or removes the package in dir.

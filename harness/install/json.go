@@ -9,8 +9,8 @@ import (
 	"github.com/nexus-harness/nexus/internal/jsonorder"
 )
 
-// Installers edit JSON files a host and its users also write (Claude
-// Code's settings.json, an MCP servers file, OpenCode's opencode.json).
+// Installers edit JSON files a host and its users also write (a settings
+// file, an MCP servers file).
 // They keep their member order and number spellings so the diff shows only
 // what nexus changes: the values below are decoded from JSON token by
 // token.

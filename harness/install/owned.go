@@ -106,7 +106,7 @@ func hashOf(b []byte) string {
 // their record (RecordName): which hidden names its paths may hold.
 type Owned struct {
 	// Hidden are the hidden names a derived path may contain (a package's
-	// .claude-plugin/); any other component starting with "." is refused.
+	// own hidden folder); any other component starting with "." is refused.
 	Hidden []string
 }
 
