@@ -1,0 +1,47 @@
+// Command launcher runs one program and reports, on file descriptor 3,
+// its process id ("pid N") and then how it ended ("exit CODE SIGNAL
+// MAXRSS_KIB CPU_MICROSECONDS", from wait4's rusage).
+//
+// The hostile-clone suite (internal/hostile) starts every nexus process
+// through it because ru_maxrss cannot be read directly: Go starts a
+// child with vfork (CLONE_VM), and Linux records the parent's resident
+// high-water mark as the child's ru_maxrss when the child calls exec. The
+// test process, with the race detector and megabytes of payloads, is far
+// larger than the 128 MiB limit the suite checks. The launcher is a
+// fresh small process, so what its child's ru_maxrss carries over is a
+// few MiB of the launcher, not the test.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+func main() {
+	status := os.NewFile(3, "status")
+	if len(os.Args) < 2 || status == nil {
+		fmt.Fprintln(os.Stderr, "usage: launcher PROGRAM [ARG...] (with a status pipe on fd 3)")
+		os.Exit(2)
+	}
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(status, "error %v\n", err)
+		os.Exit(127)
+	}
+	fmt.Fprintf(status, "pid %d\n", cmd.Process.Pid)
+	_ = cmd.Wait() // how it ended is in ProcessState
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	sig := 0
+	if ws.Signaled() {
+		sig = int(ws.Signal())
+	}
+	var maxrss, cpu int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		maxrss = ru.Maxrss
+		cpu = ru.Utime.Nano()/1000 + ru.Stime.Nano()/1000
+	}
+	fmt.Fprintf(status, "exit %d %d %d %d\n", ws.ExitStatus(), sig, maxrss, cpu)
+}
