@@ -135,6 +135,7 @@ type trackResult struct {
 func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trackResult) {
 	start := time.Now()
 	defer func() { res.took = time.Since(start) }()
+	defer killStrays(root)
 	sc, err := newScenario(root, bin, gitconfig)
 	if err == nil {
 		err = sc.build(r, base)
@@ -191,6 +192,9 @@ func judge(sc *scenario, st step, o outcome, changes []change) []string {
 	}
 	if o.killed == "time" || o.took > maxWall {
 		out = append(out, fmt.Sprintf("time: still running after %v, killed (limit %v); stderr %q", o.took.Round(time.Millisecond), maxWall, tail()))
+	}
+	if o.heldOpen {
+		out = append(out, fmt.Sprintf("time: a process the step left behind kept its output open %v after it ended (the host waits for it as for a hung hook); stderr %q", heldOpen, tail()))
 	}
 	if o.killed == "rss" || o.maxRSS > maxRSS {
 		out = append(out, fmt.Sprintf("rss: peak resident memory %.0f MiB (limit %d MiB)%s; stderr %q", float64(o.maxRSS)/(1<<20), maxRSS>>20, map[bool]string{true: ", killed", false: ""}[o.killed == "rss"], tail()))

@@ -3,7 +3,9 @@ package hostile
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,7 +35,22 @@ var commands testenv.Commands
 func misbehave(mode string) int {
 	switch mode {
 	case "sleep":
-		time.Sleep(time.Minute)
+		d, err := time.ParseDuration(os.Getenv("NEXUS_HOSTILE_SLEEP"))
+		if err != nil {
+			d = time.Minute
+		}
+		time.Sleep(d)
+	case "daemon":
+		// A process in a session of its own that keeps stdout open
+		// after this one has exited.
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), misbehaveEnv+"=sleep", "NEXUS_HOSTILE_SLEEP=3s")
+		cmd.Stdout = os.Stdout
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	case "alloc":
 		n, _ := strconv.Atoi(os.Getenv("NEXUS_HOSTILE_ALLOC_MB"))
 		b := make([][]byte, 0, n)

@@ -38,6 +38,7 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 		{name: "a quiet child breaks nothing", mode: "echo", env: []string{"NEXUS_HOSTILE_ECHO=hello"}},
 		{name: "a write the step may make", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.clone, ".nexus", "ok")}, st: step{may: stateMay}},
 		{name: "too slow", mode: "sleep", c: child{wall: 300 * time.Millisecond}, want: "time:"},
+		{name: "output held open by a process left behind", mode: "daemon", want: "time:"},
 		{name: "too much memory", mode: "alloc", env: []string{"NEXUS_HOSTILE_ALLOC_MB=64"}, c: child{rss: 32 << 20}, want: "rss:"},
 		{name: "a write outside", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.outside, "pwned")}, st: step{may: stateMay}, want: "outside change:"},
 		{name: "a write in the project but not in its own files", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.clone, "README.md")}, st: step{may: stateMay}, want: "outside change:"},

@@ -3,6 +3,7 @@ package hostile
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,10 @@ import (
 const (
 	maxWall = 5 * time.Second
 	maxRSS  = 128 << 20
+	// heldOpen is how long the runner waits, after the child ended, for
+	// its output to close: a process it left behind that still holds
+	// stdout or stderr makes the host wait as for a hung hook.
+	heldOpen = time.Second
 	// outputCap bounds what is kept of a child's stdout and stderr: a
 	// child that prints /dev/zero must not exhaust the test instead.
 	outputCap = 1 << 20
@@ -51,6 +56,7 @@ type outcome struct {
 	maxRSS         int64         // bytes: the child's ru_maxrss (wait4), else the highest VmHWM seen
 	cpu            time.Duration // user + system time of the child (and what it waited for)
 	killed         string        // why the runner killed it: "" (it ended by itself), "time" or "rss"
+	heldOpen       bool          // a process outside its group kept its stdout or stderr open
 	startErr       error
 }
 
@@ -78,6 +84,7 @@ func run(c child) outcome {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.ExtraFiles = []*os.File{statusW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = heldOpen
 	start := time.Now()
 	err = cmd.Start()
 	statusW.Close()
@@ -156,7 +163,8 @@ func run(c child) outcome {
 	<-reading
 	mu.Lock()
 	defer mu.Unlock()
-	o := outcome{stdout: stdout.Bytes(), stderr: stderr.Bytes(), took: took, killed: killed, maxRSS: hwm, code: -1}
+	o := outcome{stdout: stdout.Bytes(), stderr: stderr.Bytes(), took: took, killed: killed, maxRSS: hwm, code: -1,
+		heldOpen: errors.Is(waitErr, exec.ErrWaitDelay)}
 	var code, sig int
 	var kib, usec int64
 	switch {
@@ -218,4 +226,21 @@ func (w *capped) Bytes() []byte {
 		return append(w.buf.Bytes(), fmt.Sprintf("\n[%d more bytes dropped]", w.dropped)...)
 	}
 	return w.buf.Bytes()
+}
+
+// killStrays kills every process whose command line names root: what the
+// steps of a scenario left running in sessions of their own (the plugin
+// hook server a hook starts, detached, lives ten minutes by design).
+func killStrays(root string) {
+	procs, _ := os.ReadDir("/proc")
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		cmdline, err := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+		if err == nil && bytes.Contains(cmdline, []byte(root+"/")) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }

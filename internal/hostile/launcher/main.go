@@ -25,6 +25,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: launcher PROGRAM [ARG...] (with a status pipe on fd 3)")
 		os.Exit(2)
 	}
+	// The status pipe is the runner's alone: a child that inherited it,
+	// or a daemon that child starts, would keep it open past the end.
+	syscall.CloseOnExec(3)
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
