@@ -212,15 +212,31 @@ func ExeIdentity() string {
 	return ProgramIdentity(exe)
 }
 
-// ProgramIdentity identifies an executable by path, size and modification
-// time ("" when it cannot be read): a hook server started from another
-// build of the plugin host steps down.
+// ProgramIdentity identifies an executable by path and FileVersion ("" when
+// it cannot be read): a hook server started from another build of the
+// plugin host steps down.
 func ProgramIdentity(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
+	v := FileVersion(path)
+	if v == "-" {
 		return ""
 	}
-	return fmt.Sprintf("%s|%d|%d", path, st.Size(), st.ModTime().UnixNano())
+	return path + "|" + v
+}
+
+// FileVersion names the version of the file at path ("-" when it cannot be
+// read): its device, inode, size, modification and change times where the
+// platform gives them (an in-place edit whose modification time was put
+// back still changes the change time), else its size and modification
+// time.
+func FileVersion(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "-"
+	}
+	if id, ok := identity(st); ok {
+		return fmt.Sprintf("%d/%d/%d/%d/%d", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
+	}
+	return fmt.Sprintf("%d/%d", st.Size(), st.ModTime().UnixNano())
 }
 
 // SpawnHookServer starts exe with args as a detached process (its own

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
 	"github.com/nexus-harness/nexus/plugins/sdk/contract"
 	"github.com/nexus-harness/nexus/schema"
@@ -22,10 +21,6 @@ import (
 
 // ManifestFile is the name of a plugin's declaration file.
 const ManifestFile = "nexus-plugin.yaml"
-
-// maxManifestSize bounds what is read from a manifest: they are a few
-// hundred bytes, and a hook process reads every one.
-const maxManifestSize = 64 << 10
 
 // maxTimeout bounds every declared timeout.
 const maxTimeout = 10 * time.Minute
@@ -269,25 +264,29 @@ func (e *ManifestError) Error() string {
 	return b.String()
 }
 
-// LoadManifest reads, validates and decodes one manifest file.
+// LoadManifest reads, validates and decodes one manifest file (read
+// beneath its plugin's folder, see readManifest).
 func LoadManifest(file string) (*Manifest, error) {
-	f, err := os.Open(file)
+	data, err := readManifest(file)
+	var tl *safefile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("1:1: (file): larger than %d bytes; a manifest is a short declaration", maxManifestSize)}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read plugin manifest: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read plugin manifest %s: %w", file, err)
-	}
-	if len(data) > maxManifestSize {
-		return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("1:1: (file): larger than %d bytes; a manifest is a short declaration", maxManifestSize)}}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, fmt.Errorf("plugin manifest %s: %w", file, err)
 	}
 	return ParseManifest(abs, data)
+}
+
+// readManifest reads a manifest beneath its plugin's folder (a symlink
+// in its place is followed only while it stays in that folder), only when
+// it is a regular file, through maxManifestSize.
+func readManifest(file string) ([]byte, error) {
+	return safefile.Read(filepath.Dir(file), filepath.Base(file), maxManifestSize)
 }
 
 // ParseManifest validates and decodes manifest text; file names it in

@@ -4,11 +4,12 @@
 // (plugins/decisions/testdata/nauro). Both are refreshed from their
 // upstream copies by scripts/refresh-testdata.sh; tests never read anything
 // outside the repository. It also loads a project's configuration the way
-// tests need it: the project file only.
+// tests need it (the project file only), and copies folders (CopyTree).
 package testenv
 
 import (
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -85,5 +86,28 @@ func LoadNauroFixture(t testing.TB, name string, v any) {
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
 		t.Fatalf("decode %s: %v", name, err)
+	}
+}
+
+// CopyTree copies the folder from to to as `cp -r` does: new folders and
+// files (new inodes), the same bytes.
+func CopyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -60,7 +60,7 @@ type Plugin struct {
 	home        string
 	storeDir    string
 	frontmatter decision.Frontmatter
-	stores      map[string]*store.FS // open stores by root, so their caches live across calls
+	stores      *storePool // open stores, so their caches live across calls
 }
 
 var _ sdk.Plugin = (*Plugin)(nil)
@@ -68,7 +68,7 @@ var _ sdk.Plugin = (*Plugin)(nil)
 // New returns an unconfigured plugin (it works from the process's working
 // directory until Configure is called).
 func New() *Plugin {
-	return &Plugin{Now: time.Now, Getenv: os.Getenv, frontmatter: decision.Documented, stores: map[string]*store.FS{}}
+	return &Plugin{Now: time.Now, Getenv: os.Getenv, frontmatter: decision.Documented, stores: newStorePool()}
 }
 
 // Info implements sdk.Plugin.
@@ -97,6 +97,7 @@ func (p *Plugin) Configure(ctx context.Context, cfg *sdk.Config) error {
 	go func() {
 		if pr, err := p.locate(target{}); err == nil {
 			_, _ = pr.fs.Corpus()
+			pr.release()
 		}
 	}()
 	return nil
@@ -114,9 +115,10 @@ type target struct {
 }
 
 type project struct {
-	fs   *store.FS
-	id   string
-	name string
+	fs      *store.FS
+	id      string
+	name    string
+	release func() // the call is done with fs
 }
 
 func (p *Plugin) locate(t target) (*project, error) {
@@ -141,20 +143,17 @@ func (p *Plugin) locate(t target) (*project, error) {
 	if t.ProjectID != nil {
 		loc.ProjectID = *t.ProjectID
 	}
+	// Every call resolves the store's path and opens its folder again, so
+	// a folder replaced under the path (moved away and copied back,
+	// removed and created again) is used from the next call on; the pool
+	// keeps the store already open, with its warm cache, while the folder
+	// is the same directory.
 	r, err := store.Resolve(loc)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fs, ok := p.stores[r.Store.Root()]
-	if ok {
-		r.Store.Close() // keep the one whose cache is warm
-	} else {
-		fs = r.Store
-		p.stores[fs.Root()] = fs
-	}
-	return &project{fs: fs, id: r.ID, name: r.Name}, nil
+	fs, release := p.stores.acquire(r.Store)
+	return &project{fs: fs, id: r.ID, name: r.Name, release: release}, nil
 }
 
 func (pr *project) identity() *pyjson.Object {
@@ -220,6 +219,7 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args json.RawMessage
 		}
 		return &sdk.ToolResult{Text: guidanceFor(err)}, nil
 	}
+	defer pr.release()
 	res, err := handler(p, ctx, pr, args)
 	if err != nil {
 		return toolError(name, err), nil

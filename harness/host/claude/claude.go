@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // Claude Code hook event names.
@@ -310,19 +311,14 @@ const transcriptTail = 256 << 10
 // lastAssistantText finds the last assistant text in a transcript (JSONL),
 // for Claude Code versions whose SubagentStop lacks last_assistant_message.
 func lastAssistantText(path string) (string, bool) {
-	// Only a regular file: a FIFO or a device named by a payload must not
-	// hang or flood the hook.
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
-	f, err := os.Open(path)
+	// Only a regular file, opened without blocking: a FIFO or a device
+	// named by a payload must not hang or flood the hook.
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	} else if st.Size() > transcriptTail {
+	if st.Size() > transcriptTail {
 		if _, err := f.Seek(st.Size()-transcriptTail, io.SeekStart); err != nil {
 			return "", false
 		}

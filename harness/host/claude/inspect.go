@@ -1,9 +1,12 @@
 package claude
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // Registration is what Inspect finds of nexus in one scope's Claude Code
@@ -58,7 +61,11 @@ func Inspect(o InstallOptions) (*Registration, error) {
 		scope = ScopeProject
 	}
 	r := &Registration{Scope: scope, Settings: settings, MCPFile: mcp, Hooks: map[string][]string{}}
-	if root, err := readObject(settings, r); err != nil {
+	within := ""
+	if scope == ScopeProject {
+		within = o.Project
+	}
+	if root, err := readObject(settings, within, r); err != nil {
 		return nil, err
 	} else if root != nil {
 		r.Env = stringMap(root, "env")
@@ -73,7 +80,7 @@ func Inspect(o InstallOptions) (*Registration, error) {
 			}
 		}
 	}
-	if root, err := readObject(mcp, r); err != nil {
+	if root, err := readObject(mcp, within, r); err != nil {
 		return nil, err
 	} else if root != nil {
 		servers, _ := getAs[*object](root, "mcpServers")
@@ -107,13 +114,22 @@ func server(servers *object, name, nexus string) *MCPServer {
 
 // readObject parses a settings file; a missing file is (nil, nil) and one
 // that is not a JSON object is recorded in r.Unreadable.
-func readObject(path string, r *Registration) (*object, error) {
-	b, err := os.ReadFile(path)
+// A project's file is read beneath the project (within; "" for the
+// user's own files, whose symlinks are followed), through maxSettings,
+// only when it is a regular file.
+func readObject(path, within string, r *Registration) (*object, error) {
+	var b []byte
+	var err error
+	if within != "" {
+		b, err = safefile.ReadPathIn(within, path, maxSettings)
+	} else {
+		b, err = safefile.ReadFile(path, maxSettings)
+	}
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil

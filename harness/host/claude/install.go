@@ -55,10 +55,12 @@ type InstallOptions struct {
 	Command string
 	DryRun  bool
 	Now     func() time.Time
-	// Files are the agents and skills to keep in the scope's Claude Code
-	// folder (.claude or ~/.claude), recorded in RecordName. Install
-	// writes them (nil leaves the owned files alone; an empty list removes
-	// them); Uninstall removes what the record lists.
+	// Files are the agents and skills nexus derives from the distribution
+	// for the scope's Claude Code folder (.claude or ~/.claude), recorded in
+	// RecordName. Install writes them; Uninstall removes those the record
+	// says nexus wrote (and nobody edited since). They are the only files
+	// either acts on: a record entry that is not one of them is reported
+	// and left alone. nil leaves the owned files alone.
 	Files []OwnedFile
 	// Force replaces (or removes) owned files edited since nexus wrote
 	// them, and files of the same name nexus did not write, keeping a
@@ -245,8 +247,10 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	claudeDir := filepath.Dir(settingsPath)
 	if o.Scope == ScopeUser {
 		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
+		claudeDir = resolveUserPath(claudeDir)
 	}
 	// Everything is written beneath the scope's folder (see beneath.go).
 	a, err := openAnchor(anchorDir(o), false)
@@ -254,6 +258,34 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		return nil, err
 	}
 	defer a.Close()
+	prefix, err := a.nameOf(claudeDir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Scope == ScopeUser {
+		// ~/.claude, ~/.claude/settings.json and ~/.claude.json may lead
+		// into a dotfiles folder (resolved above); inside the Claude Code
+		// folder nothing nexus touches may be a symlink.
+		a.plainFrom = prefix
+	}
+	// Every name this run may write or remove is checked before the first
+	// write: a symlink on the way refuses the whole run.
+	var names []string
+	for _, p := range []string{settingsPath, mcpPath} {
+		name, err := a.nameOf(p)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	if o.Files != nil {
+		names = append(names, ownedNames(prefix, o.Files)...)
+	}
+	for _, n := range names {
+		if err := a.checkPlain(n); err != nil {
+			return nil, err
+		}
+	}
 	var changes []FileChange
 	for _, f := range []struct {
 		path string
@@ -275,14 +307,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		}
 		changes = append(changes, ch)
 	}
-	if install && o.Files == nil {
-		// Nothing rendered (a caller that only repairs the settings): the
-		// owned files stay as they are.
+	if o.Files == nil {
+		// Nothing rendered (a caller that only repairs the settings, an
+		// uninstall that could not load the distribution): the owned files
+		// stay as they are, since nexus acts only on files it derives.
 		return changes, nil
-	}
-	prefix, err := a.nameOf(filepath.Dir(settingsPath))
-	if err != nil {
-		return changes, err
 	}
 	owned, err := syncOwned(a, prefix, o.Files, o, install)
 	return append(changes, owned...), err
