@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // A scenario is one fresh clone and everything around it, in a folder of
@@ -78,7 +80,7 @@ func (sc *scenario) git(dir string, args ...string) error {
 // row's changes, commits it, clones it with the real git CLI, then
 // applies what a clone cannot carry.
 func (sc *scenario) build(r repo, base string) error {
-	if err := copyTree(base, sc.src); err != nil {
+	if err := testenv.CopyDir(base, sc.src); err != nil {
 		return fmt.Errorf("copy the base project: %w", err)
 	}
 	ship := &tree{sc: sc, dir: sc.src}
@@ -199,25 +201,6 @@ func (t *tree) sparse(rel string, size int64) {
 	t.err = err
 }
 
-// copyTree copies a folder of regular files and folders.
-func copyTree(from, to string) error {
-	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		dst := filepath.Join(to, rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-}
-
 // canary marks content that lives outside the project: it must never
 // come back in an answer or be copied into a file nexus writes.
 const canary = "HOSTILE-CANARY-7f3a9c"
@@ -264,9 +247,9 @@ func baseProject(bin, dir, gitconfig string) (string, error) {
 			{"decision", "init", "demo", "--store", "design"},
 			{"decision", "propose", "--store", "design", "--title", "Use Go for the command line", "--rationale", "Go builds static binaries that start fast, which hooks need."},
 		} {
-			o := run(child{bin: bin, args: args, dir: baseDir, env: sc.env})
-			if o.code != 0 || o.killed != "" {
-				baseErr = fmt.Errorf("nexus %s: exit %d %s\n%s", strings.Join(args, " "), o.code, o.killed, o.stderr)
+			o := run(bin, args, baseDir, sc.env, nil)
+			if o.Code != 0 || o.Killed != "" {
+				baseErr = fmt.Errorf("nexus %s: exit %d %s\n%s", strings.Join(args, " "), o.Code, o.Killed, o.Stderr)
 				return
 			}
 		}

@@ -30,7 +30,7 @@ func TestHostileClone(t *testing.T) {
 		t.Skip("builds nexus and runs it against every hostile repository")
 	}
 	moduleRoot = testenv.ModuleRoot(t)
-	launcher = commands.Path(t, "./internal/hostile/launcher")
+	rssrun = commands.Path(t, "./internal/testenv/rssrun")
 	bin := commands.Path(t, "./cmd/nexus")
 	commands.Path(t, "./cmd/nexus-plugins") // beside nexus: the decision store's host
 	dir := t.TempDir()
@@ -156,7 +156,7 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 	}
 	for _, st := range steps {
 		env := append(append([]string(nil), sc.env...), st.env...)
-		o := run(child{bin: bin, args: st.args, dir: sc.clone, env: env, stdin: st.stdin})
+		o := run(bin, st.args, sc.clone, env, st.stdin)
 		after, err := take(sc.root, skip, before)
 		if err != nil {
 			res.setup = fmt.Errorf("snapshot after %s: %w", st.name, err)
@@ -166,10 +166,10 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 		before = after
 		fails := judge(sc, st, o, changes)
 		res.steps++
-		res.cpu += o.cpu
-		line := fmt.Sprintf("%-70s %7v wall %7v cpu %6.1f MiB exit %d", st.name, o.took.Round(time.Millisecond), o.cpu.Round(time.Millisecond), float64(o.maxRSS)/(1<<20), o.code)
-		if o.killed != "" {
-			line += " (killed: " + o.killed + ")"
+		res.cpu += o.CPU
+		line := fmt.Sprintf("%-70s %7v wall %7v cpu %6.1f MiB exit %d", st.name, o.Took.Round(time.Millisecond), o.CPU.Round(time.Millisecond), float64(o.MaxRSS)/(1<<20), o.Code)
+		if o.Killed != "" {
+			line += " (killed: " + o.Killed + ")"
 		}
 		if len(fails) > 0 {
 			line += "  FAIL"
@@ -184,26 +184,26 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 
 // judge applies the rules to one finished step. Each finding starts
 // with the rule's name.
-func judge(sc *scenario, st step, o outcome, changes []change) []string {
+func judge(sc *scenario, st step, o testenv.BoundedOutcome, changes []change) []string {
 	var out []string
-	tail := func() string { return clip(string(o.stderr), 300) }
-	if o.startErr != nil {
-		out = append(out, fmt.Sprintf("could not run: %v", o.startErr))
+	tail := func() string { return clip(string(o.Stderr), 300) }
+	if o.Err != nil {
+		out = append(out, fmt.Sprintf("could not run: %v", o.Err))
 	}
-	if o.killed == "time" || o.took > maxWall {
-		out = append(out, fmt.Sprintf("time: still running after %v, killed (limit %v); stderr %q", o.took.Round(time.Millisecond), maxWall, tail()))
+	if o.Killed == "time" || o.Took > maxWall {
+		out = append(out, fmt.Sprintf("time: still running after %v, killed (limit %v); stderr %q", o.Took.Round(time.Millisecond), maxWall, tail()))
 	}
-	if o.heldOpen {
-		out = append(out, fmt.Sprintf("time: a process the step left behind kept its output open %v after it ended (the host waits for it as for a hung hook); stderr %q", heldOpen, tail()))
+	if o.HeldOpen {
+		out = append(out, fmt.Sprintf("time: a process the step left behind kept its output open after it ended (the host waits for it as for a hung hook); stderr %q", tail()))
 	}
-	if o.killed == "rss" || o.maxRSS > maxRSS {
-		out = append(out, fmt.Sprintf("rss: peak resident memory %.0f MiB (limit %d MiB)%s; stderr %q", float64(o.maxRSS)/(1<<20), maxRSS>>20, map[bool]string{true: ", killed", false: ""}[o.killed == "rss"], tail()))
+	if o.Killed == "rss" || o.MaxRSS > maxRSS {
+		out = append(out, fmt.Sprintf("rss: peak resident memory %.0f MiB (limit %d MiB)%s; stderr %q", float64(o.MaxRSS)/(1<<20), maxRSS>>20, map[bool]string{true: ", killed", false: ""}[o.Killed == "rss"], tail()))
 	}
-	if o.killed == "" && o.signal != 0 {
-		out = append(out, fmt.Sprintf("crash: died of %v; stderr %q", syscall.Signal(o.signal), tail()))
+	if o.Killed == "" && o.Signal != 0 {
+		out = append(out, fmt.Sprintf("crash: died of %v; stderr %q", syscall.Signal(o.Signal), tail()))
 	}
 	for _, sign := range []string{"panic:", "fatal error:", "goroutine "} {
-		if bytes.Contains(o.stderr, []byte(sign)) {
+		if bytes.Contains(o.Stderr, []byte(sign)) {
 			out = append(out, fmt.Sprintf("crash: %q on stderr: %q", sign, tail()))
 			break
 		}
@@ -236,13 +236,13 @@ func judge(sc *scenario, st step, o outcome, changes []change) []string {
 	if leak := canaryLeak(sc, o, changes); leak != "" {
 		out = append(out, "outside read: "+leak)
 	}
-	if st.deny != "" && !denied(st.deny, o.stdout) {
-		how := "answered " + clip(strings.TrimSpace(string(o.stdout)), 200)
-		if len(bytes.TrimSpace(o.stdout)) == 0 {
+	if st.deny != "" && !denied(st.deny, o.Stdout) {
+		how := "answered " + clip(strings.TrimSpace(string(o.Stdout)), 200)
+		if len(bytes.TrimSpace(o.Stdout)) == 0 {
 			how = "answered nothing (the host proceeds)"
 		}
-		if o.killed != "" {
-			how = "was killed (" + o.killed + ") before answering"
+		if o.Killed != "" {
+			how = "was killed (" + o.Killed + ") before answering"
 		}
 		out = append(out, fmt.Sprintf("allowed write: the gate must deny this call but %s; stderr %q", how, tail()))
 	}
@@ -293,11 +293,11 @@ func denied(protocol string, stdout []byte) bool {
 
 // canaryLeak looks for the content of outside/ in what the step printed
 // and in every file it wrote in the project or home.
-func canaryLeak(sc *scenario, o outcome, changes []change) string {
-	if bytes.Contains(o.stdout, []byte(canary)) {
+func canaryLeak(sc *scenario, o testenv.BoundedOutcome, changes []change) string {
+	if bytes.Contains(o.Stdout, []byte(canary)) {
 		return "content from outside/ on stdout"
 	}
-	if bytes.Contains(o.stderr, []byte(canary)) {
+	if bytes.Contains(o.Stderr, []byte(canary)) {
 		return "content from outside/ on stderr"
 	}
 	for _, c := range changes {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // TestRulesCatchMisbehaviour runs the suite's runner and judge against a
@@ -15,7 +17,7 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the launcher")
 	}
-	launcher = commands.Path(t, "./internal/hostile/launcher")
+	rssrun = commands.Path(t, "./internal/testenv/rssrun")
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -31,15 +33,16 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 		name string
 		mode string
 		env  []string
-		c    child
+		wall time.Duration // instead of maxWall
+		rss  int64         // instead of maxRSS
 		st   step
 		want string // the rule's name at the start of a finding; "" = none
 	}{
 		{name: "a quiet child breaks nothing", mode: "echo", env: []string{"NEXUS_HOSTILE_ECHO=hello"}},
 		{name: "a write the step may make", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.clone, ".nexus", "ok")}, st: step{may: stateMay}},
-		{name: "too slow", mode: "sleep", c: child{wall: 300 * time.Millisecond}, want: "time:"},
+		{name: "too slow", mode: "sleep", wall: 300 * time.Millisecond, want: "time:"},
 		{name: "output held open by a process left behind", mode: "daemon", want: "time:"},
-		{name: "too much memory", mode: "alloc", env: []string{"NEXUS_HOSTILE_ALLOC_MB=64"}, c: child{rss: 32 << 20}, want: "rss:"},
+		{name: "too much memory", mode: "alloc", env: []string{"NEXUS_HOSTILE_ALLOC_MB=64"}, rss: 32 << 20, want: "rss:"},
 		{name: "a write outside", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.outside, "pwned")}, st: step{may: stateMay}, want: "outside change:"},
 		{name: "a write in the project but not in its own files", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.clone, "README.md")}, st: step{may: stateMay}, want: "outside change:"},
 		{name: "the repository's configuration is never nexus's", mode: "write", env: []string{"NEXUS_HOSTILE_WRITE=" + filepath.Join(sc.clone, ".nexus", "nexus.yaml")}, st: step{may: stateMay}, want: "outside change:"},
@@ -53,11 +56,16 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := tc.c
-			c.bin, c.dir = self, root
+			b := testenv.Bounded{RSSRun: rssrun, Bin: self, Dir: root, Wall: maxWall, RSS: maxRSS}
+			if tc.wall > 0 {
+				b.Wall = tc.wall
+			}
+			if tc.rss > 0 {
+				b.RSS = tc.rss
+			}
 			// GORACE: a race-built child would wait a second before exiting.
-			c.env = append([]string{"PATH=" + os.Getenv("PATH"), "GORACE=atexit_sleep_ms=0", misbehaveEnv + "=" + tc.mode}, tc.env...)
-			o := run(c)
+			b.Env = append([]string{"PATH=" + os.Getenv("PATH"), "GORACE=atexit_sleep_ms=0", misbehaveEnv + "=" + tc.mode}, tc.env...)
+			o := testenv.RunBounded(b)
 			after, err := take(root, nil, before)
 			if err != nil {
 				t.Fatal(err)
@@ -69,8 +77,8 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 				}
 				// The launcher measures the child, not the test process
 				// (which, race-instrumented, is far larger): see its doc.
-				if o.maxRSS <= 0 || o.maxRSS > 64<<20 {
-					t.Errorf("peak RSS of a child doing nothing: %d bytes", o.maxRSS)
+				if o.MaxRSS <= 0 || o.MaxRSS > 64<<20 {
+					t.Errorf("peak RSS of a child doing nothing: %d bytes", o.MaxRSS)
 				}
 				return
 			}
@@ -79,7 +87,7 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 					return
 				}
 			}
-			t.Fatalf("no %q finding; got %q (outcome: exit %d, killed %q, %d bytes RSS, stderr %q)", tc.want, found, o.code, o.killed, o.maxRSS, o.stderr)
+			t.Fatalf("no %q finding; got %q (outcome: exit %d, killed %q, %d bytes RSS, stderr %q)", tc.want, found, o.Code, o.Killed, o.MaxRSS, o.Stderr)
 		})
 	}
 	// A child's peak RSS comes from its own rusage: 32 MiB allocated and
@@ -88,9 +96,9 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 	// binary, race-instrumented under make test: only the difference
 	// is the allocation's.)
 	env := []string{"GORACE=atexit_sleep_ms=0", misbehaveEnv + "=alloc"}
-	idle := run(child{bin: self, dir: root, env: append(env, "NEXUS_HOSTILE_ALLOC_MB=0")})
-	busy := run(child{bin: self, dir: root, env: append(env, "NEXUS_HOSTILE_ALLOC_MB=32")})
-	if busy.killed != "" || idle.killed != "" || busy.maxRSS-idle.maxRSS < 32<<20 {
-		t.Errorf("peak RSS: %d bytes idle, %d bytes after allocating 32 MiB (killed %q)", idle.maxRSS, busy.maxRSS, busy.killed)
+	idle := run(self, nil, root, append(env, "NEXUS_HOSTILE_ALLOC_MB=0"), nil)
+	busy := run(self, nil, root, append(env, "NEXUS_HOSTILE_ALLOC_MB=32"), nil)
+	if busy.Killed != "" || idle.Killed != "" || busy.MaxRSS-idle.MaxRSS < 32<<20 {
+		t.Errorf("peak RSS: %d bytes idle, %d bytes after allocating 32 MiB (killed %q)", idle.MaxRSS, busy.MaxRSS, busy.Killed)
 	}
 }

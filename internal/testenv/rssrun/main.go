@@ -1,15 +1,14 @@
-// Command launcher runs one program and reports, on file descriptor 3,
-// its process id ("pid N") and then how it ended ("exit CODE SIGNAL
-// MAXRSS_KIB CPU_MICROSECONDS", from wait4's rusage).
+// Command rssrun runs one program and reports, on file descriptor 3, its
+// process id ("pid N") and then how it ended ("exit CODE SIGNAL
+// MAXRSS_KIB CPU_MICROSECONDS", from wait4's rusage). testenv.RunBounded
+// starts children through it.
 //
-// The hostile-clone suite (internal/hostile) starts every nexus process
-// through it because ru_maxrss cannot be read directly: Go starts a
-// child with vfork (CLONE_VM), and Linux records the parent's resident
-// high-water mark as the child's ru_maxrss when the child calls exec. The
-// test process, with the race detector and megabytes of payloads, is far
-// larger than the 128 MiB limit the suite checks. The launcher is a
-// fresh small process, so what its child's ru_maxrss carries over is a
-// few MiB of the launcher, not the test.
+// Why not start them directly: Go starts a child with vfork (CLONE_VM),
+// and Linux records the parent's resident high-water mark as the child's
+// ru_maxrss when the child calls exec. A race-enabled test binary holding
+// megabytes of payloads is larger than the limits the tests check.
+// rssrun is a fresh small process, so what its child's ru_maxrss carries
+// over is a few MiB of rssrun, not the test.
 package main
 
 import (
@@ -22,10 +21,10 @@ import (
 func main() {
 	status := os.NewFile(3, "status")
 	if len(os.Args) < 2 || status == nil {
-		fmt.Fprintln(os.Stderr, "usage: launcher PROGRAM [ARG...] (with a status pipe on fd 3)")
+		fmt.Fprintln(os.Stderr, "usage: rssrun PROGRAM [ARG...] (with a status pipe on fd 3)")
 		os.Exit(2)
 	}
-	// The status pipe is the runner's alone: a child that inherited it,
+	// The status pipe is the caller's alone: a child that inherited it,
 	// or a daemon that child starts, would keep it open past the end.
 	syscall.CloseOnExec(3)
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
