@@ -13,7 +13,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Problem is a manifest that could not be used: invalid, unreadable, or
@@ -331,7 +331,7 @@ func Subscribed(o Options, event, toolName string) (names []string, budget time.
 }
 
 func isToolEvent(event string) bool {
-	return event == contract.EventPreToolUse || event == contract.EventPostToolUse
+	return sdk.EventName(event) == sdk.EventPreToolUse || sdk.EventName(event) == sdk.EventPostToolUse
 }
 
 // LookupTool finds a declared tool by the name it is exposed under,

@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // The hook server. A hook process lives a few milliseconds; launching a
@@ -60,9 +60,9 @@ type HookRequest struct {
 	Proto int `json:"proto"`
 	// Exe identifies the hook's nexus executable: a server started from
 	// another build steps down, so an upgrade takes effect at once.
-	Exe     string          `json:"exe"`
-	Options WireOptions     `json:"options"`
-	Event   *contract.Event `json:"event"`
+	Exe     string      `json:"exe"`
+	Options WireOptions `json:"options"`
+	Event   *sdk.Event  `json:"event"`
 }
 
 // HookReply is the server's answer: first an acknowledgement, then the
@@ -271,7 +271,7 @@ func SpawnHookServer(exe string, args []string, dir string) error {
 // is running; any other error means the server is unusable (it did not
 // acknowledge in time, stepped down, or failed): handle the event
 // in-process.
-func DispatchViaServer(ctx context.Context, dir string, o Options, ev *contract.Event, exe string, budget time.Duration) (*DispatchResult, error) {
+func DispatchViaServer(ctx context.Context, dir string, o Options, ev *sdk.Event, exe string, budget time.Duration) (*DispatchResult, error) {
 	if err := checkPrivateDir(dir); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, ErrNoHookServer

@@ -15,7 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -157,8 +157,8 @@ func (m *Manifest) checkBuiltin() error {
 	if !pluginNameRE().MatchString(m.Name) {
 		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE()))
 	}
-	if m.ProtocolVersion != contract.ProtocolVersion {
-		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, contract.ProtocolVersion))
+	if m.ProtocolVersion != sdk.ProtocolVersion {
+		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, sdk.ProtocolVersion))
 	}
 	if m.Executable == "" || (!filepath.IsAbs(m.Executable) && m.Dir == "") {
 		probs = append(probs, "executable must be an absolute path, or relative with Dir set")
@@ -169,7 +169,7 @@ func (m *Manifest) checkBuiltin() error {
 		}
 	}
 	for e, s := range m.Events {
-		if !contract.IsEvent(e) {
+		if !sdk.EventName(e).Known() {
 			probs = append(probs, fmt.Sprintf("unknown event %q", e))
 		}
 		if s.Timeout <= 0 || (s.OnFailure != FailOpen && s.OnFailure != FailClosed) {
@@ -224,9 +224,9 @@ func (m *Manifest) ExecutablePath() string {
 // EventNames lists the subscribed events in lifecycle order.
 func (m *Manifest) EventNames() []string {
 	var out []string
-	for _, e := range contract.EventNames() {
-		if _, ok := m.Events[e]; ok {
-			out = append(out, e)
+	for _, e := range sdk.EventNames() {
+		if _, ok := m.Events[string(e)]; ok {
+			out = append(out, string(e))
 		}
 	}
 	return out
@@ -375,7 +375,7 @@ func (m *Manifest) check() []problem {
 		if time.Duration(s.Timeout) > maxTimeout {
 			out = append(out, problem{"/events/" + e + "/timeout", fmt.Sprintf("%s is longer than the maximum %s", time.Duration(s.Timeout), maxTimeout)})
 		}
-		if len(s.Tools) > 0 && e != contract.EventPreToolUse && e != contract.EventPostToolUse {
+		if len(s.Tools) > 0 && !isToolEvent(e) {
 			out = append(out, problem{"/events/" + e + "/tools", "only pre_tool_use and post_tool_use carry a tool name; remove tools here"})
 		}
 		for i, p := range s.Tools {

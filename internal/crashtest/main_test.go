@@ -44,6 +44,9 @@ var commands testenv.Commands
 
 func nexusBinary(t testing.TB) string {
 	t.Helper()
+	// The plugin host (nexus-plugins, which runs `nexus decision`) is
+	// built beside it, as installed.
+	commands.Path(t, "./cmd/nexus-plugins")
 	return commands.Path(t, "./cmd/nexus")
 }
 

@@ -1,7 +1,8 @@
 // Package jsonorder decodes JSON while keeping each object's member order,
 // for read-modify-write of files other programs also write (Claude Code's
-// settings, Nauro's control files): rewriting them must change only what
-// nexus changes, not reorder what it does not know.
+// settings): rewriting them must change only what nexus changes, not
+// reorder what it does not know. (The decision store, which must not import
+// nexus's internal packages, has its own: plugins/decisions/internal/pyjson.)
 package jsonorder
 
 import (

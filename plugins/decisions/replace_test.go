@@ -1,14 +1,15 @@
 package decisions
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 )
 
@@ -33,7 +34,7 @@ func TestReplacedStoreFolder(t *testing.T) {
 			if err := os.Rename(dir, dir+".bak"); err != nil {
 				t.Fatal(err)
 			}
-			testenv.CopyTree(t, dir+".bak", dir)
+			copyTree(t, dir+".bak", dir)
 			os.WriteFile(filepath.Join(dir, "decisions", "900-replacement-marker.md"), []byte(marker), 0o644)
 		}, false},
 		{"removed and created again", func(t *testing.T, dir string) {
@@ -56,7 +57,7 @@ func TestReplacedStoreFolder(t *testing.T) {
 			dir := old.Root()
 			old.Close()
 			// Warm: the cache is built and the folder watched.
-			if res := call(t, p, ToolListDecisions, `{"limit":100}`); !strings.Contains(res.Text, "Decisions (55 total)") {
+			if res := call(t, p, decisionsapi.ToolListDecisions, `{"limit":100}`); !strings.Contains(res.Text, "Decisions (55 total)") {
 				t.Fatalf("before: %s", res.Text)
 			}
 			tc.replace(t, dir)
@@ -69,11 +70,11 @@ func TestReplacedStoreFolder(t *testing.T) {
 				return strings.Contains(text, "D900")
 			}
 			start := time.Now()
-			list := call(t, p, ToolListDecisions, `{"limit":100}`)
+			list := call(t, p, decisionsapi.ToolListDecisions, `{"limit":100}`)
 			calls := 1
 			for !right(list.Text) && time.Since(start) < maxNotice {
 				time.Sleep(10 * time.Millisecond)
-				list = call(t, p, ToolListDecisions, `{"limit":100}`)
+				list = call(t, p, decisionsapi.ToolListDecisions, `{"limit":100}`)
 				calls++
 			}
 			noticed := time.Since(start)
@@ -81,8 +82,8 @@ func TestReplacedStoreFolder(t *testing.T) {
 			if !right(list.Text) {
 				t.Errorf("not noticed within %v", maxNotice)
 			}
-			check := call(t, p, ToolCheckDecision, `{"proposed_approach":"Replacement marker for the new folder"}`)
-			propose := call(t, p, ToolProposeDecision, `{"title":"Adopt Mermaid for diagrams","rationale":"Diagrams live beside the prose as Mermaid markup so reviewers see changes."}`)
+			check := call(t, p, decisionsapi.ToolCheckDecision, `{"proposed_approach":"Replacement marker for the new folder"}`)
+			propose := call(t, p, decisionsapi.ToolProposeDecision, `{"title":"Adopt Mermaid for diagrams","rationale":"Diagrams live beside the prose as Mermaid markup so reviewers see changes."}`)
 			if tc.gone {
 				for _, res := range []string{list.Text, check.Text, propose.Text} {
 					if !strings.Contains(res, "No decision store found") {
@@ -128,8 +129,8 @@ func TestReplacedFolderInUse(t *testing.T) {
 	if err := os.Rename(dir, dir+".bak"); err != nil {
 		t.Fatal(err)
 	}
-	testenv.CopyTree(t, dir+".bak", dir)
-	if res := call(t, p, ToolListDecisions, `{}`); !strings.Contains(res.Text, "Decisions (20 total)") {
+	copyTree(t, dir+".bak", dir)
+	if res := call(t, p, decisionsapi.ToolListDecisions, `{}`); !strings.Contains(res.Text, "Decisions (20 total)") {
 		t.Fatalf("after the replacement: %s", res.Text)
 	}
 	// The held call still reads its folder (now dir.bak) ...
@@ -142,7 +143,31 @@ func TestReplacedFolderInUse(t *testing.T) {
 		t.Error("the replaced store is still open after its last call")
 	}
 	held.release() // a second release is harmless
-	if res := call(t, p, ToolListDecisions, `{}`); !strings.Contains(res.Text, "Decisions (20 total)") {
+	if res := call(t, p, decisionsapi.ToolListDecisions, `{}`); !strings.Contains(res.Text, "Decisions (20 total)") {
 		t.Fatalf("after the release: %s", res.Text)
+	}
+}
+
+// copyTree copies the folder from to to as `cp -r` does: new folders and
+// files (new inodes), the same bytes. (The store's tests import nothing of
+// nexus's internal packages.)
+func copyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

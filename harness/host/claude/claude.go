@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
@@ -97,18 +98,16 @@ func inputErrorf(format string, args ...any) error {
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Claude
 // Code event name and the lifecycle event.
+//
+// A payload nesting deeper than jsonscan.MaxDepth is refused before
+// anything decodes it. When the payload cannot be decoded, the event
+// returned is the one it names (PeekEvent), so that a broken PreToolUse is
+// still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	var in Input
 	if err := decodeStrict(data, &in); err != nil {
 		if event == "" {
-			// Name the event when the payload says it, so a broken
-			// PreToolUse still gets the gate's failure policy.
-			var named struct {
-				HookEventName string `json:"hook_event_name"`
-			}
-			if json.Unmarshal(bytes.TrimSpace(data), &named) == nil {
-				event = named.HookEventName
-			}
+			event = PeekEvent(data)
 		}
 		return event, lifecycle.Event{}, err
 	}
@@ -199,6 +198,9 @@ func decodeStrict(data []byte, in *Input) error {
 	if trimmed[0] != '{' {
 		return inputErrorf("invalid payload: expected a JSON object on stdin")
 	}
+	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
+		return inputErrorf("payload refused: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(in); err != nil {
 		var te *json.UnmarshalTypeError
@@ -223,6 +225,13 @@ func kindOf(k string) string {
 		return "a string"
 	}
 	return "a " + k
+}
+
+// PeekEvent returns the hook_event_name of a payload, read without
+// decoding it (the payload may be cut off, too deep or not JSON after the
+// name); "" when it names none.
+func PeekEvent(data []byte) string {
+	return jsonscan.String(data, "hook_event_name")
 }
 
 // present reports whether a top-level key occurs in the payload.
@@ -438,6 +447,14 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 // gate.policy is fail-closed: a denial naming the problem.
 func FailClosed(problem string) []byte {
 	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
+	return b
+}
+
+// Unreadable is the reply to a PreToolUse whose payload nexus could not
+// read: a denial, whatever gate.policy says, since nothing about the call
+// could be checked.
+func Unreadable(problem string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
 	return b
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/internal/safefile"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // Registration is what Inspect finds of nexus in one scope's Claude Code
@@ -21,7 +22,7 @@ type Registration struct {
 	Hooks map[string][]string `json:"hooks"`
 	// MCP is the server registered under MCPServerName (nil: none).
 	MCP *MCPServer `json:"mcp,omitempty"`
-	// Nauro is the server registered under NauroServerName (nil: none):
+	// Nauro is the server registered under decisionsapi.ServerName (nil: none):
 	// the bundled decision store served on its own, when install wrote it.
 	Nauro *MCPServer `json:"nauro,omitempty"`
 	// Env is the settings file's "env": variables Claude Code sets for the
@@ -33,7 +34,7 @@ type Registration struct {
 }
 
 // MCPServer is an mcpServers entry named MCPServerName (or
-// NauroServerName).
+// decisionsapi.ServerName).
 type MCPServer struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
@@ -86,7 +87,7 @@ func Inspect(o InstallOptions) (*Registration, error) {
 		servers, _ := getAs[*object](root, "mcpServers")
 		if servers != nil {
 			r.MCP = server(servers, MCPServerName, o.Command)
-			r.Nauro = server(servers, NauroServerName, o.Command)
+			r.Nauro = server(servers, decisionsapi.ServerName, o.Command)
 		}
 	}
 	return r, nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // Installation scopes.
@@ -23,11 +25,6 @@ const ManagedFlag = "--managed"
 
 // MCPServerName is the name nexus registers its MCP server under.
 const MCPServerName = "nexus"
-
-// NauroServerName is the entry the bundled decision store is registered
-// under (with InstallOptions.Nauro), so its tools keep the names Nauro's
-// users know: mcp__nauro__check_decision.
-const NauroServerName = "nauro"
 
 // HookTimeout is the timeout (seconds) written on each hook entry.
 const HookTimeout = 30
@@ -521,25 +518,25 @@ func editMCP(root *object, nexus, coreDir string, install, nauro bool) []string 
 	var notes []string
 	if sv, ok := root.Get("mcpServers"); ok && install && nauro {
 		if servers, ok := sv.(*object); ok {
-			if cur, exists := servers.Get(NauroServerName); exists && !ourServer(cur, nexus) {
+			if cur, exists := servers.Get(decisionsapi.ServerName); exists && !ourServer(cur, nexus) {
 				// Nauro's own server (or another tool) holds the name: the
 				// store's tools stay on the nexus entry.
-				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", NauroServerName, MCPServerName))
+				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", decisionsapi.ServerName, MCPServerName))
 				nauro = false
 			}
 		}
 	}
 	nexusArgs := []any{"mcp"}
 	if nauro {
-		nexusArgs = []any{"mcp", "--without", "decisions"}
+		nexusArgs = []any{"mcp", "--without", decisionsapi.Name}
 	}
-	nauroArgs := []any{"mcp", "--only", "decisions"}
+	nauroArgs := []any{"mcp", "--only", decisionsapi.Name}
 	if coreDir != "" {
 		nexusArgs = append(nexusArgs, "--core", coreDir)
 		nauroArgs = append(nauroArgs, "--core", coreDir)
 	}
 	notes = append(notes, editServer(root, MCPServerName, nexus, nexusArgs, install)...)
-	return append(notes, editServer(root, NauroServerName, nexus, nauroArgs, install && nauro)...)
+	return append(notes, editServer(root, decisionsapi.ServerName, nexus, nauroArgs, install && nauro)...)
 }
 
 // editServer writes (want) or removes one MCP server entry running nexus;

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 type proposeFixture struct {
@@ -64,7 +64,7 @@ func requestOf(kw map[string]any) ProposeRequest {
 
 func TestProposeGolden(t *testing.T) {
 	var f proposeFixture
-	testenv.LoadNauroFixture(t, "propose_decision.json", &f)
+	goldens.Load(t, "propose_decision.json", &f)
 	now, err := time.Parse(time.RFC3339Nano, f.Meta.FrozenNow)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestQuestionsRoundTrip(t *testing.T) {
 
 func TestProposeHalfStates(t *testing.T) {
 	var f proposeFixture
-	testenv.LoadNauroFixture(t, "propose_decision.json", &f)
+	goldens.Load(t, "propose_decision.json", &f)
 	now := time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)
 	medium := "medium"
 	for _, tc := range []struct {

@@ -15,12 +15,13 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
 // Control-plane names and versions.
 const (
-	HomeEnv            = "NAURO_HOME"
+	HomeEnv            = decisionsapi.EnvHome
 	DefaultHomeDir     = ".nauro"
 	RegistryFile       = "registry.json"
 	ProjectsDir        = "projects"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 )
 
@@ -34,7 +35,7 @@ const indexMagic = "nexus-decisions-index\x00v2\n"
 
 // indexPath returns where the index of a store lives ("" when none).
 func indexPath(root string) string {
-	dir := os.Getenv("NEXUS_DECISIONS_INDEX_DIR")
+	dir := os.Getenv(decisionsapi.EnvIndexDir)
 	if dir == "off" {
 		return ""
 	}
