@@ -266,9 +266,13 @@ func baseProject(bin, dir, gitconfig string) (string, error) {
 
 // writeGitconfig writes the one git configuration every scenario uses
 // (GIT_CONFIG_GLOBAL): nothing of the developer's own is read.
+// An empty template folder spares every repository git's sample hooks.
 func writeGitconfig(dir string) (string, error) {
-	p := filepath.Join(dir, "gitconfig")
-	return p, os.WriteFile(p, []byte("[user]\n\tname = Attacker\n\temail = attacker@example.com\n[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n[core]\n\tsymlinks = true\n"), 0o644)
+	p, templates := filepath.Join(dir, "gitconfig"), filepath.Join(dir, "git-templates")
+	if err := os.MkdirAll(templates, 0o755); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, []byte("[user]\n\tname = Attacker\n\temail = attacker@example.com\n[init]\n\tdefaultBranch = main\n\ttemplateDir = "+templates+"\n[protocol \"file\"]\n\tallow = always\n[core]\n\tsymlinks = true\n"), 0o644)
 }
 
 // deep returns JSON text nested n levels deep inside its outermost value

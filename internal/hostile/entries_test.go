@@ -480,9 +480,12 @@ func hookHugeTrack(sc *scenario) []step {
 	content := strings.Repeat("x", 9<<20)
 	w := hook(sc, "hook PreToolUse architect Write of 9 MiB", preToolUse(sc, architect, "Write", map[string]any{"file_path": filepath.Join(sc.clone, "src", "big.go"), "content": content}))
 	w.deny = "claude"
-	return []step{
-		hook(sc, "hook SessionStart", payload(sc, map[string]any{"hook_event_name": "SessionStart", "source": "startup"})),
-		w,
-		hook(sc, "hook UserPromptSubmit of 9 MiB of \"[d] \"", payload(sc, map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": strings.Repeat("[d] ", (9<<20)/4)})),
+	out := []step{hook(sc, "hook SessionStart", payload(sc, map[string]any{"hook_event_name": "SessionStart", "source": "startup"})), w}
+	// The prompts whose tags cost the most to look for: tags alone, and
+	// tags among code spans and quotes (regions tags are ignored in).
+	for _, unit := range []string{"[d] ", "`x` [d] ", `"q" [m] `} {
+		out = append(out, hook(sc, fmt.Sprintf("hook UserPromptSubmit of 9 MiB of %q", unit),
+			payload(sc, map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": strings.Repeat(unit, (9<<20)/len(unit))})))
 	}
+	return out
 }

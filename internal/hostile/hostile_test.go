@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -148,12 +149,34 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 		res.setup = err
 		return res
 	}
-	skip := func(rel string) bool { return unwatched[rel] }
+	// src/, the origin of the clone, is compared once for the whole track
+	// (nothing of a step reaches it but through git, which no entry point
+	// here runs against the origin); the rest before and after each step.
+	skip := func(rel string) bool { return unwatched[rel] || rel == "src" }
+	srcBefore, err := take(sc.src, nil, nil)
+	if err != nil {
+		res.setup = fmt.Errorf("snapshot: %w", err)
+		return res
+	}
 	before, err := take(sc.root, skip, nil)
 	if err != nil {
 		res.setup = fmt.Errorf("snapshot: %w", err)
 		return res
 	}
+	defer func() {
+		srcAfter, err := take(sc.src, nil, srcBefore)
+		if err != nil {
+			res.setup = fmt.Errorf("snapshot of src: %w", err)
+			return
+		}
+		var changed []string
+		for _, c := range diff(srcBefore, srcAfter) {
+			changed = append(changed, "src/"+c.String())
+		}
+		if len(changed) > 0 {
+			res.failures = append(res.failures, fmt.Sprintf("%s · %s: outside change during the track, in the repository it was cloned from: %s", r.name, track, strings.Join(capList(changed, 12), "; ")))
+		}
+	}()
 	for _, st := range steps {
 		env := append(append([]string(nil), sc.env...), st.env...)
 		o := run(bin, st.args, sc.clone, env, st.stdin)
@@ -311,10 +334,9 @@ func canaryLeak(sc *scenario, o testenv.BoundedOutcome, changes []change) string
 		if err != nil {
 			continue
 		}
-		b := make([]byte, hashLimit)
-		n, _ := f.Read(b)
+		b, _ := io.ReadAll(io.LimitReader(f, hashLimit))
 		f.Close()
-		if bytes.Contains(b[:n], []byte(canary)) {
+		if bytes.Contains(b, []byte(canary)) {
 			return "content from outside/ copied into " + c.path
 		}
 	}

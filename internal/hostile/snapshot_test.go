@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"syscall"
 )
@@ -52,63 +51,95 @@ func (e entry) String() string {
 // root) to its entry.
 type snapshot map[string]entry
 
-// take walks root without following symlinks. prev, when not nil, lends
-// the content hash of files whose inode, size, mtime and ctime did not
-// change, so that a snapshot per step costs one walk, not one read of
-// every file.
+// take walks root without following symlinks (one lstat per entry).
+// prev, when not nil, lends the content hash of files whose inode, size,
+// mtime and ctime did not change, so that a snapshot per step costs one
+// walk, not one read of every file. skip leaves out entries (and what is
+// below them) by their relative path.
 func take(root string, skip func(rel string) bool, prev snapshot) (snapshot, error) {
-	s := snapshot{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil // removed while walking: the diff shows it
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		rel = filepath.ToSlash(rel)
-		if skip != nil && rel != "." && skip(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
+	w := walker{s: snapshot{}, prev: prev, skip: skip}
+	if err := w.add(root, "."); err != nil {
+		return nil, err
+	}
+	return w.s, nil
+}
+
+type walker struct {
+	s    snapshot
+	prev snapshot
+	skip func(rel string) bool
+}
+
+// add records p (rel beneath the root) and, for a folder, what it holds.
+// A path removed while walking is simply absent: the diff shows it.
+func (w *walker) add(p, rel string) error {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p, &st); err != nil {
+		if err == syscall.ENOENT {
 			return nil
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(p, &st); err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
+		return &fs.PathError{Op: "lstat", Path: p, Err: err}
+	}
+	e := entry{mode: modeOf(&st), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), ino: st.Ino, rdev: st.Rdev}
+	switch {
+	case e.mode&fs.ModeSymlink != 0:
+		e.target, _ = os.Readlink(p)
+	case e.mode.IsRegular() && e.size <= hashLimit:
+		if old, ok := w.prev[rel]; ok && old.ino == e.ino && old.size == e.size && old.mtime == e.mtime && old.ctime == e.ctime {
+			e.sum = old.sum
+		} else if sum, err := hashFile(p); err == nil {
+			e.sum = sum
 		}
-		info, err := d.Info()
-		if err != nil {
-			if os.IsNotExist(err) {
-				return nil
-			}
-			return err
-		}
-		e := entry{
-			mode:  info.Mode(),
-			size:  st.Size,
-			mtime: st.Mtim.Nano(),
-			ctime: st.Ctim.Nano(),
-			ino:   st.Ino,
-			rdev:  st.Rdev,
-		}
-		switch {
-		case e.mode&fs.ModeSymlink != 0:
-			e.target, _ = os.Readlink(p)
-		case e.mode.IsRegular() && e.size <= hashLimit:
-			if old, ok := prev[rel]; ok && old.ino == e.ino && old.size == e.size && old.mtime == e.mtime && old.ctime == e.ctime {
-				e.sum = old.sum
-			} else if sum, err := hashFile(p); err == nil {
-				e.sum = sum
-			}
-		}
-		s[rel] = e
+	}
+	w.s[rel] = e
+	if !e.mode.IsDir() {
 		return nil
-	})
-	return s, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		r := n
+		if rel != "." {
+			r = rel + "/" + n
+		}
+		if w.skip != nil && w.skip(r) {
+			continue
+		}
+		if err := w.add(p+"/"+n, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modeOf is the fs.FileMode of a stat result (what os.Lstat would say).
+func modeOf(st *syscall.Stat_t) fs.FileMode {
+	m := fs.FileMode(st.Mode & 0o777)
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	return m
 }
 
 // hashFile hashes a regular file, opened without blocking so that a
