@@ -16,8 +16,8 @@
 // core extract commands). A row of hostile input (prompts, deep and huge
 // requests and payloads) runs against the base project.
 //
-// Every step is one nexus process, started through a small launcher
-// (./launcher) in a process group of its own. It fails on:
+// Every step is one nexus process, started through testenv.RunBounded
+// (internal/testenv/rssrun) in a process group of its own. It fails on:
 //
 //   - time: running longer than 5 s (the group is killed at 5 s);
 //   - rss: a peak resident set over 128 MiB (ru_maxrss of the process;

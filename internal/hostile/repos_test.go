@@ -216,6 +216,6 @@ var repos = []repo{
 
 	// Items 5, 6 and 7 through the entry points' own input: deep and huge
 	// payloads, requests and prompts against the ordinary project.
-	{name: "hostile-input", why: "items 5–7 and 10: prompts with 20,000 [d], 5,000 [m], 3,000 [rule:x]; 16 MCP requests nested 10,000 deep at once, a deep nx_task_add argument, a 1,000,000-item unknown check_decision parameter; a 9 MiB PreToolUse",
+	{name: "hostile-input", why: "items 5–7 and 10: prompts with 20,000 [d], 5,000 [m], 3,000 [rule:x]; 16 MCP requests nested 10,000 deep at once, a deep nx_task_add argument, a 1,000,000-item unknown check_decision parameter; a 9 MiB PreToolUse; 9 MiB prompts of tags, of code spans and of quotes",
 		tracks: []string{"prompt-d", "prompt-m", "prompt-rule", "mcp-deep", "hook-huge"}},
 }

@@ -15,7 +15,7 @@ import (
 // misbehave mode): a suite whose checks cannot fail proves nothing.
 func TestRulesCatchMisbehaviour(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the launcher")
+		t.Skip("builds rssrun")
 	}
 	rssrun = commands.Path(t, "./internal/testenv/rssrun")
 	self, err := os.Executable()
@@ -75,7 +75,7 @@ func TestRulesCatchMisbehaviour(t *testing.T) {
 				if len(found) > 0 {
 					t.Fatalf("findings for a child that broke no rule: %q", found)
 				}
-				// The launcher measures the child, not the test process
+				// rssrun measures the child, not the test process
 				// (which, race-instrumented, is far larger): see its doc.
 				if o.MaxRSS <= 0 || o.MaxRSS > 64<<20 {
 					t.Errorf("peak RSS of a child doing nothing: %d bytes", o.MaxRSS)
