@@ -24,9 +24,10 @@
 //     the group is killed as soon as VmHWM passes the limit);
 //   - outside change: anything changed but the project's own files (the
 //     step's may list; see entries_test.go for what each entry point may
-//     write) — the clone's .git, outside/, home/, src/ and the rest of
-//     the project are compared, by lstat and content hash, before and
-//     after every step;
+//     write) — the clone's .git, outside/, home/ and the rest of the
+//     project are compared, by lstat and content hash, before and after
+//     every step, the repository it was cloned from (src/) before and
+//     after the track, and /dev/zero and /dev/null by identity;
 //   - outside read: content of outside/ (a canary) in what the step
 //     printed or wrote;
 //   - allowed write: a PreToolUse the gate must deny that was not denied

@@ -160,7 +160,7 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 		res.setup = fmt.Errorf("snapshot: %w", err)
 		return res
 	}
-	before, err := take(sc.root, skip, nil)
+	before, err := takeWithDevices(sc.root, skip, nil)
 	if err != nil {
 		res.setup = fmt.Errorf("snapshot: %w", err)
 		return res
@@ -182,7 +182,7 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 	for _, st := range steps {
 		env := append(append([]string(nil), sc.env...), st.env...)
 		o := run(bin, st.args, sc.clone, env, st.stdin)
-		after, err := take(sc.root, skip, before)
+		after, err := takeWithDevices(sc.root, skip, before)
 		if err != nil {
 			res.setup = fmt.Errorf("snapshot after %s: %w", st.name, err)
 			return res
@@ -205,6 +205,29 @@ func runTrack(root, bin, gitconfig, base string, r repo, track string) (res trac
 		}
 	}
 	return res
+}
+
+// devices are the device files the repositories link to. The tests run
+// as whatever user runs them, root included, so a remove or rename that
+// followed a link could take one away: each is compared by identity
+// (inode, type, device number), not by times, which reads and writes of
+// a device may change.
+var devices = []string{"/dev/zero", "/dev/null"}
+
+// takeWithDevices is take, plus an entry "dev:/dev/zero" for each device.
+func takeWithDevices(root string, skip func(string) bool, prev snapshot) (snapshot, error) {
+	s, err := take(root, skip, prev)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devices {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(d, &st); err != nil {
+			continue // gone: the diff with the snapshot before shows it
+		}
+		s["dev:"+d] = entry{mode: modeOf(&st), ino: st.Ino, rdev: st.Rdev}
+	}
+	return s, nil
 }
 
 // judge applies the rules to one finished step. Each finding starts
