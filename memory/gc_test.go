@@ -396,7 +396,7 @@ func TestTaskCloseRunsAutoGC(t *testing.T) {
 	writeFile(t, filepath.Join(root, ".nexus", "state", "tasks.json"),
 		`{"goal":"g","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"completed","deps":[]}]}`)
 	head := git(t, root, nil, "rev-parse", "HEAD")
-	if _, err := taskClose.Run(context.Background(), env, map[string]any{}); err != nil {
+	if _, err := taskClose.Handle(context.Background(), env, map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	if git(t, root, nil, "rev-parse", "HEAD^") != head {

@@ -13,10 +13,16 @@
 //     pre_tool_use) that is a denial naming the problem, whatever
 //     gate.policy says: a tool call nexus cannot check never runs. Other
 //     events get the host's fail-open reply (exit 0, nothing on stdout).
-//   - nexus failing itself — no engine (configuration, distribution), an
-//     engine error, a panic — is what gate.policy decides for the tool
-//     gate: fail-open (the default) lets the call through, fail-closed
-//     denies it naming the problem. Other events fail open.
+//   - No engine — the configuration or the distribution could not be
+//     loaded — leaves nothing to judge with: no agent's capabilities are
+//     known. A repository can ship either broken (a .nexus/nexus.yaml that
+//     is not YAML, a FIFO, a node_modules distribution), so for the tool
+//     gate that too is a denial naming the problem, whatever gate.policy
+//     says. Other events fail open.
+//   - nexus failing itself while handling the event — an engine error, a
+//     panic — is what gate.policy decides for the tool gate: fail-open
+//     (the default) lets the call through, fail-closed denies it naming
+//     the problem. Other events fail open.
 //
 // State files are only ever replaced whole (internal/state), so a failure
 // cannot leave one half-written.
@@ -86,10 +92,22 @@ type Codec interface {
 	// Unreadable renders the denial of a tool call whose payload nexus
 	// could not read (whatever gate.policy says).
 	Unreadable(problem string) []byte
+	// Unjudged renders the denial of a tool call nexus had no engine to
+	// check with (whatever gate.policy says).
+	Unjudged(problem string) []byte
 	// PeekEvent names the host event of a payload Decode refused, read
 	// without decoding it ("" when it does not say).
 	PeekEvent(data []byte) string
 }
+
+// failure is what kind of failure a hook met (see the package doc).
+type failure int
+
+const (
+	failed     failure = iota // nexus failed while handling: gate.policy decides
+	unreadable                // the payload could not be read: the gate denies
+	unjudged                  // no engine to check with: the gate denies
+)
 
 // Runner runs hook invocations: one per process (Run), or one per line of
 // a long-lived connection, for a host that keeps nexus running beside it
@@ -116,7 +134,7 @@ type Runner struct {
 func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (code int) {
 	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
 	if err != nil {
-		r.write(stdout, r.fail(ctx, data, r.Event, lifecycle.Event{}, nil, fmt.Errorf("read stdin: %w", err), true))
+		r.write(stdout, r.fail(ctx, data, r.Event, lifecycle.Event{}, nil, fmt.Errorf("read stdin: %w", err), unreadable))
 		return 0
 	}
 	r.write(stdout, r.Handle(ctx, data))
@@ -137,38 +155,37 @@ func (r Runner) Handle(ctx context.Context, data []byte) (out []byte) {
 	var engine *lifecycle.Engine
 	defer func() {
 		if p := recover(); p != nil {
-			out = r.fail(ctx, data, hostEvent, ev, engine, fmt.Errorf("internal error: %v", p), false)
+			out = r.fail(ctx, data, hostEvent, ev, engine, fmt.Errorf("internal error: %v", p), failed)
 		}
 	}()
 	if len(data) > MaxPayload {
-		return r.fail(ctx, data, hostEvent, ev, nil, fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), true)
+		return r.fail(ctx, data, hostEvent, ev, nil, fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), unreadable)
 	}
 	// Decode bounds the payload's depth before anything is decoded.
 	var err error
 	hostEvent, ev, err = r.Codec.Decode(data, r.Event)
 	if err != nil {
-		return r.fail(ctx, data, hostEvent, ev, nil, err, true)
+		return r.fail(ctx, data, hostEvent, ev, nil, err, unreadable)
 	}
 	if engine, err = r.Engine(ctx, ev); err != nil {
-		return r.fail(ctx, data, hostEvent, ev, nil, err, false)
+		return r.fail(ctx, data, hostEvent, ev, nil, err, unjudged)
 	}
 	reply, err := engine.Handle(ctx, ev)
 	if err != nil {
-		return r.fail(ctx, data, hostEvent, ev, engine, err, false)
+		return r.fail(ctx, data, hostEvent, ev, engine, err, failed)
 	}
 	out, err = r.Codec.Encode(hostEvent, reply)
 	if err != nil {
-		return r.fail(ctx, data, hostEvent, ev, engine, err, false)
+		return r.fail(ctx, data, hostEvent, ev, engine, err, failed)
 	}
 	return out
 }
 
-// fail reports a failure (stderr, nexus.log) and returns the host's reply
-// to it; unreadable says the payload could not be read, so a gated event
-// is denied whatever the policy.
-func (r Runner) fail(ctx context.Context, data []byte, hostEvent string, ev lifecycle.Event, engine *lifecycle.Engine, err error, unreadable bool) []byte {
+// fail reports a failure of the given kind (stderr, nexus.log) and
+// returns the host's reply to it.
+func (r Runner) fail(ctx context.Context, data []byte, hostEvent string, ev lifecycle.Event, engine *lifecycle.Engine, err error, kind failure) []byte {
 	msg := oneLine(err.Error())
-	if unreadable && hostEvent == "" {
+	if kind == unreadable && hostEvent == "" {
 		hostEvent = r.Codec.PeekEvent(data)
 	}
 	fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
@@ -182,8 +199,10 @@ func (r Runner) fail(ctx context.Context, data []byte, hostEvent string, ev life
 		return nil
 	}
 	switch {
-	case unreadable:
+	case kind == unreadable:
 		return r.Codec.Unreadable(msg)
+	case kind == unjudged:
+		return r.Codec.Unjudged(msg)
 	case r.Policy != nil && r.Policy() == "fail-closed":
 		return r.Codec.FailClosed(msg)
 	}

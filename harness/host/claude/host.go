@@ -98,4 +98,5 @@ func (codec) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error) {
 func (codec) Gated(hostEvent string) bool      { return Gated(hostEvent) }
 func (codec) FailClosed(problem string) []byte { return FailClosed(problem) }
 func (codec) Unreadable(problem string) []byte { return Unreadable(problem) }
+func (codec) Unjudged(problem string) []byte   { return Unjudged(problem) }
 func (codec) PeekEvent(data []byte) string     { return PeekEvent(data) }

@@ -38,4 +38,5 @@ func (codec) Gated(hostEvent string) bool {
 }
 func (codec) FailClosed(problem string) []byte { return FailClosed(problem) }
 func (codec) Unreadable(problem string) []byte { return Unreadable(problem) }
+func (codec) Unjudged(problem string) []byte   { return Unjudged(problem) }
 func (codec) PeekEvent(data []byte) string     { return PeekEvent(data) }
