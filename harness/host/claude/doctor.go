@@ -502,15 +502,22 @@ func (c MCPInitialize) Run(ctx context.Context) []doctor.Finding {
 func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) doctor.Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
+	// The server's stderr is copied by exec itself, so once the client is
+	// closed (the process waited for) all of it has arrived.
 	var stderr lockedBuffer
 	tr := transport.NewStdioWithOptions("nexus", nil, nil,
 		transport.WithCommandFunc(func(ctx context.Context, _ string, _ []string, _ []string) (*exec.Cmd, error) {
-			return mk(ctx), nil
+			cmd := mk(ctx)
+			cmd.Stderr = &stderr
+			return cmd, nil
 		}),
-		transport.WithCommandStderrWriter(&stderr),
 		transport.WithCommandLogger(slog.New(slog.DiscardHandler)))
 	cl := client.NewClient(tr, client.WithLegacyProtocolOnly())
 	defer cl.Close()
+	said := func() string {
+		_ = cl.Close()
+		return tail(stderr.String())
+	}
 	start := time.Now()
 	if err := cl.Start(ctx); err != nil {
 		return doctor.Fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
@@ -519,7 +526,7 @@ func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec
 	req.Params.ClientInfo = mcp.Implementation{Name: "nexus-doctor", Version: "1"}
 	res, err := cl.Initialize(ctx, req)
 	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.how()+tail(stderr.String()), c.fixFor(fix))
+		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.how()+said(), c.fixFor(fix))
 	}
 	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
 		res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
@@ -529,7 +536,7 @@ func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec
 	list, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
 	took := time.Since(start)
 	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.how()+tail(stderr.String()), c.fixFor(fix))
+		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.how()+said(), c.fixFor(fix))
 	}
 	for _, t := range list.Tools {
 		if t.Name == tool {
@@ -537,7 +544,7 @@ func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec
 		}
 	}
 	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
-		what, tool, len(list.Tools), c.how(), tail(stderr.String())), c.fixFor(fix))
+		what, tool, len(list.Tools), c.how(), said()), c.fixFor(fix))
 }
 
 // lockedBuffer collects a probed server's stderr (written by the client's
