@@ -50,6 +50,16 @@ var commands = []command{
 	{"config", false, newConfigCmd},
 }
 
+// isHot reports whether name is a hot command.
+func isHot(name string) bool {
+	for _, c := range commands {
+		if c.hot && c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // app is what every command shares: the global flags and the composition
 // root (harness/compose) built from them on first use.
 type app struct {
@@ -97,17 +107,8 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 	pf.BoolVar(&a.jsonOut, "json", false, "print data as JSON where the command prints data")
 	a.root = root
 	root.SetHelpCommand(helpCommand(root))
-	hot := false
-	if len(args) > 0 {
-		for _, c := range commands {
-			if c.hot && c.name == args[0] {
-				root.AddCommand(c.new(a))
-				hot = true
-			}
-		}
-	}
-	if !hot {
-		for _, c := range commands {
+	for _, c := range commands {
+		if len(args) == 0 || !isHot(args[0]) || c.name == args[0] {
 			root.AddCommand(c.new(a))
 		}
 	}
