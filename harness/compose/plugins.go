@@ -77,7 +77,7 @@ func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.
 	for _, n := range decisionsapi.Tools() {
 		o.Reserved[n] = "nexus's bundled decision store"
 	}
-	if p := cfg.String("mcp.tool_prefix"); p != "" {
+	if p := toolPrefix(cfg); p != "" {
 		o.ReservedPrefixes = []string{p}
 	}
 	prog, err := hostProgram()

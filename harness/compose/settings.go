@@ -1,8 +1,6 @@
 package compose
 
 import (
-	"os"
-
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/memory"
@@ -30,8 +28,7 @@ type Settings struct {
 	// Decisions is decisions.enabled: the bundled decision store is
 	// declared (and served).
 	Decisions bool
-	// HostModels is a host's <host>.models mapping (model_tier → model),
-	// read by HostModels.
+	// cfg is what HostModels reads a host's <host>.models from.
 	cfg *config.Config
 }
 
@@ -39,10 +36,11 @@ type Settings struct {
 func SettingsFrom(cfg *config.Config) Settings {
 	caps, w1 := gate.RoleLists(cfg.Map("gate.extra_capabilities"), "gate.extra_capabilities")
 	denials, w2 := gate.RoleLists(cfg.Map("gate.extra_denials"), "gate.extra_denials")
+	prefix := toolPrefix(cfg)
 	return Settings{
-		ToolPrefix: cfg.String("mcp.tool_prefix"),
+		ToolPrefix: prefix,
 		Gate: gate.Options{
-			ToolPrefix:        cfg.String("mcp.tool_prefix"),
+			ToolPrefix:        prefix,
 			UnplannedEdit:     cfg.String("gate.unplanned_edit"),
 			ExtraCapabilities: caps,
 			ExtraDenials:      denials,
@@ -57,6 +55,11 @@ func SettingsFrom(cfg *config.Config) Settings {
 		cfg:            cfg,
 	}
 }
+
+// toolPrefix is mcp.tool_prefix, the prefix of nexus's MCP tools: the
+// gate, the lifecycle's messages, the memory reports, the agent files and
+// the plugins' reserved names all take it from here.
+func toolPrefix(cfg *config.Config) string { return cfg.String("mcp.tool_prefix") }
 
 // memoryGC reads memory.gc.* (a threshold left at its built-in default
 // counts as unset).
@@ -88,11 +91,4 @@ func (s Settings) HostModels(host string) map[string]any {
 		return nil
 	}
 	return s.cfg.Map(key)
-}
-
-// GatePolicy is gate.policy when no configuration could be loaded: the
-// variable NEXUS_GATE_POLICY alone decides, so a hook whose configuration
-// is broken still fails closed when that variable says so.
-func GatePolicyWithoutConfig() string {
-	return os.Getenv(config.EnvName("gate.policy"))
 }

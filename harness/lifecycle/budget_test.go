@@ -41,6 +41,33 @@ func TestCutTextBoundary(t *testing.T) {
 	}
 }
 
+// A host that counts bytes (Units Bytes): the cut and the fit stay within
+// max bytes, and a multi-byte character is never split.
+func TestBytesBudget(t *testing.T) {
+	const max = 10000
+	exact := strings.Repeat("é", max/2)
+	if got := Bytes.Cut(exact, max); got != exact {
+		t.Fatal("text of exactly max bytes was changed")
+	}
+	for _, s := range []string{strings.Repeat("é", max/2+1), strings.Repeat("😀", max), strings.Repeat("line of text\n", 2000)} {
+		got := Bytes.Cut(s, max)
+		if len(got) > max || !strings.Contains(got, "bytes") || strings.ContainsRune(got, '\uFFFD') {
+			t.Errorf("cut to %d bytes (max %d), or a character split: %q", len(got), max, got[len(got)-100:])
+		}
+	}
+	// 3,000 é are 3,000 UTF-16 units but 6,000 bytes: over a byte budget
+	// of 5,000, the list is clipped.
+	e := &Engine{o: Options{Host: HostProfile{ContextBudget: 5000, TextUnits: Bytes}}}
+	out := e.fit([]part{{text: "head"}, {text: strings.Repeat("é\n", 3000), more: "call x"}})
+	if len(out) > 5000 || !strings.Contains(out, "call x") {
+		t.Errorf("fit gave %d bytes for a byte budget of 5000", len(out))
+	}
+	e.o.Host.TextUnits = UTF16
+	if out := e.fit([]part{{text: "head"}, {text: strings.Repeat("é\n", 2000)}}); strings.Contains(out, "more line") {
+		t.Error("a UTF-16 budget clipped text within it")
+	}
+}
+
 func TestFitClipsWithPointersAndKeepsTheSkill(t *testing.T) {
 	e, _ := newEngine(t, Options{Host: HostProfile{ContextBudget: 500}})
 	var long []string

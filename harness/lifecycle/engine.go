@@ -80,11 +80,14 @@ type HostProfile struct {
 	// neutral spelling).
 	Skills *tags.Spelling
 	// ContextBudget bounds the text of a reply's Context (and Notice) in
-	// UTF-16 units, as the host counts them; 0 = unbounded. Long state
+	// TextUnits, as the host counts them; 0 = unbounded. Long state
 	// (status lists, the knowledge index, tracked agents) is clipped with a
 	// pointer to the tool returning the rest, and a skill too long to
 	// inject is named for the host to load (see SkillLoader).
 	ContextBudget int
+	// TextUnits is what ContextBudget counts: UTF-16 code units (the zero
+	// value, a JavaScript host) or bytes.
+	TextUnits Units
 	// SkillLoader, when set, returns how the model loads a skill itself
 	// when its text cannot be injected whole (a host's skill tool with the
 	// installed skill's name); ok is false when it cannot.
