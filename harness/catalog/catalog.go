@@ -36,6 +36,9 @@ type Options struct {
 	// how the host names nexus's MCP tools (mcp__nexus__).
 	HostMap       *gate.Map
 	ToolRefPrefix string
+	// MCPName is how the host's tool names hold an MCP tool's name (nil:
+	// mcp__<server>__<name>), for configured denials named the host's way.
+	MCPName func(hostTool string) string
 	// Skills is how skill bodies' primitives read in the host (nil: the
 	// neutral spelling).
 	Skills *tags.Spelling
@@ -49,7 +52,7 @@ type Options struct {
 // package supplies (harness/host/<host>): its map, how it names nexus's
 // tools and agents, its spelling.
 func (o Options) WithHost(p lifecycle.HostProfile) Options {
-	o.HostMap, o.ToolRefPrefix, o.Skills, o.AgentPrefix = p.Map, p.ToolPrefix, p.Skills, p.AgentPrefix
+	o.HostMap, o.ToolRefPrefix, o.Skills, o.AgentPrefix, o.MCPName = p.Map, p.ToolPrefix, p.Skills, p.AgentPrefix, p.MCPName
 	return o
 }
 
@@ -101,7 +104,7 @@ type Skill struct {
 // Build derives the catalog for a host.
 func Build(o Options) (*Catalog, error) {
 	gopt := o.Gate
-	gopt.Core, gopt.HostMap, gopt.ToolPrefix, gopt.ToolClasses, gopt.ToolRefPrefix = o.Core, o.HostMap, o.ToolPrefix, o.ToolClasses, o.ToolRefPrefix
+	gopt.Core, gopt.HostMap, gopt.ToolPrefix, gopt.ToolClasses, gopt.ToolRefPrefix, gopt.MCPName = o.Core, o.HostMap, o.ToolPrefix, o.ToolClasses, o.ToolRefPrefix, o.MCPName
 	g, _, err := gate.New(gopt)
 	if err != nil {
 		return nil, err

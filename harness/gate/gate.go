@@ -76,6 +76,45 @@ type Options struct {
 	// ToolRefPrefix is how the host names nexus's MCP tools before the
 	// tool prefix (mcp__nexus__; "" = the bare served name); see ToolRef.
 	ToolRefPrefix string
+	// MCPName, when set, is the name an MCP server serves a tool under, as
+	// the host's tool name holds it ("" when it is not an MCP tool); nil
+	// is the mcp__<server>__<name> convention, which most MCP hosts follow.
+	MCPName func(hostTool string) string
+	// Analyzers work out what one call of a host tool does when its map
+	// entry's classes cannot say alone (a patch tool naming the files it
+	// adds, changes and deletes), by tool name; what they find is added to
+	// the entry's classes and files.
+	Analyzers map[string]Analyzer
+}
+
+// Analyzer reads one call of a host tool (its input) and says what it
+// does. A call it cannot read must come back Unknown with a file-writing
+// class, so that the gate fails closed.
+type Analyzer func(input map[string]any) Effect
+
+// Effect is what an Analyzer found.
+type Effect struct {
+	// Classes are the semantic classes of the call (file_creation,
+	// file_modification, file_deletion, ...).
+	Classes []string
+	// Files are the files the call touches, relative to the call's working
+	// directory or absolute.
+	Files []string
+	// Unknown says that some file the call writes could not be named.
+	Unknown bool
+	// Why explains the analysis, for denials.
+	Why []string
+}
+
+// mcpName is the mcp__<server>__<name> convention: the name after the
+// server, "" when tool is not such a name.
+func mcpName(tool string) string {
+	if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
+		if i := strings.Index(rest, "__"); i >= 0 {
+			return rest[i+2:]
+		}
+	}
+	return ""
 }
 
 // Gate decides tool calls for one host and project configuration.
@@ -84,6 +123,8 @@ type Gate struct {
 	host      *Map
 	nexus     map[string][]string // abstract nexus tool → classes
 	plugin    func(string) ([]string, bool)
+	mcpName   func(string) string
+	analyzers map[string]Analyzer
 	prefix    string
 	refPrefix string
 	unplanned string
@@ -116,11 +157,16 @@ func New(o Options) (*Gate, []string, error) {
 		host:         hm,
 		nexus:        map[string][]string{},
 		plugin:       o.PluginTool,
+		mcpName:      o.MCPName,
+		analyzers:    o.Analyzers,
 		prefix:       o.ToolPrefix,
 		refPrefix:    o.ToolRefPrefix,
 		unplanned:    unplanned,
 		extraCaps:    map[string][]string{},
 		extraDenials: map[string][]string{},
+	}
+	if g.mcpName == nil {
+		g.mcpName = mcpName
 	}
 	for name, e := range nm.Tools {
 		g.nexus[name] = union(e.Classes)
@@ -270,6 +316,18 @@ func (g *Gate) Classify(tool string, input map[string]any, declared []string, di
 			}
 		}
 	}
+	if a := g.analyzers[tool]; a != nil {
+		e := a(input)
+		c.Classes = union(c.Classes, e.Classes)
+		for _, f := range e.Files {
+			c.Files = append(c.Files, resolve(dir, f))
+		}
+		if e.Unknown {
+			c.Classes = union(c.Classes, []string{"file_modification"})
+			c.WritesUnknown = true
+		}
+		c.Why = append(c.Why, e.Why...)
+	}
 	for _, cl := range c.Classes {
 		if IsFileWriteClass(cl) {
 			c.Writes = true
@@ -295,10 +353,8 @@ func resolve(dir, p string) string {
 // mcp__<server>__nx_task_add, nx_task_add and task_add all give task_add.
 func (g *Gate) NexusName(tool string) (string, bool) {
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	if g.prefix != "" {
 		if abs, ok := strings.CutPrefix(name, g.prefix); ok {
@@ -320,10 +376,8 @@ func (g *Gate) pluginTool(tool string) (string, []string, bool) {
 		return "", nil, false
 	}
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	classes, ok := g.plugin(name)
 	return name, classes, ok
@@ -451,10 +505,8 @@ func (g *Gate) sameTool(configured, called string) bool {
 
 func (g *Gate) bare(tool string) string {
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	if g.prefix != "" {
 		if abs, ok := strings.CutPrefix(name, g.prefix); ok && abs != "" {

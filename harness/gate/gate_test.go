@@ -108,3 +108,46 @@ func TestHostMapFromOptions(t *testing.T) {
 		t.Errorf("a tool outside the map has classes %v", c.Classes)
 	}
 }
+
+// A host's analyzer adds what one call does to its tool's classes: the
+// files it names are judged like any edit's, and a call it cannot read
+// fails closed. A host's own MCP naming finds nexus's tools.
+func TestAnalyzerAndMCPName(t *testing.T) {
+	core := loadCore(t)
+	hm, err := ParseMap("test", []byte("host: test\ntools:\n  patch: {classes: [code_patch]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch := func(input map[string]any) Effect {
+		text, _ := input["patch"].(string)
+		if text == "" {
+			return Effect{Unknown: true, Why: []string{"the patch could not be read"}}
+		}
+		return Effect{Classes: []string{"file_creation"}, Files: []string{text}}
+	}
+	g, _, err := New(Options{Core: core, HostMap: hm, ToolPrefix: "nx_", ToolRefPrefix: "nexus_", Analyzers: map[string]Analyzer{"patch": patch},
+		MCPName: func(tool string) string { name, _ := strings.CutPrefix(tool, "nexus_"); return name }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.Classify("patch", map[string]any{"patch": "src/a.go"}, nil, "/p")
+	if !c.Writes || c.WritesUnknown || len(c.Files) != 1 || c.Files[0] != "/p/src/a.go" {
+		t.Errorf("patch: %+v", c)
+	}
+	if v := g.Check(Call{Role: "architect", Classification: c}, true, "/p/.nexus"); v.Decision != Deny || v.Capability != "no_file_edit" {
+		t.Errorf("architect's patch: %+v", v)
+	}
+	c = g.Classify("patch", map[string]any{}, nil, "/p")
+	if !c.Writes || !c.WritesUnknown {
+		t.Errorf("an unreadable patch must count as writing an unknown file: %+v", c)
+	}
+	if v := g.Check(Call{Role: "", Classification: c}, false, "/p/.nexus"); v.Decision != Deny || v.Rule != RuleUnplannedEdit {
+		t.Errorf("Lead's unreadable patch, unplanned: %+v", v)
+	}
+	if n, ok := g.NexusName("nexus_nx_task_add"); !ok || n != "task_add" {
+		t.Errorf("NexusName by the host's naming = %q %v", n, ok)
+	}
+	if g.ToolRef("task_add") != "nexus_nx_task_add" {
+		t.Errorf("ToolRef = %q", g.ToolRef("task_add"))
+	}
+}

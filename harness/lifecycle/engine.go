@@ -74,8 +74,14 @@ type Options struct {
 type HostProfile struct {
 	// Name is the host's name, for logs.
 	Name string
-	// Map is the capability map of the host's own tools (nil: none).
-	Map *gate.Map
+	// Map is the capability map of the host's own tools (nil: none);
+	// Analyzers read the calls of those of its tools whose classes alone
+	// cannot say what a call does (a patch tool); MCPName is how the
+	// host's tool names hold an MCP tool's name (nil: mcp__<server>__<name>).
+	// All three go to the gate (gate.Options).
+	Map       *gate.Map
+	Analyzers map[string]gate.Analyzer
+	MCPName   func(hostTool string) string
 	// Skills is how skill bodies' primitives read in the host (nil: the
 	// neutral spelling).
 	Skills *tags.Spelling
@@ -155,6 +161,7 @@ func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {
 	}
 	o := e.o.Gate
 	o.Core, o.HostMap, o.ToolPrefix, o.ToolClasses, o.PluginTool, o.ToolRefPrefix = e.o.Core, e.o.Host.Map, e.o.ToolPrefix, e.o.ToolClasses, e.o.PluginTool, e.o.Host.ToolPrefix
+	o.MCPName, o.Analyzers = e.o.Host.MCPName, e.o.Host.Analyzers
 	g, warnings, err := gate.New(o)
 	if err != nil {
 		return nil, err
