@@ -45,7 +45,6 @@ type Stages struct {
 	Plugins pluginhost.Options
 
 	userFile string
-	host     lifecycle.HostProfile
 }
 
 // Stages runs every stage for the project's .nexus folder (nexusRoot as

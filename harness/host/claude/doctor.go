@@ -512,7 +512,9 @@ func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec
 			return cmd, nil
 		}),
 		transport.WithCommandLogger(slog.New(slog.DiscardHandler)))
-	cl := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	// The newest version the library knows that still has the initialize
+	// handshake: what an MCP host of today (Claude Code) speaks.
+	cl := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
 	defer cl.Close()
 	said := func() string {
 		_ = cl.Close()
