@@ -401,7 +401,11 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 			Reason   string `json:"permissionDecisionReason"`
 		} `json:"hookSpecificOutput"`
 	}
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" {
+	// The denial must be the engine's unplanned-edit rule: a hook that
+	// could not load its configuration or distribution denies every call
+	// too, naming that problem instead.
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" ||
+		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {
 			got = "nothing"

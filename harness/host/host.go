@@ -12,10 +12,16 @@
 //     pre_tool_use) that is a denial naming the problem, whatever
 //     gate.policy says: a tool call nexus cannot check never runs. Other
 //     events get the host's fail-open reply (exit 0, nothing on stdout).
-//   - nexus failing itself — no engine (configuration, distribution), an
-//     engine error, a panic — is what gate.policy decides for the tool
-//     gate: fail-open (the default) lets the call through, fail-closed
-//     denies it naming the problem. Other events fail open.
+//   - No engine — the configuration or the distribution could not be
+//     loaded — leaves nothing to judge with: no agent's capabilities are
+//     known. A repository can ship either broken (a .nexus/nexus.yaml that
+//     is not YAML, a FIFO, a node_modules distribution), so for the tool
+//     gate that too is a denial naming the problem, whatever gate.policy
+//     says. Other events fail open.
+//   - nexus failing itself while handling the event — an engine error, a
+//     panic — is what gate.policy decides for the tool gate: fail-open
+//     (the default) lets the call through, fail-closed denies it naming
+//     the problem. Other events fail open.
 //
 // State files are only ever replaced whole (internal/state), so a failure
 // cannot leave one half-written.
@@ -52,6 +58,9 @@ type Adapter interface {
 	// Unreadable renders the denial of a tool call whose payload nexus
 	// could not read (whatever gate.policy says).
 	Unreadable(problem string) []byte
+	// Unjudged renders the denial of a tool call nexus had no engine to
+	// check with (whatever gate.policy says).
+	Unjudged(problem string) []byte
 	// PeekEvent names the host event of a payload Decode refused, read
 	// without decoding it ("" when it does not say).
 	PeekEvent(data []byte) string
@@ -80,6 +89,7 @@ func (claudeAdapter) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error)
 func (claudeAdapter) Gated(hostEvent string) bool      { return claude.Gated(hostEvent) }
 func (claudeAdapter) FailClosed(problem string) []byte { return claude.FailClosed(problem) }
 func (claudeAdapter) Unreadable(problem string) []byte { return claude.Unreadable(problem) }
+func (claudeAdapter) Unjudged(problem string) []byte   { return claude.Unjudged(problem) }
 func (claudeAdapter) PeekEvent(data []byte) string     { return claude.PeekEvent(data) }
 
 type neutralAdapter struct{}
@@ -95,7 +105,17 @@ func (neutralAdapter) Gated(hostEvent string) bool {
 }
 func (neutralAdapter) FailClosed(problem string) []byte { return neutral.FailClosed(problem) }
 func (neutralAdapter) Unreadable(problem string) []byte { return neutral.Unreadable(problem) }
+func (neutralAdapter) Unjudged(problem string) []byte   { return neutral.Unjudged(problem) }
 func (neutralAdapter) PeekEvent(data []byte) string     { return neutral.PeekEvent(data) }
+
+// failure is what kind of failure a hook met (see the package doc).
+type failure int
+
+const (
+	failed     failure = iota // nexus failed while handling: gate.policy decides
+	unreadable                // the payload could not be read: the gate denies
+	unjudged                  // no engine to check with: the gate denies
+)
 
 // Runner runs one hook invocation.
 type Runner struct {
@@ -121,11 +141,10 @@ func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (cod
 	var ev lifecycle.Event
 	var engine *lifecycle.Engine
 	var data []byte
-	// fail reports a failure; unreadable says the payload could not be
-	// read, so a gated event is denied whatever the policy.
-	fail := func(err error, unreadable bool) {
+	// fail reports a failure of the given kind.
+	fail := func(err error, kind failure) {
 		msg := oneLine(err.Error())
-		if unreadable && hostEvent == "" {
+		if kind == unreadable && hostEvent == "" {
 			hostEvent = r.Adapter.PeekEvent(data)
 		}
 		fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
@@ -139,46 +158,48 @@ func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (cod
 			return
 		}
 		switch {
-		case unreadable:
+		case kind == unreadable:
 			_, _ = stdout.Write(r.Adapter.Unreadable(msg))
+		case kind == unjudged:
+			_, _ = stdout.Write(r.Adapter.Unjudged(msg))
 		case r.Policy != nil && r.Policy() == "fail-closed":
 			_, _ = stdout.Write(r.Adapter.FailClosed(msg))
 		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			fail(fmt.Errorf("internal error: %v", p), false)
+			fail(fmt.Errorf("internal error: %v", p), failed)
 			code = 0
 		}
 	}()
 
 	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
 	if err != nil {
-		fail(fmt.Errorf("read stdin: %w", err), true)
+		fail(fmt.Errorf("read stdin: %w", err), unreadable)
 		return 0
 	}
 	if len(data) > MaxPayload {
-		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), true)
+		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), unreadable)
 		return 0
 	}
 	// Decode bounds the payload's depth before anything is decoded.
 	hostEvent, ev, err = r.Adapter.Decode(data, r.Event)
 	if err != nil {
-		fail(err, true)
+		fail(err, unreadable)
 		return 0
 	}
 	if engine, err = r.Engine(ctx, ev); err != nil {
-		fail(err, false)
+		fail(err, unjudged)
 		return 0
 	}
 	reply, err := engine.Handle(ctx, ev)
 	if err != nil {
-		fail(err, false)
+		fail(err, failed)
 		return 0
 	}
 	out, err := r.Adapter.Encode(hostEvent, reply)
 	if err != nil {
-		fail(err, false)
+		fail(err, failed)
 		return 0
 	}
 	if len(out) > 0 {

@@ -61,8 +61,10 @@ func TestFailurePolicy(t *testing.T) {
 		{"observing event, closed", "claude", "PostToolUse", `{{`, "fail-closed", noEngine, false, "invalid JSON payload"},
 		{"unknown event, closed", "claude", "", `{"hook_event_name":"Notification"}`, "fail-closed", noEngine, false, "unknown Claude Code hook event"},
 		{"too big, closed", "claude", "PreToolUse", big, "fail-closed", noEngine, true, "payload over 10 MiB"},
-		{"engine error, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-open", noEngine, false, "distribution not found; (looked in 3 places)"},
-		{"engine error, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", noEngine, true, "distribution not found"},
+		{"no engine, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-open", noEngine, true, "distribution not found; (looked in 3 places)"},
+		{"no engine, observing event, open", "claude", "", `{"hook_event_name":"PostToolUse","tool_name":"Edit"}`, "fail-open", noEngine, false, "distribution not found"},
+		{"neutral no engine, open", "neutral", "", `{"event":"pre_tool_use","tool":"apply_patch"}`, "fail-open", noEngine, true, "distribution not found"},
+		{"no engine, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", noEngine, true, "distribution not found"},
 		{"panic, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) { panic("boom") }, true, "internal error: boom"},
 		{"neutral mistyped, closed", "neutral", "", `{"event":"pre_tool_use","tool":1}`, "fail-closed", noEngine, true, "wrong type"},
 		{"neutral missing field, open", "neutral", "", `{"event":"pre_tool_use"}`, "fail-open", noEngine, true, "field tool is required"},
@@ -84,10 +86,11 @@ func TestFailurePolicy(t *testing.T) {
 			if tt.deny != strings.Contains(out, `"deny"`) {
 				t.Errorf("stdout %q, deny %v", out, tt.deny)
 			}
-			// An unreadable call is denied as such, whatever the policy;
-			// nexus failing is the policy's denial.
-			if tt.deny && tt.policy == "fail-open" && !strings.Contains(out, "could not read the call") {
-				t.Errorf("stdout %q does not say the call could not be read", out)
+			// An unreadable call, or one with no engine to check it, is
+			// denied as such whatever the policy; nexus failing while it
+			// handles the call is the policy's denial.
+			if tt.deny && tt.policy == "fail-open" && !strings.Contains(out, "could not read the call") && !strings.Contains(out, "could not load what it checks") {
+				t.Errorf("stdout %q does not say why the call could not be checked", out)
 			}
 			if !tt.deny && out != "" {
 				t.Errorf("fail-open wrote %q", out)

@@ -93,6 +93,13 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 		notices = append(notices, text)
 		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
 	}
+	if res.Unread > 0 {
+		text := fmt.Sprintf("nexus read the first %d KiB of this message for tags and not the %d bracket tokens after that (a message is read for tags up to %d KiB). Send tags still wanted in a shorter message.",
+			tags.MaxScanBytes>>10, res.Unread, tags.MaxScanBytes>>10)
+		parts = append(parts, part{text: text})
+		notices = append(notices, text)
+		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
+	}
 	parts = append(parts, e.guidance(len(res.Fired) > 0)...)
 	if len(parts) == 0 {
 		return Reply{}, nil

@@ -74,3 +74,42 @@ func BenchmarkDetect(b *testing.B) {
 		})
 	}
 }
+
+// TestDetectScanWindow: a message is read for tags up to MaxScanBytes; a
+// token that ends there fires, one past it is only counted in Unread, and
+// an action's text still runs to the end of the message.
+func TestDetectScanWindow(t *testing.T) {
+	d := New(loadCore(t).Tags())
+	pad := func(n int) string { return strings.Repeat("x", n) }
+	r := d.Detect(pad(MaxScanBytes-len("[plan]")) + "[plan]")
+	if r.Skill == nil || r.Unread != 0 {
+		t.Errorf("a tag ending at the window's end: skill %v, unread %d", r.Skill, r.Unread)
+	}
+	r = d.Detect("[m] " + pad(MaxScanBytes) + " [plan] [d] tail")
+	if r.Skill != nil || len(r.Actions) != 1 || r.Unread != 2 {
+		t.Fatalf("tags past the window: skill %v, %d actions, unread %d", r.Skill, len(r.Actions), r.Unread)
+	}
+	if !strings.HasSuffix(r.Actions[0].Text, "[d] tail") {
+		t.Errorf("the action's text stops short of the message's end: …%q", r.Actions[0].Text[len(r.Actions[0].Text)-20:])
+	}
+	if r = d.Detect(pad(2 * MaxScanBytes)); r.Unread != 0 {
+		t.Errorf("a long message without tags: unread %d", r.Unread)
+	}
+}
+
+// TestDetectMemoryIsBounded: a prompt as large as a hook payload may be
+// (9 MiB), of the units that cost the most, allocates a bounded amount:
+// one of backtick spans took 1 GB, one of 2.4 million [d] tags 290 MB.
+func TestDetectMemoryIsBounded(t *testing.T) {
+	d := New(loadCore(t).Tags())
+	for _, u := range scaleUnits {
+		msg := strings.Repeat(u, (9<<20)/len(u))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		d.Detect(msg)
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+			t.Errorf("%q × %d: %d MiB allocated", u, (9<<20)/len(u), n>>20)
+		}
+	}
+}

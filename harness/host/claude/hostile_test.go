@@ -2,10 +2,12 @@ package claude
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	sft "github.com/nexus-harness/nexus/internal/safefile/safefiletest"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -67,6 +69,34 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// A settings or MCP file nested deeper than jsonscan.MaxDepth is refused
+// by name before it is decoded, and left as it is: a 20 KB .mcp.json
+// nested 10,000 deep took install 1.6 GB and was rewritten as 200 MB.
+func TestInstallRefusesDeepJSON(t *testing.T) {
+	for _, rel := range []string{".claude/settings.json", ".mcp.json"} {
+		proj := t.TempDir()
+		p := filepath.Join(proj, filepath.FromSlash(rel))
+		deep := `{"a":` + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) + "}"
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(deep), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := testInstallOptions()
+		o.Scope, o.Project, o.Files = ScopeProject, proj, ownedFiles("1")
+		var err error
+		sft.Within(t, sft.Deadline, "install", func() { _, err = Install(o) })
+		limit := (&jsonscan.DepthError{Limit: jsonscan.MaxDepth}).Error()
+		if err == nil || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), filepath.Base(p)) {
+			t.Errorf("%s: want a depth refusal naming the file, got %v", rel, err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != deep {
+			t.Errorf("%s was changed (%d bytes)", rel, len(b))
 		}
 	}
 }
