@@ -431,6 +431,14 @@ func FailClosed(problem string) []byte {
 	return b
 }
 
+// Unjudged is the reply to a PreToolUse nexus has nothing to check with:
+// its configuration or the nexus-core distribution could not be loaded (a
+// repository can ship either broken). A denial, whatever gate.policy says.
+func Unjudged(problem string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
+	return b
+}
+
 // Unreadable is the reply to a PreToolUse whose payload nexus could not
 // read: a denial, whatever gate.policy says, since nothing about the call
 // could be checked.
