@@ -24,6 +24,6 @@ if ! command -v rg >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends ripgrep
 	command -v rg >/dev/null || { echo "e2e setup: apt-get installed ripgrep but rg is still not on PATH" >&2; exit 1; }
 fi
-rg --version | head -1
+rg --version | sed -n 1p
 exec scripts/e2e/lib/npm-pinned.sh scripts/e2e/opencode opencode sh -c \
 	'node_modules/.bin/opencode --version 2>/dev/null || { node node_modules/opencode-ai/postinstall.mjs && node_modules/.bin/opencode --version; }'
