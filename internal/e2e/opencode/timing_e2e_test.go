@@ -78,6 +78,16 @@ func median(ds []time.Duration) time.Duration {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// p90 is the nearest-rank 90th percentile.
+func p90(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[(len(s)*9+9)/10-1]
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // BenchmarkOpenCodeSession: the wall time of a scripted `opencode run`
@@ -116,7 +126,9 @@ func BenchmarkOpenCodeSession(b *testing.B) {
 // a session of 100 sequential read calls: a process per call (node spawn,
 // Bun.spawn; the Go test binary as the program, and the static nexus
 // binary's `nexus version` for a process that does a little more), a
-// long-lived child over stdio, and the bare hook. It reports the median
+// long-lived child over pipes read through the event loop (stdio) or over
+// FIFOs read synchronously (fifosync, fifopoll), one event-loop turn
+// (yield), and the bare hook (trivial). It reports the median
 // per call and the session's wall time.
 // go test -tags e2e -run '^$' -bench OpenCodeToolHook -benchtime 1x ./internal/e2e/opencode
 func BenchmarkOpenCodeToolHook(b *testing.B) {
@@ -130,7 +142,10 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 		cmd        []string
 	}{
 		{"trivial", "trivial", nil},
+		{"yield", "yield", nil},
 		{"stdio", "stdio", []string{self, echoServeArg}},
+		{"fifosync", "fifosync", []string{self, echoServeArg}},
+		{"fifopoll", "fifopoll", []string{self, echoServeArg}},
 		{"spawn", "spawn", []string{self, echoOnceArg}},
 		{"bunspawn", "bunspawn", []string{self, echoOnceArg}},
 		{"spawn-nexus-version", "spawn", []string{filepath.Join(binDir, "nexus"), "version"}},
@@ -164,6 +179,7 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 				perCall = append(perCall, got...)
 			}
 			b.ReportMetric(float64(median(perCall))/float64(time.Microsecond), "µs-median/call")
+			b.ReportMetric(float64(p90(perCall))/float64(time.Microsecond), "µs-p90/call")
 			b.ReportMetric(ms(median(walls)), "ms-session")
 		})
 	}

@@ -6,11 +6,20 @@
 //   spawn     node:child_process spawn of $OC_TIMING_CMD per call: one JSON
 //             line in, wait for its answer and its exit
 //   bunspawn  the same with Bun.spawn
+//   yield     no program: one turn of the event loop (setImmediate)
 //   stdio     one long-lived $OC_TIMING_CMD started with the plugin: one
-//             JSON line in and one line back per call
+//             JSON line in and one line back per call over pipes, read
+//             through the event loop
+//   fifosync  the same child with two FIFOs as its standard input and
+//             output, read with a blocking fs.readSync (the event loop
+//             waits for the answer)
+//   fifopoll  the same with a non-blocking read retried after 20 µs
+//             (Atomics.wait) up to a deadline
 // Node built-ins only.
 import fs from "node:fs"
-import { spawn } from "node:child_process"
+import { spawn, execFileSync } from "node:child_process"
+import os from "node:os"
+import path from "node:path"
 
 const MODE = process.env.OC_TIMING_MODE || "trivial"
 const LOG = process.env.OC_TIMING_LOG
@@ -62,8 +71,61 @@ function serve() {
   })
 }
 
+// fifo starts the long-lived child with a FIFO for each direction and
+// returns a synchronous ask. Every end is opened without blocking: a
+// non-blocking reader first, then the writer, then the reader that stays
+// (blocking unless poll), so no open waits for the other side. The child
+// gets end of file when this process closes (or loses) its writer.
+function fifo(poll) {
+  const { O_RDONLY, O_WRONLY, O_NONBLOCK } = fs.constants
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "oc-timing-"))
+  const req = path.join(dir, "req")
+  const resp = path.join(dir, "resp")
+  execFileSync("mkfifo", ["-m", "600", req, resp])
+  let tmp = fs.openSync(req, O_RDONLY | O_NONBLOCK)
+  const reqW = fs.openSync(req, O_WRONLY)
+  const childIn = fs.openSync(req, O_RDONLY)
+  fs.closeSync(tmp)
+  tmp = fs.openSync(resp, O_RDONLY | O_NONBLOCK)
+  const childOut = fs.openSync(resp, O_WRONLY)
+  const respR = poll ? tmp : fs.openSync(resp, O_RDONLY)
+  if (!poll) fs.closeSync(tmp)
+  spawn(CMD[0], CMD.slice(1), { stdio: [childIn, childOut, "inherit"] })
+  fs.closeSync(childIn)
+  fs.closeSync(childOut)
+  fs.rmSync(dir, { recursive: true })
+  const buf = Buffer.alloc(1 << 16)
+  const sleeper = new Int32Array(new SharedArrayBuffer(4))
+  return (line) => {
+    fs.writeSync(reqW, line)
+    let out = ""
+    const deadline = Date.now() + 5000
+    for (;;) {
+      let n
+      try {
+        n = fs.readSync(respR, buf, 0, buf.length, null)
+      } catch (e) {
+        if (e.code !== "EAGAIN" || Date.now() > deadline) throw e
+        Atomics.wait(sleeper, 0, 0, 0.02)
+        continue
+      }
+      if (n === 0) throw new Error("the child closed its output")
+      out += buf.toString("utf8", 0, n)
+      if (out.endsWith("\n")) return out
+    }
+  }
+}
+
 export const Timing = async () => {
-  const ask = MODE === "stdio" ? serve() : MODE === "spawn" ? spawnOnce : MODE === "bunspawn" ? bunSpawnOnce : null
+  const asks = {
+    stdio: () => serve(),
+    fifosync: () => fifo(false),
+    fifopoll: () => fifo(true),
+    spawn: () => spawnOnce,
+    bunspawn: () => bunSpawnOnce,
+    yield: () => () => new Promise((resolve) => setImmediate(() => resolve("{}"))),
+  }
+  const ask = asks[MODE]?.()
   return {
     "tool.execute.before": async (input, output) => {
       const start = process.hrtime.bigint()
