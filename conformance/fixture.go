@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/conformance/assertion"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -193,7 +194,7 @@ func CoreSources(fsys fs.FS, where func(rel string) string) []Source {
 // *.json files and those of its tools/, lifecycle/ and scenarios/
 // subdirectories, when present.
 func DirSources(dir string) []Source {
-	fsys := os.DirFS(dir)
+	fsys := safefile.DirFS(dir, safefile.FSLimits{File: maxFixtureFile, Entries: maxFixtureEntries, Depth: 4})
 	out := []Source{{FS: fsys, Dir: ".", Where: dir, Label: dir}}
 	for _, d := range []string{"tools", "lifecycle", "scenarios"} {
 		sub := filepath.Join(dir, d)

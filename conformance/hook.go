@@ -328,7 +328,7 @@ func (ep *eventParams) decode(typ string, params map[string]any) error {
 // trackedName returns the agent_name the harness's tracker records for an
 // agent id, or "".
 func trackedName(p Project, agentID string) string {
-	data, err := os.ReadFile(filepath.Join(p.NexusDir, "state", p.HarnessID, "agent-tracker.json"))
+	data, err := readScratch(filepath.Join(p.NexusDir, "state", p.HarnessID, "agent-tracker.json"))
 	if err != nil {
 		return ""
 	}

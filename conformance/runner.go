@@ -554,7 +554,7 @@ func (run *caseRun) checkFiles(specs []FileSpec, step int, desc string) {
 // readDoc parses a state file for assertions. A .jsonl file is read as the
 // array of its non-empty lines.
 func readDoc(path string) (any, error) {
-	data, err := os.ReadFile(path)
+	data, err := readScratch(path)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ type baseline struct {
 // snapshot reads history.json's cycles before a call, to prove afterwards
 // that the call only appended.
 func snapshotHistory(dir string) ([]any, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, historyFile))
+	b, err := readScratch(filepath.Join(dir, historyFile))
 	if err != nil {
 		return nil, false
 	}
@@ -79,7 +79,7 @@ func snapshotHistory(dir string) ([]any, bool) {
 // there was no readable history.json).
 func (r *Runner) checkState(dir string, base baseline, before []any, hadHistory bool) (fails []Failure, notes []string) {
 	for _, f := range stateFiles(dir) {
-		data, err := os.ReadFile(filepath.Join(dir, f.rel))
+		data, err := readScratch(filepath.Join(dir, f.rel))
 		if err != nil {
 			fails = append(fails, schemaFailure(f.rel, fmt.Sprintf("cannot read: %v", err)))
 			continue

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // HookPlugins hands a hook's event to the plugins subscribed to it
@@ -61,7 +61,7 @@ func (h *HookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 }
 
 // viaServer asks the project's hook server, and starts one when none runs.
-func (h *HookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *contract.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
+func (h *HookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *sdk.Event, budget time.Duration) (*pluginhost.DispatchResult, error) {
 	if h.HookServer == nil || !h.HookServer() || o.HostProgram == "" {
 		return nil, pluginhost.ErrNoHookServer // in-process (which reports a missing plugin host)
 	}
@@ -82,7 +82,7 @@ func (h *HookPlugins) viaServer(ctx context.Context, o pluginhost.Options, ev *c
 // inProcess starts the subscribed plugins for this hook alone (through a
 // plugin host of its own), dispatches, and stops them. Only the subscribed
 // manifests are validated.
-func (h *HookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *contract.Event) *pluginhost.DispatchResult {
+func (h *HookPlugins) inProcess(ctx context.Context, o pluginhost.Options, event, tool string, ev *sdk.Event) *pluginhost.DispatchResult {
 	o.OnlyEvent, o.OnlyTool = event, tool
 	o.Logger = pluginhost.NopLogger{} // failures reach nexus.log through the reply
 	m, err := pluginhost.Open(o)

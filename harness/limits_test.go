@@ -143,16 +143,50 @@ func TestIntegersOutsideTheSafeRange(t *testing.T) {
 	}
 }
 
-// Plugin tools get the integer rule but not nexus's string limits.
+// Plugin tools get the limits of nexus's own (issue 22.10): integers,
+// strings (MaxTextBytes, or more when the plugin's schema declares a larger
+// maxLength), arrays and objects, and the unknown-parameter rule.
 func TestPluginToolLimits(t *testing.T) {
 	tl := &tools.Tool{Name: "plug",
-		Call:   func(context.Context, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil },
-		Params: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"}}}`)}
-	if _, err := checkArgs(tl, map[string]any{"s": strings.Repeat("x", MaxTextBytes+1)}); err != nil {
-		t.Errorf("a plugin tool's long string: %v", err)
+		Call: func(context.Context, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil },
+		Params: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},` +
+			`"long":{"type":"string","maxLength":100000},"list":{"type":"array"}}}`)}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		err  string // "" = accepted
+	}{
+		{"string at the limit", map[string]any{"s": strings.Repeat("x", MaxTextBytes)}, ""},
+		{"string over the limit", map[string]any{"s": strings.Repeat("x", MaxTextBytes+1)}, `parameter "s" is 65537 bytes long; the limit is 65536 bytes (64 KiB)`},
+		{"declared maxLength raises it", map[string]any{"long": strings.Repeat("x", 100000)}, ""},
+		{"declared maxLength in bytes", map[string]any{"long": strings.Repeat("x", 400001)}, `parameter "long" is 400001 bytes long; the limit is 400000 bytes`},
+		{"1e30 integer", map[string]any{"n": 1e30}, "must be an integer from"},
+		{"items at the limit", map[string]any{"list": make([]any, MaxItems)}, ""},
+		{"items over the limit", map[string]any{"list": make([]any, MaxItems+1)}, `parameter "list" has 1001 items; the limit is 1000`},
+		{"unknown parameter", map[string]any{"n": 1.0, "zz": []any{1.0}}, `unknown parameter "zz" (this tool takes: list, long, n, s)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := checkArgs(tl, c.args)
+			if c.err == "" {
+				if err != nil {
+					t.Fatalf("refused: %.200v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("err = %.300v, want %q", err, c.err)
+			}
+		})
 	}
-	if _, err := checkArgs(tl, map[string]any{"n": 1e30}); err == nil {
-		t.Error("a plugin tool's 1e30 integer was accepted")
+	// A schema that names no parameters takes any.
+	free := &tools.Tool{Name: "free", Call: tl.Call, Params: json.RawMessage(`{"type":"object"}`)}
+	if _, err := checkArgs(free, map[string]any{"anything": "x"}); err != nil {
+		t.Errorf("a schema without properties refused a parameter: %v", err)
+	}
+	// One that admits others says so.
+	open := &tools.Tool{Name: "open", Call: tl.Call, Params: json.RawMessage(`{"type":"object","properties":{"a":{}},"additionalProperties":true}`)}
+	if _, err := checkArgs(open, map[string]any{"b": "x"}); err != nil {
+		t.Errorf("additionalProperties true refused a parameter: %v", err)
 	}
 }
 

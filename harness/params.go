@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/nexus-harness/nexus/harness/tools"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -94,6 +94,9 @@ func checkArgs(t *tools.Tool, args map[string]any) (map[string]any, error) {
 	if cp.err != nil {
 		return nil, fmt.Errorf("tool %s: %w", t.Name, cp.err)
 	}
+	if err := checkUnknown(cp.doc, args); err != nil {
+		return nil, err
+	}
 	args, _ = coerce(cp.doc, args).(map[string]any)
 	if err := checkLimits(t, cp.doc, args); err != nil {
 		return nil, err
@@ -156,22 +159,26 @@ func coerce(sch map[string]any, v any) any {
 	}
 	types := schemaTypes(sch)
 	switch x := v.(type) {
+	case json.Number:
+		return exactNumber(x, types["integer"])
 	case string:
 		if types["string"] || len(types) == 0 {
 			return v
 		}
 		s := strings.TrimSpace(x)
 		if types["integer"] || types["number"] {
-			if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && !strings.HasPrefix(strings.ToLower(strings.TrimLeft(s, "+-")), "0x") {
-				return f
+			if _, ok := parseDecimal(s); ok {
+				return exactNumber(json.Number(s), types["integer"])
 			}
 		}
 		if types["boolean"] && (s == "true" || s == "false") {
 			return s == "true"
 		}
 		if (types["array"] && strings.HasPrefix(s, "[")) || (types["object"] && strings.HasPrefix(s, "{")) {
+			dec := json.NewDecoder(strings.NewReader(s))
+			dec.UseNumber()
 			var decoded any
-			if json.Unmarshal([]byte(s), &decoded) == nil {
+			if jsonscan.CheckDepth([]byte(s), jsonscan.MaxDepth) == nil && dec.Decode(&decoded) == nil && !dec.More() {
 				return coerce(sch, decoded)
 			}
 		}
@@ -193,6 +200,32 @@ func coerce(sch map[string]any, v any) any {
 		}
 	}
 	return v
+}
+
+// exactNumber settles a number kept as its text (json.Number: the MCP
+// server and the conformance runner decode that way) on what the text
+// says, never on a float64 it was rounded to. An integer within
+// ±MaxSafeInteger becomes its canonical text (1e2 and 100.0 are 100, as
+// JSON Schema counts them), which tools and plugins read as an integer.
+// For a parameter that is not an integer, any other number becomes the
+// nearest float64. What is refused stays as text, for checkLimits to
+// report: a non-integer or an unsafe integer where an integer is wanted,
+// a number no float64 holds elsewhere.
+func exactNumber(n json.Number, integer bool) any {
+	d, ok := parseDecimal(string(n))
+	if !ok {
+		return n
+	}
+	if d.safe() {
+		return json.Number(d.text())
+	}
+	if integer {
+		return n
+	}
+	if f, ok := d.float(); ok {
+		return f
+	}
+	return n
 }
 
 func schemaTypes(sch map[string]any) map[string]bool {

@@ -52,20 +52,23 @@ func TestCoercion(t *testing.T) {
 		in, want map[string]any
 		err      string
 	}{
-		{in: map[string]any{"n": "3"}, want: map[string]any{"n": 3.0}},
-		{in: map[string]any{"n": " -7 "}, want: map[string]any{"n": -7.0}},
+		// A number sent as text is read from the text, as one sent as a
+		// JSON number is (TestIntegersAreDecidedOnTheText).
+		{in: map[string]any{"n": "3"}, want: map[string]any{"n": json.Number("3")}},
+		{in: map[string]any{"n": " -7 "}, want: map[string]any{"n": json.Number("-7")}},
 		{in: map[string]any{"x": "2.5"}, want: map[string]any{"x": 2.5}},
 		{in: map[string]any{"ok": "true"}, want: map[string]any{"ok": true}},
-		{in: map[string]any{"ids": []any{"1", 2.0}}, want: map[string]any{"ids": []any{1.0, 2.0}}},
-		{in: map[string]any{"ids": `["1", 2]`}, want: map[string]any{"ids": []any{1.0, 2.0}}},
-		{in: map[string]any{"m": map[string]any{"a": "4"}}, want: map[string]any{"m": map[string]any{"a": 4.0}}},
+		{in: map[string]any{"ids": []any{"1", 2.0}}, want: map[string]any{"ids": []any{json.Number("1"), 2.0}}},
+		{in: map[string]any{"ids": `["1", 2]`}, want: map[string]any{"ids": []any{json.Number("1"), json.Number("2")}}},
+		{in: map[string]any{"m": map[string]any{"a": "4"}}, want: map[string]any{"m": map[string]any{"a": json.Number("4")}}},
 		{in: map[string]any{"s": "3"}, want: map[string]any{"s": "3"}},           // a string stays a string
 		{in: map[string]any{"either": "3"}, want: map[string]any{"either": "3"}}, // string allowed: no guessing
 		{in: map[string]any{"n": "2.5"}, err: `parameter "n" must be an integer, got number`},
 		{in: map[string]any{"n": "three"}, err: `parameter "n" must be an integer, got string`},
 		{in: map[string]any{"n": "0x10"}, err: `parameter "n" must be an integer, got string`},
 		{in: map[string]any{"n": "NaN"}, err: `parameter "n" must be an integer, got string`},
-		{in: map[string]any{"n": "1e400"}, err: `parameter "n" must be an integer, got string`},
+		{in: map[string]any{"n": "1e400"}, err: `parameter "n" must be an integer from -9007199254740991 to 9007199254740991 (what a JSON number carries exactly), got 1e400`},
+		{in: map[string]any{"n": "1e-400"}, err: `parameter "n" must be an integer, got number`},
 		{in: map[string]any{"ids": "[1,"}, err: `parameter "ids" must be an array, got string`},
 		{in: map[string]any{"n": 1, "zz": 2}, err: `unknown parameter "zz" (this tool takes: either, ids, m, n, ok, s, x)`},
 		{in: map[string]any{"n": "x", "ids": []any{true}}, err: `parameter "ids[0]" must be an integer, got boolean; parameter "n" must be an integer, got string`},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // PluginOptions are a project's plugin manager options, from its
@@ -35,7 +36,7 @@ func PluginOptions(cfg *config.Config, project, nexusRoot string) pluginhost.Opt
 	// The bundled store's names are reserved even while it is turned off,
 	// and so are nexus's own (mcp.tool_prefix): no plugin takes them.
 	o.Reserved = map[string]string{}
-	for _, n := range decisionTools {
+	for _, n := range decisionsapi.Tools() {
 		o.Reserved[n] = "nexus's bundled decision store"
 	}
 	if p := cfg.String("mcp.tool_prefix"); p != "" {
@@ -80,20 +81,20 @@ func pluginSettings(cfg *config.Config) map[string]map[string]string {
 		}
 		out[name] = s
 	}
-	d := out[DecisionsName]
+	d := out[decisionsapi.Name]
 	if d == nil {
 		d = map[string]string{}
 	}
 	for key, setting := range map[string]string{
-		"decisions.frontmatter": decisionsSetFrontmatter,
-		"decisions.nauro_home":  decisionsSetHome,
-		"decisions.store":       decisionsSetStore,
+		"decisions.frontmatter": decisionsapi.SettingFrontmatter,
+		"decisions.nauro_home":  decisionsapi.SettingHome,
+		"decisions.store":       decisionsapi.SettingStore,
 	} {
 		if v := cfg.String(key); v != "" && (cfg.IsSet(key) || d[setting] == "") {
 			d[setting] = v
 		}
 	}
-	out[DecisionsName] = d
+	out[decisionsapi.Name] = d
 	return out
 }
 

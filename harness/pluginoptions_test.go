@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,44 +8,8 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/plugins/decisions"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
-
-// The decision store's names as nexus declares them (it does not link the
-// plugin outside tests) must be the plugin's.
-func TestDecisionNamesMatchThePlugin(t *testing.T) {
-	if DecisionsName != decisions.Name || decisionsVersion != decisions.Version ||
-		decisionsSetFrontmatter != decisions.SettingFrontmatter || decisionsSetHome != decisions.SettingHome || decisionsSetStore != decisions.SettingStore {
-		t.Fatal("the decision store's name, version or settings keys changed; update harness/decisions.go")
-	}
-}
-
-// The store's tools are declared without asking the plugin; they must be
-// exactly the ones it offers.
-func TestDecisionToolsDeclared(t *testing.T) {
-	info, err := decisions.New().Info(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var offered []string
-	for _, s := range info.Tools {
-		offered = append(offered, s.Name)
-	}
-	slices.Sort(offered)
-	declared := DecisionTools()
-	slices.Sort(declared)
-	if !slices.Equal(offered, declared) {
-		t.Fatalf("declared %v, the plugin offers %v", declared, offered)
-	}
-	for _, n := range offered {
-		if !IsDecisionTool(n) {
-			t.Errorf("IsDecisionTool(%q) = false", n)
-		}
-	}
-	if IsDecisionTool("nx_plan_start") {
-		t.Error("IsDecisionTool(nx_plan_start) = true")
-	}
-}
 
 // loadConfig loads a project's configuration from a user file holding
 // yaml (a project file may not set decisions.nauro_home, docs/security.md).
@@ -115,7 +78,7 @@ func TestPluginOptions(t *testing.T) {
 			if o.ProjectDir != proj {
 				t.Errorf("ProjectDir = %q", o.ProjectDir)
 			}
-			if got := len(o.Builtin) == 1 && o.Builtin[0].Name == DecisionsName; got != tt.builtin {
+			if got := len(o.Builtin) == 1 && o.Builtin[0].Name == decisionsapi.Name; got != tt.builtin {
 				t.Errorf("bundled store declared = %v, want %v (%d built-ins)", got, tt.builtin, len(o.Builtin))
 			}
 			wantRoot, wantAnchor := "", ""
@@ -132,12 +95,12 @@ func TestPluginOptions(t *testing.T) {
 				t.Errorf("disabled %v, want %v", o.Disabled, tt.disabled)
 			}
 			// The store's names stay reserved while it is off.
-			for _, n := range decisionTools {
+			for _, n := range decisionsapi.Tools() {
 				if o.Reserved[n] == "" {
 					t.Errorf("%s is not reserved", n)
 				}
 			}
-			if o.Settings[DecisionsName] == nil {
+			if o.Settings[decisionsapi.Name] == nil {
 				t.Error("no settings for the bundled store")
 			}
 		})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // PluginReply turns a plugin dispatch result into the lifecycle's terms:
@@ -44,8 +44,8 @@ func PluginReply(res *pluginhost.DispatchResult, event string, notes []string) l
 
 // PluginEvent is what plugins see of an event: the event's own fields,
 // never more of the project.
-func PluginEvent(ev lifecycle.Event) (*contract.Event, error) {
-	out := &contract.Event{Name: ev.Name, SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
+func PluginEvent(ev lifecycle.Event) (*sdk.Event, error) {
+	out := &sdk.Event{Name: sdk.EventName(ev.Name), SessionID: ev.SessionID, AgentID: ev.AgentID, AgentName: ev.Role(), ToolName: ev.Tool, Prompt: ev.Prompt}
 	if ev.ToolInput != nil {
 		b, err := json.Marshal(ev.ToolInput)
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/internal/testenv"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // fakeBackend runs no process: it describes the declared tools it is told
@@ -22,10 +22,10 @@ type fakeBackend struct {
 }
 
 func (f *fakeBackend) Tools(context.Context) ([]pluginhost.Tool, error) { return f.tools, f.startErr }
-func (f *fakeBackend) CallTool(_ context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*contract.ToolResult, error) {
-	return &contract.ToolResult{Text: ref.Name + " " + string(args)}, nil
+func (f *fakeBackend) CallTool(_ context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*sdk.ToolResult, error) {
+	return &sdk.ToolResult{Text: ref.Name + " " + string(args)}, nil
 }
-func (f *fakeBackend) Dispatch(context.Context, *contract.Event, []pluginhost.Subscriber) *pluginhost.DispatchResult {
+func (f *fakeBackend) Dispatch(context.Context, *sdk.Event, []pluginhost.Subscriber) *pluginhost.DispatchResult {
 	return &pluginhost.DispatchResult{}
 }
 func (f *fakeBackend) Verify(context.Context, string) (*pluginhost.VerifyReport, error) {
@@ -35,7 +35,7 @@ func (f *fakeBackend) Runtime(string) pluginhost.Runtime { return pluginhost.Run
 func (f *fakeBackend) Close() error                      { return nil }
 
 func builtin(name string, tools ...string) *pluginhost.Manifest {
-	m := &pluginhost.Manifest{Name: name, Version: "1.0.0", ProtocolVersion: contract.ProtocolVersion, Executable: "/nonexistent/" + name, Source: pluginhost.SourceBuiltin}
+	m := &pluginhost.Manifest{Name: name, Version: "1.0.0", ProtocolVersion: sdk.ProtocolVersion, Executable: "/nonexistent/" + name, Source: pluginhost.SourceBuiltin}
 	for _, t := range tools {
 		m.Tools = append(m.Tools, pluginhost.ToolDecl{Name: t, CapabilityClasses: []string{}})
 	}
@@ -47,7 +47,7 @@ func bare(m *pluginhost.Manifest) *pluginhost.Manifest { m.BareToolNames = true;
 func described(plugin, tool string) pluginhost.Tool {
 	return pluginhost.Tool{
 		ToolRef: pluginhost.ToolRef{Plugin: plugin, Tool: tool, Name: plugin + "_" + tool, CapabilityClasses: []string{}},
-		Spec:    contract.ToolSpec{Name: tool, Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Spec:    sdk.ToolSpec{Name: tool, Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`)},
 	}
 }
 

@@ -185,7 +185,8 @@ type memFile struct {
 func (m *Manager) listFiles() ([]memFile, error) {
 	dir := m.Dir()
 	var out []memFile
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	// Bounded (depth and entries) and never into a symlinked folder.
+	err := m.store.L.Walk(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == dir && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll

@@ -155,7 +155,7 @@ func (m *Manager) Save(ctx context.Context, category, topic, content string) (*S
 
 // bestMatch scores the candidate against the regular files of one category.
 func (m *Manager) bestMatch(prefix, topic, content string) (string, float64, error) {
-	entries, err := os.ReadDir(m.Dir())
+	entries, err := m.store.L.ReadDir(m.Dir())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return "", 0, nil
@@ -174,9 +174,11 @@ func (m *Manager) bestMatch(prefix, topic, content string) (string, float64, err
 		if !e.Type().IsRegular() || !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, ".md") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(m.Dir(), name))
+		// Beneath the memory folder, regular files only, through
+		// state.MaxNoteBytes.
+		b, err := m.store.ReadContained(m.Dir(), name)
 		if err != nil {
-			return "", 0, fmt.Errorf("read %s: %w", name, err)
+			return "", 0, err
 		}
 		nameTopic := strings.TrimSuffix(strings.TrimPrefix(name, prefix), ".md")
 		all = append(all, scored{name, similarity(topicWords, cand, wordsOfFile(nameTopic, string(b)))})

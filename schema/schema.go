@@ -14,11 +14,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -60,9 +60,17 @@ type Set struct {
 	compiled map[string]*jsonschema.Schema
 }
 
-// NewCoreSet serves nexus-core's schemas from the distribution at coreDir.
+// maxSchemaFile bounds a schema file read from a distribution folder
+// (nexus-core's largest is 22 KB), maxSchemaEntries a folder of it.
+const (
+	maxSchemaFile    = 4 << 20
+	maxSchemaEntries = 10000
+)
+
+// NewCoreSet serves nexus-core's schemas from the distribution at coreDir,
+// each read only when it is a regular file inside coreDir (safefile).
 func NewCoreSet(coreDir string) *Set {
-	return NewSet(CoreBaseURL, os.DirFS(coreDir))
+	return NewSet(CoreBaseURL, safefile.DirFS(coreDir, safefile.FSLimits{File: maxSchemaFile, Entries: maxSchemaEntries, Depth: 16}))
 }
 
 // NewCoreSetFS serves nexus-core's schemas from a distribution's files

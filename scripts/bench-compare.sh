@@ -1,6 +1,7 @@
 #!/bin/sh
-# Start-up of two builds side by side: `nexus version` and a PostToolUse
-# hook, median of RUNS processes each (default 200), the builds taking turns
+# Start-up of two builds side by side: `nexus version`, a PostToolUse hook
+# and `nexus decision list`, median of RUNS processes each (default 200), the
+# builds taking turns
 # (scripts/benchcompare, timed by internal/proctime). REV (a commit, branch
 # or tag) is built from a temporary git worktree; the working tree is the
 # other build, measured with the vendored distribution in NEXUS_CORE_DIR as
@@ -16,8 +17,9 @@ runs=${2:-200}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/src" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git worktree add --detach "$tmp/src" "$rev" >/dev/null 2>&1
-build() { (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$2" ./cmd/nexus); }
+# nexus-plugins beside nexus, as installed (`nexus decision` runs there).
+build() { mkdir -p "$2" && (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$2/" ./cmd/nexus ./cmd/nexus-plugins); }
 build "$tmp/src" "$tmp/before"
 build . "$tmp/after"
 go run ./scripts/benchcompare -runs "$runs" \
-	"$rev=$tmp/before" "working-tree=$tmp/after" "working-tree-builtin=$tmp/after,builtin"
+	"$rev=$tmp/before/nexus" "working-tree=$tmp/after/nexus" "working-tree-builtin=$tmp/after/nexus,builtin"

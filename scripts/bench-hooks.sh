@@ -1,9 +1,10 @@
 #!/bin/sh
 # Measures the wall time of one `nexus hook --host claude` process per event
 # (PostToolUse, PreToolUse allowed and denied, UserPromptSubmit with the
-# nx-plan skill body injected) and of `nexus statusline` over RUNS runs each
-# (default 300), and fails when a median is over its budget (5 ms; 10 ms for
-# UserPromptSubmit), then TestHookLatencyLargeState: the hooks that read
+# nx-plan skill body injected, UserPromptSubmit of `[d] ` × 20,000) and of
+# `nexus statusline` over RUNS runs each (default 300), and fails when a
+# median is over its budget (5 ms; 10 ms for UserPromptSubmit, 50 ms for the
+# 20,000 tags), then TestHookLatencyLargeState: the hooks that read
 # the task list on 1,000 tasks (10 ms) and SubagentStop's files_touched over
 # a 100,000-line tool log (20 ms). The binary is built
 # like `make build` (CGO_ENABLED=0, -trimpath -ldflags "-s -w"). Medians depend on machine

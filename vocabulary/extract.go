@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -30,9 +31,12 @@ func (e *ExistsError) Error() string {
 // Extract writes every file of d beneath dir (created when missing), byte
 // for byte, and returns how many it wrote. Every path is opened through an
 // os.Root on dir, so nothing can land outside it, whatever symbolic links
-// dir holds. Without force, Extract refuses (before writing anything) when
-// any of the files exists, and creates each one exclusively; with force,
-// each file is replaced atomically (temporary file, fsync, rename).
+// dir holds. Before writing anything it checks every destination: a
+// symlink on the way to a file (DIR/agents -> elsewhere) or in place of
+// one, or a file where a folder is needed, is refused naming it; without
+// force, so is any file that exists. Without force each file is created
+// exclusively; with force, each is replaced atomically (temporary file,
+// fsync, rename).
 func Extract(d Dist, dir string, force bool) (int, error) {
 	var files []string
 	err := fs.WalkDir(d.FS, ".", func(p string, e fs.DirEntry, err error) error {
@@ -56,16 +60,10 @@ func Extract(d Dist, dir string, force bool) (int, error) {
 		return 0, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer root.Close()
-	if !force {
-		var exist []string
-		for _, f := range files {
-			if _, err := root.Lstat(f); err == nil {
-				exist = append(exist, f)
-			}
-		}
-		if len(exist) > 0 {
-			return 0, &ExistsError{Dir: dir, Files: exist}
-		}
+	// The whole destination is checked before the first write, so a
+	// refusal leaves DIR as it was and a rerun meets the same refusal.
+	if err := checkDest(root, dir, files, force); err != nil {
+		return 0, err
 	}
 	for i, f := range files {
 		data, err := fs.ReadFile(d.FS, f)
@@ -85,6 +83,58 @@ func Extract(d Dist, dir string, force bool) (int, error) {
 		}
 	}
 	return len(files), nil
+}
+
+// DestError refuses a destination Extract will not write through.
+type DestError struct {
+	Path   string // the entry in the way, absolute
+	Reason string
+}
+
+func (e *DestError) Error() string {
+	return fmt.Sprintf("%s %s; nothing was written (remove it, or choose another folder)", e.Path, e.Reason)
+}
+
+// checkDest refuses, before anything is written, a destination that a
+// symlink or a non-folder would divert, and (without force) one that
+// already holds any of the files.
+func checkDest(root *os.Root, dir string, files []string, force bool) error {
+	var exist []string
+	checked := map[string]bool{}
+	for _, f := range files {
+		parts := strings.Split(f, "/")
+		for i := range parts {
+			name := strings.Join(parts[:i+1], "/")
+			leaf := i == len(parts)-1
+			if checked[name] {
+				continue
+			}
+			checked[name] = true
+			st, err := root.Lstat(name)
+			if errors.Is(err, fs.ErrNotExist) {
+				break // nothing below it exists either
+			}
+			full := filepath.Join(dir, filepath.FromSlash(name))
+			if err != nil {
+				return fmt.Errorf("inspect %s: %w", full, err)
+			}
+			switch {
+			case st.Mode()&fs.ModeSymlink != 0:
+				target, _ := root.Readlink(name)
+				return &DestError{Path: full, Reason: fmt.Sprintf("is a symlink (to %s); nexus core extract writes only into real folders", target)}
+			case !leaf && !st.IsDir():
+				return &DestError{Path: full, Reason: "is not a folder, and the distribution has files beneath it"}
+			case leaf && !st.Mode().IsRegular():
+				return &DestError{Path: full, Reason: "is in the place of a file of the distribution and is not a regular file"}
+			case leaf:
+				exist = append(exist, f)
+			}
+		}
+	}
+	if len(exist) > 0 && !force {
+		return &ExistsError{Dir: dir, Files: exist}
+	}
+	return nil
 }
 
 // createBeneath writes a new file; an existing one (created since the check) is

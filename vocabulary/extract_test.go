@@ -73,17 +73,55 @@ func TestExtract(t *testing.T) {
 	}
 }
 
-// A symbolic link inside DIR cannot send a write outside it.
-func TestExtractStaysBeneathDir(t *testing.T) {
-	dir := t.TempDir()
-	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(dir, "agents")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Extract(Builtin(), dir, true); err == nil {
-		t.Fatal("extract followed a symbolic link out of DIR")
-	}
-	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
-		t.Fatalf("files written outside DIR: %v", entries)
+// A destination a symlink or a misplaced file would divert is refused
+// before anything is written, naming the entry; a rerun meets the same
+// refusal (nothing was half-written), with or without --force.
+func TestExtractChecksTheWholeDestinationFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, dir, outside string) string // returns the entry named
+	}{
+		{"agents symlinked out", func(t *testing.T, dir, outside string) string {
+			os.Symlink(outside, filepath.Join(dir, "agents"))
+			return filepath.Join(dir, "agents")
+		}},
+		{"agents symlinked inside", func(t *testing.T, dir, outside string) string {
+			os.Mkdir(filepath.Join(dir, "other"), 0o755)
+			os.Symlink("other", filepath.Join(dir, "agents"))
+			return filepath.Join(dir, "agents")
+		}},
+		{"a file symlinked out", func(t *testing.T, dir, outside string) string {
+			os.WriteFile(filepath.Join(outside, "m"), []byte("mine"), 0o644)
+			os.Symlink(filepath.Join(outside, "m"), filepath.Join(dir, "manifest.json"))
+			return filepath.Join(dir, "manifest.json")
+		}},
+		{"a file where a folder goes", func(t *testing.T, dir, outside string) string {
+			os.WriteFile(filepath.Join(dir, "skills"), []byte("x"), 0o644)
+			return filepath.Join(dir, "skills")
+		}},
+		{"a folder where a file goes", func(t *testing.T, dir, outside string) string {
+			os.Mkdir(filepath.Join(dir, "manifest.json"), 0o755)
+			return filepath.Join(dir, "manifest.json")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			named := tc.plant(t, dir, outside)
+			before, _ := os.ReadDir(dir)
+			outBefore, _ := os.ReadDir(outside)
+			for _, force := range []bool{false, false, true} {
+				n, err := Extract(Builtin(), dir, force)
+				var de *DestError
+				if !errors.As(err, &de) || de.Path != named || !strings.Contains(err.Error(), named) || n != 0 {
+					t.Fatalf("force=%v: wrote %d, err %v; want a refusal naming %s", force, n, err, named)
+				}
+				if after, _ := os.ReadDir(dir); len(after) != len(before) {
+					t.Fatalf("force=%v: DIR changed: %v -> %v", force, before, after)
+				}
+				if after, _ := os.ReadDir(outside); len(after) != len(outBefore) {
+					t.Fatalf("force=%v: files written outside DIR: %v", force, after)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,11 @@
 //	nexus-plugins host                              plugins for one nexus process, over stdin/stdout
 //	nexus-plugins serve decisions                   the bundled decision store, as a plugin
 //	nexus-plugins hook-server --project DIR [--idle D]  the per-project hook server
+//	nexus-plugins decision [OPTIONS] -- ARGS...     `nexus decision ARGS...`
+//
+// It also links the decision store's command line, which `nexus decision`
+// runs here: nexus itself does not link the store, so that every hook
+// starts faster (docs/architecture.md).
 package main
 
 import (
@@ -25,7 +30,9 @@ import (
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
 	"github.com/nexus-harness/nexus/plugins/decisions"
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/decisions/cli"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
 const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
@@ -33,6 +40,8 @@ const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
   nexus-plugins host                                 serve a nexus process over stdin/stdout
   nexus-plugins serve decisions                      run the bundled decision store plugin
   nexus-plugins hook-server --project DIR [--idle D] keep a project's event plugins running for hooks
+  nexus-plugins decision [--frontmatter MODE] [--nauro-home DIR] [--dir DIR] [--config-error TEXT] -- ARGS...
+                                                     run ` + "`nexus decision ARGS...`" + ` (nexus passes its settings)
 
 Exit status: 0 ok, 1 failure, 2 called wrongly (as for nexus).
 `
@@ -50,19 +59,19 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return 0
 	case "serve":
 		switch {
-		case len(args) == 2 && args[1] == decisions.Name:
+		case len(args) == 2 && args[1] == decisionsapi.Name:
 			if os.Getenv("GOGC") == "" {
 				// The store keeps a large, long-lived heap (about 1.4 KiB per
 				// decision) and allocates little per call: a heap goal of
 				// 1.5x the live data instead of 2x keeps its RSS in budget.
 				debug.SetGCPercent(50)
 			}
-			sdk.Serve(decisions.New())
+			pluginserver.Serve(decisions.New())
 			return 0
 		case len(args) == 1:
-			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisions.Name)
+			fmt.Fprintf(stderr, "nexus-plugins serve: name the built-in plugin to run (built in: %s)\n", decisionsapi.Name)
 		case len(args) == 2:
-			fmt.Fprintf(stderr, "nexus-plugins serve: no built-in plugin %q (built in: %s)\n", args[1], decisions.Name)
+			fmt.Fprintf(stderr, "nexus-plugins serve: no built-in plugin %q (built in: %s)\n", args[1], decisionsapi.Name)
 		default:
 			fmt.Fprintf(stderr, "nexus-plugins serve: takes one plugin name, got %q\n", args[1:])
 		}
@@ -75,6 +84,8 @@ func run(args []string, stdin io.ReadCloser, stdout, stderr io.Writer) int {
 		return host(stdin, stdout, stderr)
 	case "hook-server":
 		return hookServer(args[1:], stderr)
+	case "decision":
+		return decision(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "nexus-plugins: unknown command %q\n\n%s", args[0], usage)
 	return 2
@@ -139,4 +150,29 @@ func hookServer(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// decision runs the decision store's command line for `nexus decision`.
+// nexus passes what its configuration says (decisions.frontmatter,
+// decisions.nauro_home, the --project folder), or why it could not load it:
+// that error stops a subcommand as it would have in nexus, while --help
+// still works.
+func decision(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("decision", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	frontmatter := fs.String("frontmatter", "", "decisions.frontmatter from nexus's configuration")
+	home := fs.String("nauro-home", "", "decisions.nauro_home from nexus's configuration")
+	dir := fs.String("dir", "", "the folder the store is looked for from (default: the working directory)")
+	cfgErr := fs.String("config-error", "", "why nexus could not load its configuration")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0 // -h: the flag package printed the usage
+		}
+		return 2
+	}
+	opts := cli.Options{Stdout: stdout, Stderr: stderr, Frontmatter: *frontmatter, Home: *home, Dir: *dir}
+	if *cfgErr != "" {
+		opts.Prepare = func(*cli.Options) error { return errors.New(*cfgErr) }
+	}
+	return cli.Run(fs.Args(), opts)
 }

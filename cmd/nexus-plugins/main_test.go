@@ -29,6 +29,11 @@ func TestUsage(t *testing.T) {
 		{args: []string{"hook-server", "--frob"}, code: 2, stderr: "flag provided but not defined: -frob"},
 		{args: []string{"hook-server", "--project", "p", "x"}, code: 2, stderr: "takes no arguments"},
 		{args: []string{"hook-server", "-h"}, code: 0, stderr: "-idle"},
+		{args: []string{"decision", "--frob"}, code: 2, stderr: "flag provided but not defined: -frob"},
+		{args: []string{"decision", "-h"}, code: 0, stderr: "-config-error"},
+		{args: []string{"decision", "--", "frob"}, code: 2, stderr: `nexus: unknown command "frob" for "nexus decision"`},
+		{args: []string{"decision", "--", "--help"}, code: 0, stdout: "nexus decision [command]"},
+		{args: []string{"decision", "--config-error", "nexus.yaml: broken", "--", "list"}, code: 1, stderr: "nexus: nexus.yaml: broken"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -23,7 +23,9 @@ func newCoreCmd(*app) *cobra.Command {
 when missing), byte for byte: to read it, to hand it to another harness, or to edit a copy and
 point --core, NEXUS_CORE_DIR or core.dir at it.
 
-Nothing is written outside DIR, whatever symbolic links it holds. When any of the files already
+Nothing is written outside DIR, whatever symbolic links it holds. The destination is checked
+whole before anything is written: a symbolic link on the way to a file or in its place, or a
+file where a folder goes, is refused naming it (with --force too). When any of the files already
 exists nothing is written and the command fails; --force replaces them (each atomically).
 
 Exit status: 0 on success, 1 when a file could not be written or already exists, 2 when nexus

@@ -17,7 +17,7 @@ import (
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/launch"
-	"github.com/nexus-harness/nexus/plugins/decisions"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionstest"
 )
 
@@ -86,7 +86,7 @@ func BenchmarkDecisionStoreScale(b *testing.B) {
 				var s, c durations
 				for b.Loop() {
 					m, err := launch.New([]*pluginhost.Manifest{man}, pluginhost.Options{ProjectDir: proj, NoUserPlugins: true, Logger: pluginhost.NopLogger{},
-						Settings: map[string]map[string]string{harness.DecisionsName: {decisions.SettingStore: store}}})
+						Settings: map[string]map[string]string{decisionsapi.Name: {decisionsapi.SettingStore: store}}})
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -31,9 +31,11 @@ subagent_spawn, subagent_complete, subagent_resume, pre_tool_use, post_tool_use,
 session_end, context_compact) in the JSON shape of docs/hooks.md.
 
 The exit status is always 0. A payload nexus cannot use (invalid JSON, unknown event, missing
-or mistyped field, over 10 MiB) or a failure inside nexus prints one line on stderr, logs it
-in .nexus/state/<harness-id>/nexus.log and lets the host proceed, except that a PreToolUse
-is denied when gate.policy is fail-closed.`,
+or mistyped field, over 10 MiB, nested over 64 levels) or a failure inside nexus prints one
+line on stderr, logs it in .nexus/state/<harness-id>/nexus.log and lets the host proceed,
+except for PreToolUse: a payload nexus cannot read, or a call it cannot check because the
+configuration or distribution does not load, is always denied, and a failure inside nexus
+while handling it denies it when gate.policy is fail-closed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ad, err := host.For(hostName)

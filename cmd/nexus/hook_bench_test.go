@@ -81,6 +81,12 @@ func TestHookLatency(t *testing.T) {
 		{"UserPromptSubmit ([plan], nx-plan body injected)", 10 * time.Millisecond,
 			map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "[plan] add a response cache to the API client"},
 			func(r hookResult) bool { return strings.Contains(r.stdout, "nexus activated the nx-plan skill") }},
+		// A prompt of 20,000 inline-action tags (80 KB; issue 22: 54 s when
+		// it was quadratic): linear detection, MaxInlineActions run, the
+		// rest reported.
+		{"UserPromptSubmit ([d] × 20,000)", 50 * time.Millisecond,
+			map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": strings.Repeat("[d] ", 20000)},
+			func(r hookResult) bool { return strings.Contains(r.stdout, "and not the other 19980") }},
 	}
 	var probes []*hookProbe
 	for _, c := range cases {

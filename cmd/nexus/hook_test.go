@@ -48,8 +48,8 @@ func payload(t testing.TB, v map[string]any) []byte {
 
 // TestHookBinaryFailures feeds the built binary input it cannot use: each
 // case prints one line on stderr, logs one line in nexus.log, exits 0, and
-// answers nothing — except the gate under gate.policy fail-closed, which
-// denies. No state file changes.
+// answers nothing — except the gate, which denies a call it cannot read
+// whatever gate.policy says. No state file changes.
 func TestHookBinaryFailures(t *testing.T) {
 	bin := nexusAlone(t)
 	home := t.TempDir()
@@ -72,7 +72,8 @@ func TestHookBinaryFailures(t *testing.T) {
 		deny         bool
 		stderr       string
 	}{
-		{"invalid json", "fail-open", nil, []byte(`{"hook_event_name":"PreToolUse",`), false, "invalid JSON payload"},
+		{"invalid json", "fail-open", nil, []byte(`{"hook_event_name":"PostToolUse",`), false, "invalid JSON payload"},
+		{"invalid json on the gate, fail-open", "fail-open", nil, []byte(`{"hook_event_name":"PreToolUse",`), true, "invalid JSON payload"},
 		{"invalid json, gate fail-closed", "fail-closed", []string{"PreToolUse"}, []byte(`not json`), true, "expected a JSON object"},
 		{"invalid json, observing event fail-closed", "fail-closed", []string{"PostToolUse"}, []byte(`not json`), false, "expected a JSON object"},
 		{"unknown event", "fail-closed", nil, []byte(`{"hook_event_name":"Notification","message":"hi"}`), false, `unknown Claude Code hook event "Notification"`},
@@ -443,5 +444,87 @@ func TestStatusLineBinary(t *testing.T) {
 	}
 	if got := run("not json"); !strings.HasPrefix(got, "nexus: status-line input is not JSON") {
 		t.Errorf("bad input: %q", got)
+	}
+}
+
+// TestHookGateFailsClosed (issue 22.6): a PreToolUse / pre_tool_use nexus
+// cannot read is denied with the problem in the reason, for both hosts and
+// under both gate.policy values; one it can read is judged as usual, up to
+// the depth limit included.
+func TestHookGateFailsClosed(t *testing.T) {
+	bin := nexusAlone(t)
+	home, proj := t.TempDir(), t.TempDir()
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	type tc struct {
+		name    string
+		args    []string // after --host
+		payload string
+		want    string // "allow", "capability" (judged, denied), or a word of the unreadable reason
+	}
+	// Claude Code: the payload object and tool_input take two levels.
+	claudeCall := func(agent, tool, input string) string {
+		a := ""
+		if agent != "" {
+			a = `"agent_id":"a1","agent_type":"` + agent + `",`
+		}
+		return `{"hook_event_name":"PreToolUse","session_id":"s",` + a + `"cwd":"` + proj + `","tool_name":"` + tool + `","tool_input":` + input + `}`
+	}
+	neutralCall := func(agent, classes, input string) string {
+		a := ""
+		if agent != "" {
+			a = `"agent_id":"a1","agent_type":"` + agent + `",`
+		}
+		return `{"event":"pre_tool_use","session_id":"s",` + a + `"cwd":"` + proj + `","tool":"edit","tool_classes":` + classes + `,"tool_input":` + input + `}`
+	}
+	big := claudeCall("", "Bash", `{"command":"`+strings.Repeat("a", 10<<20)+`"}`)
+	cases := []tc{
+		{"claude: judged, allowed, at the depth limit", []string{"claude", "PreToolUse"}, claudeCall("", "Read", `{"file_path":"x","extra":`+nest(62)+`}`), "allow"},
+		{"claude: judged, denied, at the depth limit", []string{"claude", "PreToolUse"}, claudeCall("architect", "Write", `{"file_path":"x","content":"c","extra":`+nest(62)+`}`), "capability"},
+		{"claude: one level over the limit", []string{"claude", "PreToolUse"}, claudeCall("", "Read", `{"file_path":"x","extra":`+nest(63)+`}`), "limit of 64 levels"},
+		{"claude: the issue's 9,999 levels, event from the payload", []string{"claude"}, claudeCall("architect", "Write", `{"file_path":"x","content":"c","extra":`+nest(9999)+`}`), "limit of 64 levels"},
+		{"claude: 1e309 in tool_input", []string{"claude", "PreToolUse"}, claudeCall("", "Read", `{"file_path":"x","n":1e309}`), "64-bit float"},
+		{"claude: tool_input not an object", []string{"claude", "PreToolUse"}, claudeCall("", "Read", `"{\"file_path\":"`), "must be a JSON object"},
+		{"claude: invalid JSON, event from the payload", []string{"claude"}, `{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":}`, "invalid JSON"},
+		{"claude: tool_name of the wrong type", []string{"claude", "PreToolUse"}, `{"hook_event_name":"PreToolUse","tool_name":5}`, "must be a string"},
+		{"claude: agent_type of the wrong type", []string{"claude", "PreToolUse"}, `{"hook_event_name":"PreToolUse","tool_name":"Read","agent_type":7}`, "must be a string"},
+		{"claude: tool_name missing", []string{"claude", "PreToolUse"}, `{"hook_event_name":"PreToolUse"}`, "tool_name is required"},
+		{"claude: over 10 MiB", []string{"claude", "PreToolUse"}, big, "payload over 10 MiB"},
+		{"neutral: judged, allowed, at the depth limit", []string{"neutral", "pre_tool_use"}, neutralCall("", `[]`, `{"path":"x","extra":`+nest(62)+`}`), "allow"},
+		{"neutral: judged, denied, at the depth limit", []string{"neutral", "pre_tool_use"}, neutralCall("architect", `["file_modification"]`, `{"path":"x","extra":`+nest(62)+`}`), "capability"},
+		{"neutral: one level over the limit, event from the payload", []string{"neutral"}, neutralCall("", `[]`, `{"path":"x","extra":`+nest(63)+`}`), "limit of 64 levels"},
+		{"neutral: 1e309 in tool_input", []string{"neutral", "pre_tool_use"}, neutralCall("", `[]`, `{"n":-1e309}`), "64-bit float"},
+		{"neutral: tool_input not an object", []string{"neutral", "pre_tool_use"}, neutralCall("", `[]`, `[1]`), "wrong type"},
+		{"neutral: invalid JSON", []string{"neutral"}, `{"event":"pre_tool_use","tool":"edit","tool_input":{"path":]}`, "invalid"},
+		{"neutral: tool of the wrong type", []string{"neutral", "pre_tool_use"}, `{"event":"pre_tool_use","tool":5}`, "wrong type"},
+		{"neutral: tool missing", []string{"neutral", "pre_tool_use"}, `{"event":"pre_tool_use"}`, "field tool is required"},
+	}
+	for _, policy := range []string{"fail-open", "fail-closed"} {
+		for _, c := range cases {
+			t.Run(policy+"/"+c.name, func(t *testing.T) {
+				args := append([]string{"--host"}, c.args...)
+				r := runHook(t, bin, proj, hookEnv(t, home, "NEXUS_GATE_POLICY="+policy), []byte(c.payload), args...)
+				if r.code != 0 {
+					t.Fatalf("exit %d", r.code)
+				}
+				switch c.want {
+				case "allow": // nothing to say: no reply (claude), {} (neutral)
+					if (r.stdout != "" && r.stdout != "{}\n") || r.stderr != "" {
+						t.Fatalf("a call nexus can read was not judged as usual: %+v", r)
+					}
+					return
+				case "capability":
+					if !strings.Contains(r.stdout, `"deny"`) || !strings.Contains(r.stdout, "capability no_file_edit") {
+						t.Fatalf("stdout %q, want the gate's own denial", r.stdout)
+					}
+					return
+				}
+				if !strings.Contains(r.stdout, `"deny"`) || !strings.Contains(r.stdout, "could not read the call") || !strings.Contains(r.stdout, c.want) {
+					t.Fatalf("stdout %q, want a denial naming %q", r.stdout, c.want)
+				}
+				if strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+					t.Fatalf("stderr %q", r.stderr)
+				}
+			})
+		}
 	}
 }

@@ -50,11 +50,16 @@ It prints the diff of every file it changes and keeps a copy of the old content 
 (<file>.nexus-backup-<time>). Running it again changes nothing; after nexus or the
 distribution changed it updates the agents and skills (--dry-run shows the diff and writes
 nothing). Entries and files it did not write are never touched or removed, and an agent or
-skill file edited since nexus wrote it is left alone (and named) unless --force is given.`
+skill file edited since nexus wrote it is left alone (and named) unless --force is given.
+It acts only on the files it renders itself (a record entry naming any other file is
+reported and left alone) and refuses, naming it, any symlink on the way to them.`
 	if !install {
-		use, short, long = "uninstall", "Remove what \"nexus install\" registered with a host", `Remove what "nexus install claude" wrote: hook entries marked --managed and the "nexus"
-MCP server when it runs nexus. Everything else in the files stays as it is. Diffs and
-backups as for install.`
+		use, short, long = "uninstall", "Remove what \"nexus install\" registered with a host", `Remove what "nexus install claude" wrote: hook entries marked --managed, the "nexus"
+MCP server when it runs nexus, and the agent and skill files nexus renders from the
+distribution in use when nexus-install.json says nexus wrote them and they are unchanged.
+Everything else stays as it is: a record entry naming any other file is reported, never
+acted on, and nothing is written or removed through a symlink. Diffs and backups as for
+install.`
 	}
 	cmd := &cobra.Command{Use: use, Short: short, Long: long}
 	sub := &cobra.Command{
@@ -113,18 +118,24 @@ func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error
 		}
 		o.Command = exe
 	}
-	if install {
-		files, coreVersion, err := renderCatalog(a, o.Command, "")
-		if err != nil {
+	// The agents and skills are rendered for uninstall too: their paths are
+	// the only files either command acts on (the record in the folder only
+	// says which of them nexus wrote).
+	files, coreVersion, err := renderCatalog(a, o.Command, "")
+	if err != nil {
+		if install {
 			return err
 		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "nexus: the agent and skill files are left in place: %v\n", err)
+	} else {
 		o.Files, o.CoreVersion = files, coreVersion
+	}
+	if install {
 		if o.CoreDir, err = chosenCoreDir(a); err != nil {
 			return err
 		}
 	}
 	var changes []claude.FileChange
-	var err error
 	if install {
 		changes, err = claude.Install(o)
 	} else {
@@ -247,33 +258,27 @@ func runPlugin(cmd *cobra.Command, a *app, fl installFlags, install bool) error 
 		return fmt.Errorf("resolve --plugin %s: %w", fl.plugin, err)
 	}
 	o := claude.InstallOptions{DryRun: fl.dryRun, Force: fl.force, Version: version, Command: fl.command}
-	var files []claude.OwnedFile
-	if install {
-		if o.Command == "" {
-			if o.Command, err = thisExecutable(); err != nil {
+	if o.Command == "" {
+		if o.Command, err = thisExecutable(); err != nil {
+			if install {
 				return err
 			}
+			// Uninstalling, only the paths matter.
+			o.Command = "/nexus"
 		}
-		if !filepath.IsAbs(o.Command) {
-			return usagef("--command must be an absolute path for a plugin (Claude Code runs it from its plugin cache)")
-		}
-		rendered, coreVersion, err := renderCatalog(a, o.Command, claude.PluginName+":")
-		if err != nil {
+	}
+	if install && !filepath.IsAbs(o.Command) {
+		return usagef("--command must be an absolute path for a plugin (Claude Code runs it from its plugin cache)")
+	}
+	// Rendered for uninstall too: the package's files are exactly these
+	// paths, whatever the record in the folder lists.
+	files, err := pluginFiles(a, &o, install)
+	if err != nil {
+		if install {
 			return err
 		}
-		if o.CoreDir, err = chosenCoreDir(a); err != nil {
-			return err
-		}
-		own, err := claude.PluginFiles(claude.PluginOptions{Command: o.Command, CoreDir: o.CoreDir, Version: version})
-		if err != nil {
-			return err
-		}
-		// Inside a plugin, Claude Code names the MCP server's tools
-		// mcp__plugin_nexus_nexus__*.
-		for i := range rendered {
-			rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte("mcp__"+claude.MCPServerName+"__"), []byte(claude.PluginMCPPrefix))
-		}
-		files, o.CoreVersion = append(own, rendered...), coreVersion
+		fmt.Fprintf(cmd.ErrOrStderr(), "nexus: the plugin's files are left in place: %v\n", err)
+		files = nil
 	}
 	changes, err := claude.WritePlugin(dir, files, o, install)
 	if perr := printChanges(cmd, a, fl, changes, err); perr != nil || err != nil {
@@ -283,4 +288,29 @@ func runPlugin(cmd *cobra.Command, a *app, fl installFlags, install bool) error 
 		fmt.Fprintf(cmd.OutOrStdout(), "plugin written; add it to Claude Code with:\n  claude plugin marketplace add %s\n  claude plugin install %s@%s\n", claude.ShellQuote(dir), claude.PluginName, claude.PluginMarketplace)
 	}
 	return nil
+}
+
+// pluginFiles renders the plugin package's files (its own, the agents and
+// the skills) and sets o.CoreDir and o.CoreVersion.
+func pluginFiles(a *app, o *claude.InstallOptions, install bool) ([]claude.OwnedFile, error) {
+	rendered, coreVersion, err := renderCatalog(a, o.Command, claude.PluginName+":")
+	if err != nil {
+		return nil, err
+	}
+	if install {
+		if o.CoreDir, err = chosenCoreDir(a); err != nil {
+			return nil, err
+		}
+	}
+	own, err := claude.PluginFiles(claude.PluginOptions{Command: o.Command, CoreDir: o.CoreDir, Version: version})
+	if err != nil {
+		return nil, err
+	}
+	// Inside a plugin, Claude Code names the MCP server's tools
+	// mcp__plugin_nexus_nexus__*.
+	for i := range rendered {
+		rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte("mcp__"+claude.MCPServerName+"__"), []byte(claude.PluginMCPPrefix))
+	}
+	o.CoreVersion = coreVersion
+	return append(own, rendered...), nil
 }

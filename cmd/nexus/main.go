@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/nexus-harness/nexus/plugins/decisions/cli"
 )
 
 func main() {
@@ -26,11 +24,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := root.Execute()
 	if err == nil {
 		return exitOK
-	}
-	var de *cli.ExitError
-	if errors.As(err, &de) {
-		fmt.Fprintln(stderr, "nexus:", de.Err)
-		return de.Code
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

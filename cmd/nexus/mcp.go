@@ -18,6 +18,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/mcpserver"
 	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 func init() { register(newMCPCmd) }
@@ -53,10 +54,6 @@ const (
 	scopeOnlyDecisions    mcpScope = "only-decisions"
 	scopeWithoutDecisions mcpScope = "without-decisions"
 )
-
-// NauroServerName is the MCP server name the decision store is served
-// under on its own, Nauro's own server name.
-const NauroServerName = "nauro"
 
 // nauroInstructions tell the model what the store's tools are for.
 const nauroInstructions = "This server keeps the project's architectural decisions (a Nauro store). " +
@@ -204,7 +201,7 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	opts := mcpserver.Options{Prefix: prefix, Version: version, Log: logger, Caller: caller}
 	if scope == scopeOnlyDecisions {
 		served = decisionsOnly{e}
-		opts.Name, opts.Instructions = NauroServerName, nauroInstructions
+		opts.Name, opts.Instructions = decisionsapi.ServerName, nauroInstructions
 	}
 	srv, err := mcpserver.New(served, opts)
 	if err != nil {
@@ -317,8 +314,8 @@ func mcpCaller(flagAgent string) (func(context.Context, mcp.CallToolRequest) (st
 
 func mcpScopeOf(fl mcpFlags) (mcpScope, error) {
 	for _, v := range []struct{ flag, val string }{{"--only", fl.only}, {"--without", fl.without}} {
-		if v.val != "" && v.val != harness.DecisionsName {
-			return "", usagef("%s %q: the only tool set that can be named is %q (the bundled decision store)", v.flag, v.val, harness.DecisionsName)
+		if v.val != "" && v.val != decisionsapi.Name {
+			return "", usagef("%s %q: the only tool set that can be named is %q (the bundled decision store)", v.flag, v.val, decisionsapi.Name)
 		}
 	}
 	switch {
@@ -339,7 +336,7 @@ type decisionsOnly struct{ *harness.Engine }
 func (d decisionsOnly) Tools() []*tools.Tool {
 	var out []*tools.Tool
 	for _, t := range d.Engine.Tools() {
-		if t.Unprefixed && harness.IsDecisionTool(t.Name) {
+		if t.Unprefixed && decisionsapi.IsTool(t.Name) {
 			out = append(out, t)
 		}
 	}

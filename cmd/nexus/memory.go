@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/memory"
 )
@@ -128,7 +129,8 @@ file instead and says which file and why (docs/memory.md describes the score).`,
 			var content []byte
 			var err error
 			if file != "" {
-				content, err = os.ReadFile(file)
+				// Only a regular file, without blocking, through the limit.
+				content, err = safefile.ReadFile(file, memory.MaxContentBytes)
 			} else {
 				content, err = io.ReadAll(io.LimitReader(cmd.InOrStdin(), memory.MaxContentBytes+1))
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 func init() { register(newPluginCmd) }
@@ -96,7 +98,7 @@ func newPluginListCmd(a *app) *cobra.Command {
 			cfg, _ := a.Config()
 			disabled := cfg.StringList("plugins.disabled")
 			if !cfg.Bool("decisions.enabled") {
-				disabled = append(disabled, harness.DecisionsName+" (decisions.enabled is off)")
+				disabled = append(disabled, decisionsapi.Name+" (decisions.enabled is off)")
 			}
 			if disabled == nil {
 				disabled = []string{}
@@ -383,12 +385,10 @@ func firstSentence(s string) string {
 }
 
 func eventOrder(e string) int {
-	for i, n := range contract.EventNames() {
-		if n == e {
-			return i
-		}
+	if i := slices.Index(sdk.EventNames(), sdk.EventName(e)); i >= 0 {
+		return i
 	}
-	return len(contract.EventNames())
+	return len(sdk.EventNames())
 }
 
 // hookServerArgs start the hook server of a project (in the plugin host

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 func init() {
@@ -21,9 +22,9 @@ func init() {
 		switch a.mcpScope {
 		case scopeWithoutDecisions:
 			// The store is served by its own server: do not start it here.
-			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == harness.DecisionsName })
+			o.Builtin = slices.DeleteFunc(o.Builtin, func(m *pluginhost.Manifest) bool { return m.Name == decisionsapi.Name })
 		case scopeOnlyDecisions:
-			serve = func(t pluginhost.Tool) bool { return t.Plugin == harness.DecisionsName }
+			serve = func(t pluginhost.Tool) bool { return t.Plugin == decisionsapi.Name }
 		}
 		o.Logger = stderrLogger{os.Stderr}
 		o.HostStderr = os.Stderr // the plugin host's log; never stdout

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // pluginFixture holds the binaries the plugin tests drive.
@@ -431,7 +431,7 @@ func TestPluginsOverMCP(t *testing.T) {
 	if want := "nexus mcp: not served: plugin hung did not start: no handshake within 1s; the process was killed by nexus; last stderr lines: hung plugin here"; !strings.Contains(s.stderr.String(), want) {
 		t.Errorf("stderr does not say %q:\n%s", want, s.stderr)
 	}
-	for _, want := range append(harness.DecisionTools(), "nx_plan_start", "nx_task_add", "nx_context", "shellguard_assess_command", "tp_echo", "tp_hang") {
+	for _, want := range append(decisionsapi.Tools(), "nx_plan_start", "nx_task_add", "nx_context", "shellguard_assess_command", "tp_echo", "tp_hang") {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
 		}
@@ -640,7 +640,7 @@ func TestPluginsMCPShutdownAndGate(t *testing.T) {
 		}
 		names := s.toolNames()
 		slices.Sort(names)
-		want := harness.DecisionTools()
+		want := decisionsapi.Tools()
 		slices.Sort(want)
 		if !slices.Equal(names, want) {
 			t.Fatalf("--only decisions serves %v, want %v", names, want)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/nexus-harness/nexus/plugins/decisions/cli"
 )
 
 // Exit codes, the same for every command (README "Exit status"):
@@ -40,10 +37,6 @@ func failLoudly(c *cobra.Command) {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			err := check(cmd, args)
 			if err == nil || isUsageError(err) {
-				return err
-			}
-			var ce *cli.ExitError
-			if errors.As(err, &ce) {
 				return err
 			}
 			return usagef("%s: %v (see `%s --help`)", cmd.CommandPath(), err, cmd.CommandPath())
@@ -90,6 +83,11 @@ func helpCommand(root *cobra.Command) *cobra.Command {
 		Short: "Help about any command",
 		RunE: func(_ *cobra.Command, args []string) error {
 			target, rest, err := root.Find(args)
+			if err == nil && target != nil && target.DisableFlagParsing && target.RunE != nil {
+				// A command that hands its arguments on (nexus decision)
+				// gives the help of what it hands them to.
+				return target.RunE(target, append(rest, "--help"))
+			}
 			if err != nil || target == nil || len(rest) > 0 {
 				return usagef("no help for %q: unknown command (see `%s --help`)", strings.Join(args, " "), root.Name())
 			}

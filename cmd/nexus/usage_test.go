@@ -14,6 +14,7 @@ import (
 
 // TestExitCodes holds the exit-code table of the README for the ways a
 // command can be called wrongly (2), and for help, which is not an error.
+// `nexus decision` runs in the plugin host: TestDecisionRunsInThePluginHost.
 func TestExitCodes(t *testing.T) {
 	proj := t.TempDir()
 	core := testenv.CoreDir(t)
@@ -32,7 +33,6 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"install", "frob"}, code: exitUsage, stderr: `unknown command "frob" for "nexus install"`},
 		{args: []string{"uninstall", "frob"}, code: exitUsage, stderr: `unknown command "frob" for "nexus uninstall"`},
 		{args: []string{"tags", "frob"}, code: exitUsage, stderr: `unknown command "frob" for "nexus tags"`},
-		{args: []string{"decision", "frob"}, code: exitUsage, stderr: `unknown command "frob" for "nexus decision"`},
 		{args: []string{"mcp", "frob"}, code: exitUsage, stderr: `unknown command "frob" for "nexus mcp"`},
 		{args: []string{"plugin"}, code: exitUsage, stderr: "nexus plugin needs a command: inspect, list, verify"},
 		{args: []string{"config"}, code: exitUsage, stderr: "nexus config needs a command"},
@@ -48,7 +48,6 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"memory", "gc", "x"}, code: exitUsage, stderr: "did you mean --delete?"},
 		{args: []string{"memory", "gc", "--delete"}, code: exitUsage, stderr: "--delete needs the memory files to delete"},
 		{args: []string{"conformance", "x"}, code: exitUsage, stderr: "only taken as the rest of a --target command"},
-		{args: []string{"decision", "show"}, code: exitUsage, stderr: "usage: nexus decision show"},
 		{args: []string{"help", "frob"}, code: exitUsage, stderr: `no help for "frob"`},
 		{args: []string{"--help"}, code: exitOK, stdout: "Available Commands"},
 		{args: []string{"plugin", "--help"}, code: exitOK, stdout: "nexus plugin [command]"},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // ClaudeInstall checks what `nexus install claude` registered in Claude
@@ -400,7 +401,11 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 			Reason   string `json:"permissionDecisionReason"`
 		} `json:"hookSpecificOutput"`
 	}
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" {
+	// The denial must be the engine's unplanned-edit rule: a hook that
+	// could not load its configuration or distribution denies every call
+	// too, naming that problem instead.
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" ||
+		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {
 			got = "nothing"
@@ -461,9 +466,6 @@ type MCPInitialize struct{ Probe }
 
 func (MCPInitialize) Name() string { return "claude-mcp" }
 
-// decisionTool is the tool the "nauro" entry must list.
-const decisionTool = "check_decision"
-
 func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	dir, env, f := c.start()
 	if f != nil {
@@ -481,9 +483,9 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 		nauro := func(ctx context.Context) *exec.Cmd {
 			return c.registered(ctx, dir, r.Nauro, hostEnv(r.Env, r.NauroEnv))
 		}
-		what := fmt.Sprintf("the %q MCP server (`%s`)", claude.NauroServerName, strings.Join(r.Nauro, " "))
+		what := fmt.Sprintf("the %q MCP server (`%s`)", decisionsapi.ServerName, strings.Join(r.Nauro, " "))
 		fix := "run `" + strings.Join(r.Nauro, " ") + "` by hand and look at what it prints on stderr: the decision store needs the plugin host nexus-plugins installed beside nexus (make install); to do without the store, set decisions.enabled: false and run `nexus install claude` again"
-		out = append(out, c.probe(ctx, nauro, what, decisionTool, fix))
+		out = append(out, c.probe(ctx, nauro, what, decisionsapi.ToolCheckDecision, fix))
 	}
 	return out
 }

@@ -24,13 +24,13 @@ func (g Gitignore) Run(context.Context) []Finding {
 	if !state.Exists(g.Layout.Nexus) {
 		return []Finding{ok("no %s yet: the first session creates it with its .gitignore", g.Layout.Nexus)}
 	}
-	b, err := os.ReadFile(path)
+	b, err := g.Layout.ReadFile(path, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return []Finding{warn(path+" is missing, so git may commit the session files under state/",
 			"create it with the single line `state/`").repairedBy(g.create)}
 	}
 	if err != nil {
-		return []Finding{fault(fmt.Sprintf("cannot read %s: %v", path, err), "check the file's permissions")}
+		return []Finding{fault(fmt.Sprintf("cannot read %s: %v", path, err), "make it a regular file of a few lines (`state/`), readable by you")}
 	}
 	var out []Finding
 	if !state.IgnoresState(string(b)) {
@@ -71,7 +71,7 @@ func (g Gitignore) create(context.Context) (string, error) {
 
 func (g Gitignore) appendState(context.Context) (string, error) {
 	path := g.Layout.GitignorePath()
-	b, err := os.ReadFile(path)
+	b, err := g.Layout.ReadFile(path, 0)
 	if err != nil {
 		return "", err
 	}

@@ -2,16 +2,17 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -60,7 +61,7 @@ func (c Locks) Run(ctx context.Context) []Finding {
 	if tempAge <= 0 {
 		tempAge = DefaultTempAge
 	}
-	locks, temps := c.scan()
+	locks, temps, stopped := c.scan()
 
 	// First try every lock; wait once for those held, then try them again.
 	var held []string
@@ -109,14 +110,19 @@ func (c Locks) Run(ctx context.Context) []Finding {
 			return removeOldTemps(c.Layout, old, tempAge, now)
 		}))
 	}
+	for _, why := range stopped {
+		out = append(out, warn("the lock and temporary-file scan stopped early: "+why,
+			"a folder of .nexus/ this large or deep is unusual: look at what is in it"))
+	}
 	if len(out) == 0 {
 		out = append(out, ok("%s, none held; no leftover temporary files", plural(len(locks), "lock file")))
 	}
 	return out
 }
 
-// scan lists lock files and temporary files.
-func (c Locks) scan() (locks, temps []string) {
+// scan lists lock files and temporary files, within the layout's listing
+// and walk limits (stopped says where a limit cut the scan short).
+func (c Locks) scan() (locks, temps, stopped []string) {
 	l := c.Layout
 	flat := []string{l.Nexus, l.StateDir(), l.HarnessDir()}
 	deep := []string{l.ArtifactsDir(), l.MemoryDir(), l.ContextDir(), l.RulesDir()}
@@ -132,15 +138,23 @@ func (c Locks) scan() (locks, temps []string) {
 			locks = append(locks, p)
 		}
 	}
+	limit := func(err error) {
+		var tm *safefile.TooManyError
+		if errors.As(err, &tm) {
+			stopped = append(stopped, tm.Error())
+		}
+	}
 	for _, dir := range flat {
-		entries, _ := os.ReadDir(dir)
+		entries, err := l.ReadDir(dir)
+		limit(err)
 		for _, e := range entries {
 			visit(dir, e.Name(), e.IsDir())
 		}
 	}
 	for _, root := range deep {
-		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		_ = l.Walk(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
+				limit(err)
 				return nil
 			}
 			visit(filepath.Dir(p), d.Name(), d.IsDir())
@@ -149,7 +163,7 @@ func (c Locks) scan() (locks, temps []string) {
 	}
 	sort.Strings(locks)
 	sort.Strings(temps)
-	return locks, temps
+	return locks, temps, stopped
 }
 
 // isTemp matches the names atomicfile.WriteFile gives its temporary files:
@@ -172,17 +186,22 @@ func isTemp(name string) bool {
 
 // busy reports whether someone holds the lock at path. Taking it for an
 // instant is the only reliable test: flock locks carry no age or owner.
+//
+// The lock file is opened without blocking, never created, and only when
+// it is a regular file: a planted FIFO or device named *.lock is not a
+// nexus lock.
 func busy(path string) bool {
-	fl := flock.New(path)
-	got, err := fl.TryLock()
+	f, _, err := safefile.Open(path)
 	if err != nil {
-		return false // unreadable: not ours to judge
+		return false // unreadable or not a lock file: not ours to judge
 	}
-	if got {
-		_ = fl.Unlock()
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return false
 	}
-	return true
+	return errors.Is(err, syscall.EWOULDBLOCK)
 }
 
 // removeOldTemps removes through the layout's anchor (state.Layout.

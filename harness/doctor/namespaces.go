@@ -3,7 +3,6 @@ package doctor
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // each folder itself last changed. Only the state folder is listed: nothing
 // inside another harness's namespace is ever opened.
 func foreign(l state.Layout) (names []string, changed map[string]time.Time) {
-	entries, err := os.ReadDir(l.StateDir())
+	entries, err := l.ReadDir(l.StateDir())
 	if err != nil {
 		return nil, nil
 	}

@@ -1,10 +1,24 @@
 package doctor
 
-import "github.com/nexus-harness/nexus/harness/host/claude"
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
+)
 
 // FindRegistered finds what `nexus install claude` registered (the
 // project scope first, as Claude Code would run both), for the probes to
 // run as Claude Code does; nil when nexus is not registered.
+//
+// A project's settings come with its repository, and an entry counts as
+// nexus's by its shape alone (" hook --host claude --managed ", a server
+// named nexus running `… mcp`): a cloned repository can register any
+// program that way. The doctor runs the project scope's commands only
+// when they run this very executable; another program is never started
+// (the claude-install check reports it). The user's own scope is trusted.
 func FindRegistered(proj, home, exe string) *Registered {
 	for _, o := range []claude.InstallOptions{
 		{Scope: claude.ScopeProject, Project: proj, Command: exe},
@@ -18,7 +32,7 @@ func FindRegistered(proj, home, exe string) *Registered {
 			continue
 		}
 		hook, ok := claude.SplitCommand(r.Hooks[claude.PreToolUse][0])
-		if !ok {
+		if !ok || o.Scope == claude.ScopeProject && !runsThis(hook[0], exe, proj) {
 			continue
 		}
 		reg := &Registered{Where: r.Settings, Hook: hook, Env: r.Env}
@@ -35,15 +49,43 @@ func FindRegistered(proj, home, exe string) *Registered {
 				reg.Env = env
 			}
 		}
-		if r.MCP != nil && r.MCP.Ours {
+		trusted := func(s *claude.MCPServer) bool {
+			return s != nil && s.Ours && (o.Scope != claude.ScopeProject || runsThis(s.Command, exe, proj))
+		}
+		if trusted(r.MCP) {
 			reg.MCP = append([]string{r.MCP.Command}, r.MCP.Args...)
 			reg.MCPEnv = r.MCP.Env
 		}
-		if r.Nauro != nil && r.Nauro.Ours {
+		if trusted(r.Nauro) {
 			reg.Nauro = append([]string{r.Nauro.Command}, r.Nauro.Args...)
 			reg.NauroEnv = r.Nauro.Env
 		}
 		return reg
 	}
 	return nil
+}
+
+// runsThis reports whether command (as a settings file names it: a path,
+// relative to the project, or a name looked up in PATH) is the file exe.
+func runsThis(command, exe, proj string) bool {
+	if command == "" || exe == "" {
+		return false
+	}
+	p := command
+	switch {
+	case !strings.ContainsRune(p, filepath.Separator):
+		lp, err := exec.LookPath(p)
+		if err != nil {
+			return false
+		}
+		p = lp
+	case !filepath.IsAbs(p):
+		p = filepath.Join(proj, p)
+	}
+	a, err := os.Stat(p)
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(exe)
+	return err == nil && os.SameFile(a, b)
 }

@@ -16,10 +16,19 @@ func TestFindRegistered(t *testing.T) {
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// install registers nexus in a scope and sets its settings' env.
-	install := func(t *testing.T, o claude.InstallOptions, env map[string]string) string {
+	// A program a cloned repository registers in nexus's shape.
+	other := filepath.Join(t.TempDir(), "nexus")
+	write(t, other, "#!/bin/sh\necho pwned\n")
+	if err := os.Chmod(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// install registers nexus (or prog) in a scope and sets its settings' env.
+	install := func(t *testing.T, o claude.InstallOptions, env map[string]string, prog ...string) string {
 		t.Helper()
 		o.Command = exe
+		if len(prog) > 0 {
+			o.Command = prog[0]
+		}
 		if _, err := claude.Install(o); err != nil {
 			t.Fatal(err)
 		}
@@ -45,6 +54,7 @@ func TestFindRegistered(t *testing.T) {
 	tests := []struct {
 		name    string
 		project map[string]string // the project scope's env; nil = not installed there
+		foreign bool              // the project scope registers another program
 		user    map[string]string // the user scope's
 		where   string            // "project" or "user"; "" = nil
 		env     map[string]string
@@ -55,13 +65,22 @@ func TestFindRegistered(t *testing.T) {
 		// Claude Code applies the user's settings env too; the project's wins.
 		{name: "both: the project's, with the user's env beneath", project: map[string]string{"B": "p"}, user: map[string]string{"A": "u", "B": "u"},
 			where: "project", env: map[string]string{"A": "u", "B": "p"}},
+		// The doctor never runs a program a project registers unless it
+		// is this nexus.
+		{name: "project scope running another program", project: map[string]string{"A": "p"}, foreign: true},
+		{name: "project scope running another program, user scope", project: map[string]string{"A": "p"}, foreign: true, user: map[string]string{"A": "u"},
+			where: "user", env: map[string]string{"A": "u"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			proj, home := t.TempDir(), t.TempDir()
 			settings := map[string]string{}
 			if tt.project != nil {
-				settings["project"] = install(t, claude.InstallOptions{Scope: claude.ScopeProject, Project: proj}, tt.project)
+				prog := []string{}
+				if tt.foreign {
+					prog = append(prog, other)
+				}
+				settings["project"] = install(t, claude.InstallOptions{Scope: claude.ScopeProject, Project: proj}, tt.project, prog...)
 			}
 			if tt.user != nil {
 				settings["user"] = install(t, claude.InstallOptions{Scope: claude.ScopeUser, Home: home}, tt.user)

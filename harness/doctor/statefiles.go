@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -236,7 +235,7 @@ func significant(ps []schema.Problem) []schema.Problem {
 func corruptBackups(l state.Layout) []string {
 	var out []string
 	for _, dir := range []string{l.Nexus, l.StateDir(), l.HarnessDir()} {
-		entries, _ := os.ReadDir(dir)
+		entries, _ := l.ReadDir(dir)
 		for _, e := range entries {
 			if !e.IsDir() && state.IsCorruptBackup(e.Name()) {
 				out = append(out, e.Name())

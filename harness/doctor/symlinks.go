@@ -2,12 +2,14 @@ package doctor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -61,7 +63,12 @@ func (c Symlinks) Run(context.Context) []Finding {
 	} else if st.Mode()&fs.ModeSymlink != 0 && anchor != l.Nexus {
 		check(l.Nexus)
 	}
-	filepath.WalkDir(l.Nexus, func(p string, d fs.DirEntry, err error) error {
+	l.Walk(l.Nexus, func(p string, d fs.DirEntry, err error) error {
+		var tm *safefile.TooManyError
+		if errors.As(err, &tm) {
+			out = append(out, warn("the symlink scan stopped early: "+tm.Error(),
+				"a folder of .nexus/ this large or deep is unusual: look at what is in it"))
+		}
 		if err != nil {
 			return nil
 		}

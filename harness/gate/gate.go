@@ -223,12 +223,18 @@ func (g *Gate) Classify(tool string, input map[string]any, declared []string, di
 		shell = &Shell{Param: "command", Dialect: DialectPOSIX}
 	}
 	if shell != nil {
-		cmd, _ := input[shell.Param].(string)
-		switch shell.Dialect {
-		case DialectOpaque:
+		raw, given := input[shell.Param]
+		cmd, isText := raw.(string)
+		switch {
+		case shell.Dialect == DialectOpaque:
 			c.Classes = union(c.Classes, []string{"file_modification"})
 			c.Writes, c.WritesUnknown = true, true
 			c.Why = []string{"commands of " + tool + " are not parsed; treated as writing"}
+		case given && raw != nil && !isText:
+			// A command nexus cannot read cannot be shown not to write.
+			c.Classes = union(c.Classes, []string{"file_modification"})
+			c.Writes, c.WritesUnknown = true, true
+			c.Why = []string{shell.Param + " is not a string, so it could not be checked; treated as writing"}
 		default:
 			e := AnalyzeShell(cmd)
 			if e.Writes {

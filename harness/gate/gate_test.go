@@ -159,6 +159,11 @@ func TestCheck(t *testing.T) {
 		{name: "declared edit", role: "architect", tool: "apply_patch", declared: []string{"partial_file_edit"}, tasks: true, decision: Deny, capability: "no_file_edit"},
 		{name: "declared shell write", role: "reviewer", tool: "run", declared: []string{"shell_command_exec"}, input: map[string]any{"command": "touch x"}, tasks: true, decision: Deny, capability: "no_file_edit"},
 		{name: "declared shell read", role: "reviewer", tool: "run", declared: []string{"shell_command_exec"}, input: map[string]any{"command": "ls"}, tasks: true, decision: Allow},
+		// A command that is not text cannot be shown not to write.
+		{name: "reviewer bash command not a string", role: "reviewer", tool: "Bash", input: map[string]any{"command": []any{"rm", "x"}}, tasks: true, decision: Deny, capability: "no_file_edit",
+			reason: []string{"command is not a string"}},
+		{name: "lead bash command not a string, unplanned", role: "", tool: "Bash", input: map[string]any{"command": 5.0}, decision: Deny, rule: RuleUnplannedEdit},
+		{name: "lead bash command not a string, planned", role: "", tool: "Bash", input: map[string]any{"command": 5.0}, tasks: true, decision: Allow},
 		{name: "powershell opaque", role: "tester", tool: "PowerShell", input: map[string]any{"command": "Get-ChildItem"}, tasks: true, decision: Deny, capability: "no_file_edit"},
 	}
 	for _, tt := range tests {

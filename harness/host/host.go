@@ -2,14 +2,29 @@
 // event from stdin (bounded), decode it, hand it to the lifecycle engine,
 // encode the reply, and apply nexus's failure policy.
 //
-// Failure policy: invalid JSON, an unknown event, a missing or mistyped
-// field, a payload over MaxPayload, an engine error or a panic each produce
-// one line on stderr and one line in .nexus/state/<harness-id>/nexus.log,
-// and the host's fail-open reply (exit 0, nothing on stdout) — except for
-// the tool gate when gate.policy is fail-closed, which answers with a denial
-// that names the problem. No stack trace is ever printed, and state files are
-// only ever replaced whole (internal/state), so a failure cannot leave one
-// half-written.
+// Failure policy. Every failure produces one line on stderr and one line
+// in .nexus/state/<harness-id>/nexus.log (no stack trace, ever), and then:
+//
+//   - A payload nexus cannot read — stdin unreadable, over MaxPayload,
+//     nested deeper than jsonscan.MaxDepth, not JSON, an unknown event, a
+//     missing or mistyped field, a number no float64 holds, tool_input that
+//     is not an object — cannot be judged. For the tool gate (PreToolUse /
+//     pre_tool_use) that is a denial naming the problem, whatever
+//     gate.policy says: a tool call nexus cannot check never runs. Other
+//     events get the host's fail-open reply (exit 0, nothing on stdout).
+//   - No engine — the configuration or the distribution could not be
+//     loaded — leaves nothing to judge with: no agent's capabilities are
+//     known. A repository can ship either broken (a .nexus/nexus.yaml that
+//     is not YAML, a FIFO, a node_modules distribution), so for the tool
+//     gate that too is a denial naming the problem, whatever gate.policy
+//     says. Other events fail open.
+//   - nexus failing itself while handling the event — an engine error, a
+//     panic — is what gate.policy decides for the tool gate: fail-open
+//     (the default) lets the call through, fail-closed denies it naming
+//     the problem. Other events fail open.
+//
+// State files are only ever replaced whole (internal/state), so a failure
+// cannot leave one half-written.
 package host
 
 import (
@@ -37,8 +52,18 @@ type Adapter interface {
 	Encode(hostEvent string, r lifecycle.Reply) ([]byte, error)
 	// Gated reports whether the host event is the tool gate.
 	Gated(hostEvent string) bool
-	// FailClosed renders the denial sent when the gate cannot decide.
+	// FailClosed renders the denial sent when nexus failed on the gate
+	// and gate.policy is fail-closed.
 	FailClosed(problem string) []byte
+	// Unreadable renders the denial of a tool call whose payload nexus
+	// could not read (whatever gate.policy says).
+	Unreadable(problem string) []byte
+	// Unjudged renders the denial of a tool call nexus had no engine to
+	// check with (whatever gate.policy says).
+	Unjudged(problem string) []byte
+	// PeekEvent names the host event of a payload Decode refused, read
+	// without decoding it ("" when it does not say).
+	PeekEvent(data []byte) string
 }
 
 // For returns the adapter of a host: "claude" or "neutral".
@@ -63,6 +88,9 @@ func (claudeAdapter) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error)
 }
 func (claudeAdapter) Gated(hostEvent string) bool      { return claude.Gated(hostEvent) }
 func (claudeAdapter) FailClosed(problem string) []byte { return claude.FailClosed(problem) }
+func (claudeAdapter) Unreadable(problem string) []byte { return claude.Unreadable(problem) }
+func (claudeAdapter) Unjudged(problem string) []byte   { return claude.Unjudged(problem) }
+func (claudeAdapter) PeekEvent(data []byte) string     { return claude.PeekEvent(data) }
 
 type neutralAdapter struct{}
 
@@ -76,6 +104,18 @@ func (neutralAdapter) Gated(hostEvent string) bool {
 	return n == lifecycle.PreToolUse
 }
 func (neutralAdapter) FailClosed(problem string) []byte { return neutral.FailClosed(problem) }
+func (neutralAdapter) Unreadable(problem string) []byte { return neutral.Unreadable(problem) }
+func (neutralAdapter) Unjudged(problem string) []byte   { return neutral.Unjudged(problem) }
+func (neutralAdapter) PeekEvent(data []byte) string     { return neutral.PeekEvent(data) }
+
+// failure is what kind of failure a hook met (see the package doc).
+type failure int
+
+const (
+	failed     failure = iota // nexus failed while handling: gate.policy decides
+	unreadable                // the payload could not be read: the gate denies
+	unjudged                  // no engine to check with: the gate denies
+)
 
 // Runner runs one hook invocation.
 type Runner struct {
@@ -95,13 +135,18 @@ type Runner struct {
 }
 
 // Run handles one invocation and returns the process exit code (always 0:
-// a hook never blocks the host by failing).
+// a hook never blocks the host by failing; a denial is a reply).
 func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (code int) {
 	hostEvent := r.Event
 	var ev lifecycle.Event
 	var engine *lifecycle.Engine
-	fail := func(err error) {
+	var data []byte
+	// fail reports a failure of the given kind.
+	fail := func(err error, kind failure) {
 		msg := oneLine(err.Error())
+		if kind == unreadable && hostEvent == "" {
+			hostEvent = r.Adapter.PeekEvent(data)
+		}
 		fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
 		switch {
 		case engine != nil:
@@ -109,43 +154,52 @@ func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (cod
 		case r.FallbackLog != nil:
 			r.FallbackLog(ctx, eventLabel(hostEvent, ev), ev, msg)
 		}
-		if hostEvent != "" && r.Adapter.Gated(hostEvent) && r.Policy != nil && r.Policy() == "fail-closed" {
+		if hostEvent == "" || !r.Adapter.Gated(hostEvent) {
+			return
+		}
+		switch {
+		case kind == unreadable:
+			_, _ = stdout.Write(r.Adapter.Unreadable(msg))
+		case kind == unjudged:
+			_, _ = stdout.Write(r.Adapter.Unjudged(msg))
+		case r.Policy != nil && r.Policy() == "fail-closed":
 			_, _ = stdout.Write(r.Adapter.FailClosed(msg))
 		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			fail(fmt.Errorf("internal error: %v", p))
+			fail(fmt.Errorf("internal error: %v", p), failed)
 			code = 0
 		}
 	}()
 
 	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
 	if err != nil {
-		fail(fmt.Errorf("read stdin: %w", err))
+		fail(fmt.Errorf("read stdin: %w", err), unreadable)
 		return 0
 	}
 	if len(data) > MaxPayload {
-		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload))
+		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), unreadable)
 		return 0
 	}
+	// Decode bounds the payload's depth before anything is decoded.
 	hostEvent, ev, err = r.Adapter.Decode(data, r.Event)
 	if err != nil {
-		fail(err)
+		fail(err, unreadable)
 		return 0
 	}
 	if engine, err = r.Engine(ctx, ev); err != nil {
-		fail(err)
+		fail(err, unjudged)
 		return 0
 	}
 	reply, err := engine.Handle(ctx, ev)
 	if err != nil {
-		fail(err)
+		fail(err, failed)
 		return 0
 	}
 	out, err := r.Adapter.Encode(hostEvent, reply)
 	if err != nil {
-		fail(err)
+		fail(err, failed)
 		return 0
 	}
 	if len(out) > 0 {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
@@ -25,7 +27,11 @@ func run(t *testing.T, host, event, payload, policy string, engine func(context.
 	rec := &recorder{}
 	var out, errb bytes.Buffer
 	r := Runner{Adapter: ad, Event: event, Engine: engine, Policy: func() string { return policy }, FallbackLog: rec.log, Stderr: &errb}
-	if code := r.Run(context.Background(), strings.NewReader(payload), &out); code != 0 {
+	var in io.Reader = strings.NewReader(payload)
+	if strings.HasPrefix(payload, "\x00unreadable") {
+		in = io.MultiReader(strings.NewReader(`{"hook_event_name":"PreToolUse"`), iotest.ErrReader(errors.New("broken pipe")))
+	}
+	if code := r.Run(context.Background(), in, &out); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	return out.String(), errb.String(), rec
@@ -44,15 +50,26 @@ func TestFailurePolicy(t *testing.T) {
 		stderr                             string
 	}{
 		{"invalid json, open", "claude", "", `{"hook_event_name":`, "fail-open", noEngine, false, "invalid JSON payload"},
+		{"invalid json on the gate, open", "claude", "PreToolUse", `{{`, "fail-open", noEngine, true, "invalid JSON payload"},
 		{"invalid json on the gate, closed", "claude", "PreToolUse", `{{`, "fail-closed", noEngine, true, "invalid JSON payload"},
+		{"invalid json naming the gate, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":}`, "fail-open", noEngine, true, "invalid JSON payload"},
+		{"too deep naming the gate, open", "claude", "", `{"hook_event_name":"PreToolUse","x":` + strings.Repeat("[", 20000) + `}`, "fail-open", noEngine, true, "limit of 64 levels"},
+		{"too deep, observing event, open", "claude", "", `{"hook_event_name":"PostToolUse","x":` + strings.Repeat("[", 100) + `}`, "fail-open", noEngine, false, "limit of 64 levels"},
+		{"too big, open", "claude", "PreToolUse", big, "fail-open", noEngine, true, "payload over 10 MiB"},
+		{"too big, event from its start, open", "claude", "", big, "fail-open", noEngine, true, "payload over 10 MiB"},
+		{"unreadable stdin, open", "claude", "PreToolUse", "\x00unreadable", "fail-open", noEngine, true, "read stdin"},
 		{"observing event, closed", "claude", "PostToolUse", `{{`, "fail-closed", noEngine, false, "invalid JSON payload"},
 		{"unknown event, closed", "claude", "", `{"hook_event_name":"Notification"}`, "fail-closed", noEngine, false, "unknown Claude Code hook event"},
 		{"too big, closed", "claude", "PreToolUse", big, "fail-closed", noEngine, true, "payload over 10 MiB"},
-		{"engine error, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-open", noEngine, false, "distribution not found; (looked in 3 places)"},
-		{"engine error, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", noEngine, true, "distribution not found"},
+		{"no engine, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-open", noEngine, true, "distribution not found; (looked in 3 places)"},
+		{"no engine, observing event, open", "claude", "", `{"hook_event_name":"PostToolUse","tool_name":"Edit"}`, "fail-open", noEngine, false, "distribution not found"},
+		{"neutral no engine, open", "neutral", "", `{"event":"pre_tool_use","tool":"apply_patch"}`, "fail-open", noEngine, true, "distribution not found"},
+		{"no engine, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", noEngine, true, "distribution not found"},
 		{"panic, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-closed", func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) { panic("boom") }, true, "internal error: boom"},
 		{"neutral mistyped, closed", "neutral", "", `{"event":"pre_tool_use","tool":1}`, "fail-closed", noEngine, true, "wrong type"},
-		{"neutral missing field, open", "neutral", "", `{"event":"pre_tool_use"}`, "fail-open", noEngine, false, "field tool is required"},
+		{"neutral missing field, open", "neutral", "", `{"event":"pre_tool_use"}`, "fail-open", noEngine, true, "field tool is required"},
+		{"neutral too deep, open", "neutral", "", `{"event":"pre_tool_use","tool_input":{"x":` + strings.Repeat("[", 70) + `}}`, "fail-open", noEngine, true, "limit of 64 levels"},
+		{"panic, open", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":"Edit"}`, "fail-open", func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) { panic("boom") }, false, "internal error: boom"},
 		{"claude mistyped gate, closed", "claude", "", `{"hook_event_name":"PreToolUse","tool_name":false}`, "fail-closed", noEngine, true, "field tool_name must be a string"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +85,12 @@ func TestFailurePolicy(t *testing.T) {
 			}
 			if tt.deny != strings.Contains(out, `"deny"`) {
 				t.Errorf("stdout %q, deny %v", out, tt.deny)
+			}
+			// An unreadable call, or one with no engine to check it, is
+			// denied as such whatever the policy; nexus failing while it
+			// handles the call is the policy's denial.
+			if tt.deny && tt.policy == "fail-open" && !strings.Contains(out, "could not read the call") && !strings.Contains(out, "could not load what it checks") {
+				t.Errorf("stdout %q does not say why the call could not be checked", out)
 			}
 			if !tt.deny && out != "" {
 				t.Errorf("fail-open wrote %q", out)

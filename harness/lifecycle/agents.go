@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -143,7 +142,7 @@ func (e *Engine) takeReminders(ctx context.Context) []string {
 	}
 	var notes []string
 	seen := map[string]bool{}
-	if b, err := os.ReadFile(p); err == nil && len(b) <= maxRemindersFile {
+	if b, err := e.o.Store.L.ReadFile(p, maxRemindersFile); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			var n string
 			if json.Unmarshal([]byte(line), &n) == nil && n != "" && !seen[n] {

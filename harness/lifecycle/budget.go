@@ -39,62 +39,85 @@ type part struct {
 // adapter, which enforces the hard limit.
 func (e *Engine) fit(parts []part) string {
 	budget := e.o.ContextBudget
+	// The length of the joined text is kept as the parts change (each part's
+	// length, plus 2 for each "\n\n" between non-empty parts), so fitting
+	// costs a pass over the parts, not one per part.
+	lens := make([]int, len(parts))
+	total, kept := 0, 0
 	for i := range parts {
 		parts[i].text = strings.TrimRight(parts[i].text, "\n")
+		lens[i] = TextLen(parts[i].text)
+		if parts[i].text != "" {
+			total += lens[i]
+			kept++
+		}
+	}
+	joined := func() int { return total + 2*max(kept-1, 0) }
+	set := func(i int, text string) {
+		if parts[i].text != "" {
+			total -= lens[i]
+			kept--
+		}
+		parts[i].text, lens[i] = text, TextLen(text)
+		if text != "" {
+			total += lens[i]
+			kept++
+		}
 	}
 	join := func() string {
-		var kept []string
+		var out []string
 		for _, p := range parts {
 			if p.text != "" {
-				kept = append(kept, p.text)
+				out = append(out, p.text)
 			}
 		}
-		return strings.Join(kept, "\n\n")
+		return strings.Join(out, "\n\n")
 	}
-	out := join()
-	if budget <= 0 || TextLen(out) <= budget {
-		return out
+	if budget <= 0 || joined() <= budget {
+		return join()
 	}
 	// A part with an alternative that could not fit even with every
 	// clippable part at its minimum is replaced first, so status lists are
 	// not clipped for a skill that must go anyway.
 	minTotal := 0
-	for _, p := range parts {
+	for i, p := range parts {
 		switch {
 		case p.more != "":
 			minTotal += TextLen(firstLine(p.text)) + TextLen(moreLine(0, p.more)) + 3
 		default:
-			minTotal += TextLen(p.text) + 2
+			minTotal += lens[i] + 2
 		}
 	}
 	if minTotal > budget {
 		for i := range parts {
 			if parts[i].alt != "" {
-				parts[i].text, parts[i].alt = parts[i].alt, ""
+				alt := parts[i].alt
+				parts[i].alt = ""
+				set(i, alt)
 			}
 		}
-		if out = join(); TextLen(out) <= budget {
-			return out
+		if joined() <= budget {
+			return join()
 		}
 	}
-	for i := len(parts) - 1; i >= 0 && TextLen(out) > budget; i-- {
+	for i := len(parts) - 1; i >= 0 && joined() > budget; i-- {
 		if parts[i].more == "" || parts[i].text == "" {
 			continue
 		}
-		over := TextLen(out) - budget
-		parts[i].text = clipLines(parts[i].text, TextLen(parts[i].text)-over, parts[i].more)
-		out = join()
+		over := joined() - budget
+		set(i, clipLines(parts[i].text, lens[i]-over, parts[i].more))
 	}
 	for i := range parts {
-		if TextLen(out) <= budget {
+		if joined() <= budget {
 			break
 		}
 		if parts[i].alt != "" {
-			parts[i].text, parts[i].alt = parts[i].alt, ""
-			out = join()
+			alt := parts[i].alt
+			parts[i].alt = ""
+			set(i, alt)
 		}
 	}
-	return out
+	return join()
 }
 
 func firstLine(s string) string {

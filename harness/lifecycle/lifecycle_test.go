@@ -38,7 +38,7 @@ func core(t testing.TB) (*vocabulary.Core, *schema.Set) {
 
 var t0 = time.Date(2026, 4, 16, 8, 52, 55, 250_000_000, time.UTC)
 
-func newStore(t *testing.T, harnessID string) *state.Store {
+func newStore(t testing.TB, harnessID string) *state.Store {
 	t.Helper()
 	_, sch := core(t)
 	l, err := state.NewLayout(t.TempDir(), harnessID)
@@ -321,7 +321,7 @@ func (m *recMemory) AutoGC(context.Context) (string, error) {
 	return "auto gc: nothing to delete", nil
 }
 
-func newEngine(t *testing.T, o Options) (*Engine, *state.Store) {
+func newEngine(t testing.TB, o Options) (*Engine, *state.Store) {
 	t.Helper()
 	c, _ := core(t)
 	if o.Store == nil {

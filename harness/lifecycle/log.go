@@ -29,7 +29,12 @@ type Logger struct {
 // Log writes one line when level is at or above the minimum. Logging never
 // fails the caller: a log that cannot be written is not worth a hook.
 func (l *Logger) Log(ctx context.Context, level, event, agentID, msg string) {
-	if l == nil || l.Store == nil {
+	l.LogAll(ctx, level, event, agentID, msg)
+}
+
+// LogAll writes one line per message in one append (one fsync).
+func (l *Logger) LogAll(ctx context.Context, level, event, agentID string, msgs ...string) {
+	if l == nil || l.Store == nil || len(msgs) == 0 {
 		return
 	}
 	min := l.Min
@@ -43,5 +48,10 @@ func (l *Logger) Log(ctx context.Context, level, event, agentID, msg string) {
 	if l.Now != nil {
 		now = l.Now
 	}
-	_ = l.Store.AppendLine(ctx, l.Store.L.LogPath(), LogLine{TS: state.Format(now()), Level: level, Event: event, AgentID: agentID, Msg: msg})
+	ts := state.Format(now())
+	lines := make([]any, len(msgs))
+	for i, msg := range msgs {
+		lines[i] = LogLine{TS: ts, Level: level, Event: event, AgentID: agentID, Msg: msg}
+	}
+	_ = l.Store.AppendLines(ctx, l.Store.L.LogPath(), lines)
 }

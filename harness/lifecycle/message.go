@@ -22,6 +22,13 @@ const (
 	HandlerRuleStore = "rule_store"
 )
 
+// MaxInlineActions is how many inline actions ([d], [m], [m:gc], [rule])
+// one message runs, in message order. Each may write a file and log a line,
+// so a message of thousands of tags would otherwise hold the prompt for
+// seconds; the actions past the limit are not run, and the reply says which
+// (docs/hooks.md).
+const MaxInlineActions = 20
+
 func (e *Engine) profile() *tags.Profile {
 	p := tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
 	p.AgentPrefix = e.o.AgentPrefix
@@ -66,12 +73,32 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 			e.log.Log(ctx, "debug", UserMessage, ev.AgentID, "activated skill "+m.Tag.Skill+" by "+m.Token)
 		}
 	}
-	for _, a := range res.Actions {
-		text, notice := e.runAction(ctx, ev, a)
+	actions, skipped := res.Actions, []tags.Match(nil)
+	if len(actions) > MaxInlineActions {
+		actions, skipped = actions[:MaxInlineActions], actions[MaxInlineActions:]
+	}
+	done := make([]string, 0, len(actions))
+	for _, a := range actions {
+		text := e.runAction(ctx, a)
 		parts = append(parts, part{text: text})
-		if notice != "" {
-			notices = append(notices, notice)
+		if text != "" {
+			notices = append(notices, text)
 		}
+		done = append(done, text)
+	}
+	e.log.LogAll(ctx, "info", UserMessage, ev.AgentID, done...)
+	if len(skipped) > 0 {
+		text := notRun(skipped)
+		parts = append(parts, part{text: text})
+		notices = append(notices, text)
+		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
+	}
+	if res.Unread > 0 {
+		text := fmt.Sprintf("nexus read the first %d KiB of this message for tags and not the %d bracket tokens after that (a message is read for tags up to %d KiB). Send tags still wanted in a shorter message.",
+			tags.MaxScanBytes>>10, res.Unread, tags.MaxScanBytes>>10)
+		parts = append(parts, part{text: text})
+		notices = append(notices, text)
+		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
 	}
 	parts = append(parts, e.guidance(len(res.Fired) > 0)...)
 	if len(parts) == 0 {
@@ -133,9 +160,9 @@ func (e *Engine) guidance(tagged bool) []part {
 	}
 }
 
-// runAction carries out one inline action and returns the text for the
-// model and a short note for the user.
-func (e *Engine) runAction(ctx context.Context, ev Event, a tags.Match) (string, string) {
+// runAction carries out one inline action and returns what it did, for the
+// model, the user and the log.
+func (e *Engine) runAction(ctx context.Context, a tags.Match) string {
 	var text string
 	switch a.Tag.Handler {
 	case HandlerDecide:
@@ -149,8 +176,36 @@ func (e *Engine) runAction(ctx context.Context, ev Event, a tags.Match) (string,
 	default:
 		text = fmt.Sprintf("nexus has no handler %q for %s; the tag was not acted on.", a.Tag.Handler, a.Token)
 	}
-	e.log.Log(ctx, "info", UserMessage, ev.AgentID, text)
-	return text, text
+	return text
+}
+
+// notRun says which inline actions past MaxInlineActions were not run:
+// each distinct tag with its count, in message order (the first few).
+func notRun(skipped []tags.Match) string {
+	const listed = 8
+	counts := map[string]int{}
+	var order []string
+	for _, a := range skipped {
+		if counts[a.Token] == 0 {
+			order = append(order, a.Token)
+		}
+		counts[a.Token]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "nexus ran the first %d inline actions of this message and not the other %d (a message runs at most %d): ",
+		MaxInlineActions, len(skipped), MaxInlineActions)
+	for i, tok := range order {
+		if i == listed {
+			fmt.Fprintf(&b, ", and %d other tags", len(order)-listed)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", tok, counts[tok])
+	}
+	b.WriteString(". Send the ones still wanted in another message.")
+	return b.String()
 }
 
 var issueRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:#|issue\s*#?)(\d+)\s*[:.,\-–—]?\s*`) })
@@ -339,9 +394,15 @@ func (x Explanation) String() string {
 func (e *Engine) Explain(msg string) []Explanation {
 	res := e.Detector().Detect(msg)
 	var out []Explanation
+	actions := 0
 	for _, m := range res.Fired {
 		x := Explanation{Token: m.Token, Offset: m.Offset, Fires: true}
+		if !m.IsSkill() {
+			actions++
+		}
 		switch {
+		case !m.IsSkill() && actions > MaxInlineActions:
+			x.What = fmt.Sprintf("inline action %s (handler %s): not run, a message runs at most %d inline actions", m.Tag.ID, m.Tag.Handler, MaxInlineActions)
 		case m.IsSkill() && res.Skill != nil && res.Skill.Offset == m.Offset:
 			x.What = fmt.Sprintf("skill tag %s, injects skills/%s/body.md", m.Tag.ID, m.Tag.Skill)
 			if m.Variant != "" {

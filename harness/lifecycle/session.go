@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -34,7 +34,7 @@ type ActiveSkill struct {
 }
 
 func (e *Engine) readActiveSkill() (*ActiveSkill, bool) {
-	b, err := os.ReadFile(e.activeSkillPath())
+	b, err := e.o.Store.L.ReadFile(e.activeSkillPath(), 0)
 	if err != nil {
 		return nil, false
 	}
@@ -75,8 +75,8 @@ type sessionRecord struct {
 
 func (e *Engine) readSession() (sessionRecord, bool) {
 	var r sessionRecord
-	b, err := os.ReadFile(e.sessionPath())
-	if err != nil || len(b) > 4096 || json.Unmarshal(b, &r) != nil {
+	b, err := e.o.Store.L.ReadFile(e.sessionPath(), 4096)
+	if err != nil || json.Unmarshal(b, &r) != nil {
 		return sessionRecord{}, false
 	}
 	return r, r.SessionID != ""
@@ -490,7 +490,7 @@ func (e *Engine) knowledge() knowledgeIndex {
 	k := knowledgeIndex{dirs: []string{"memory", "context", "rules"}}
 	for _, d := range []string{l.MemoryDir(), l.ContextDir(), l.RulesDir()} {
 		var names []string
-		if ents, err := os.ReadDir(d); err == nil {
+		if ents, err := l.ReadDir(d); err == nil {
 			for _, ent := range ents {
 				if !ent.IsDir() && strings.HasSuffix(ent.Name(), ".md") {
 					names = append(names, ent.Name())
@@ -544,7 +544,7 @@ func (e *Engine) agentDef(role string) (*vocabulary.Agent, bool) { return e.o.Co
 // compiling the plan schema. Unparsable JSON is still reported as corrupt.
 func (e *Engine) peekPlan() (*state.Plan, bool, error) {
 	var p state.Plan
-	ok, err := peek(e.o.Store.L.PlanPath(), &p)
+	ok, err := peek(e.o.Store.L, e.o.Store.L.PlanPath(), &p)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -555,14 +555,14 @@ func (e *Engine) peekPlan() (*state.Plan, bool, error) {
 // task (state.PeekTasks): not their context, approach or risk, which
 // fullTask reads for the one task an agent gets.
 func (e *Engine) peekTasks() (*state.Tasks, bool, error) {
-	return state.PeekTasks(e.o.Store.L.TasksPath())
+	return state.PeekTasks(e.o.Store.L)
 }
 
 // fullTask reads one task of a peekTasks result whole (its texts too).
 func (e *Engine) fullTask(t *state.Tasks, task *state.Task) *state.Task {
 	for i := range t.Tasks {
 		if &t.Tasks[i] == task {
-			if full, err := state.PeekTask(e.o.Store.L.TasksPath(), i); err == nil && full.ID == task.ID {
+			if full, err := state.PeekTask(e.o.Store.L, i); err == nil && full.ID == task.ID {
 				return full
 			}
 			break
@@ -571,13 +571,13 @@ func (e *Engine) fullTask(t *state.Tasks, task *state.Task) *state.Task {
 	return task
 }
 
-func peek(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+func peek(l state.Layout, path string, v any) (bool, error) {
+	b, err := l.ReadFile(path, 0)
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return false, nil
 		}
-		return false, fmt.Errorf("read %s: %w", path, err)
+		return false, err
 	}
 	if err := state.Decode(b, v); err != nil {
 		return true, &state.CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -227,14 +228,19 @@ type ToolLogLine struct {
 // cannot occur inside a value). Ids that an encoder could spell in more
 // than one way are looked for the slow way, line by line.
 func FilesTouched(s *state.Store, agentID string) ([]string, error) {
-	f, err := os.Open(s.L.ToolLogPath())
+	p := s.L.ToolLogPath()
+	lf, st, err := s.L.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return []string{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.L.ToolLogPath(), err)
+		return nil, err
 	}
-	defer f.Close()
+	defer lf.Close()
+	if st.Size() > state.MaxToolLogBytes {
+		return nil, &safefile.TooLargeError{Path: p, Limit: state.MaxToolLogBytes}
+	}
+	f := safefile.Reader(lf, p, state.MaxToolLogBytes)
 	out := []string{}
 	seen := map[string]bool{}
 	add := func(line []byte) {
@@ -272,8 +278,12 @@ func FilesTouched(s *state.Store, agentID string) ([]string, error) {
 		if rerr == io.EOF {
 			return out, nil
 		}
+		var tl *safefile.TooLargeError
+		if errors.As(rerr, &tl) {
+			return nil, tl
+		}
 		if rerr != nil {
-			return nil, fmt.Errorf("read %s: %w", s.L.ToolLogPath(), rerr)
+			return nil, fmt.Errorf("read %s: %w", p, rerr)
 		}
 		if n == len(buf) { // a line longer than the buffer
 			buf = append(buf, make([]byte, len(buf))...)

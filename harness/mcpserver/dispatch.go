@@ -95,14 +95,28 @@ type envelope struct {
 	} `json:"params"`
 }
 
-// dispatch takes one message off the wire. What it cannot read goes to
-// handle on the in-order lane, which answers with the protocol's error.
-func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
+// dispatch takes one message off the wire. The edge (readMessage) reads
+// it first: a message it refuses is answered on the in-order lane, and
+// nothing decodes it. What the dispatcher cannot read goes to handle on
+// the in-order lane, which answers with the protocol's error.
+//
+// release gives the message's share of the in-flight budget back; it is
+// called once the message is answered (or needs no answer).
+func (d *dispatcher) dispatch(ctx context.Context, line []byte, release func()) {
+	m, refused := readMessage(bytes.TrimSpace(line))
+	if refused != nil {
+		d.serial <- func() {
+			defer release()
+			d.w.write(reply{*refused, m.id})
+		}
+		return
+	}
 	var env envelope
-	if err := json.Unmarshal(bytes.TrimSpace(line), &env); err != nil || env.Method == nil {
+	if err := json.Unmarshal(m.body, &env); err != nil || env.Method == nil {
 		env = envelope{}
 	} else if *env.Method == string(mcp.MethodNotificationCancelled) {
 		d.cancel(idKey(env.Params.RequestID))
+		release()
 		return
 	}
 	id := idKey(env.ID)
@@ -118,11 +132,12 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 		d.mu.Unlock()
 	}
 	run := func() {
+		defer release()
 		defer d.done(id, req)
 		if rctx.Err() != nil {
 			return // cancelled while waiting
 		}
-		resp := handle(rctx, d.s, line)
+		resp := handle(rctx, d.s, m)
 		if resp == nil || d.wasCancelled(id) {
 			return
 		}
@@ -136,6 +151,7 @@ func (d *dispatcher) dispatch(ctx context.Context, line []byte) {
 			case d.slots <- struct{}{}:
 			case <-rctx.Done():
 				d.done(id, req)
+				release()
 				return
 			}
 			defer func() { <-d.slots }()

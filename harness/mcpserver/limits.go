@@ -10,6 +10,8 @@ import (
 	"net/http"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // Size limits of the MCP transports (docs/security.md lists every limit).
@@ -35,11 +37,11 @@ const (
 	maxIDBytes = 256
 )
 
-// TooLongError reports a message over MaxMessageBytes. ID is the request id
-// when it could be read from the start of the message, else nil.
+// TooLongError reports a message over MaxMessageBytes. ID is the request
+// id as sent when it could be read from the start of the message, else nil.
 type TooLongError struct {
 	Limit int
-	ID    any
+	ID    json.RawMessage
 }
 
 func (e *TooLongError) Error() string {
@@ -87,47 +89,26 @@ func readBoundedLine(r *bufio.Reader, limit int) ([]byte, error) {
 }
 
 // peekID reads the "id" member of a JSON object from the start of a
-// message that is cut off, so an oversized request can still be answered
-// under its own id. It returns nil when the id is not among the members
-// before the cut.
-func peekID(head []byte) any {
-	dec := json.NewDecoder(bytes.NewReader(head))
-	dec.UseNumber()
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+// message that may be cut off, so an oversized or refused request can
+// still be answered under its own id, as sent. It returns nil when the id
+// is not among the whole members before the cut, or is not a string or a
+// number, or is too long to repeat.
+func peekID(head []byte) json.RawMessage {
+	m, _, _ := jsonscan.Pick(head, "id")
+	v := m[0].Value
+	if v == nil || len(v) > maxIDBytes || bytes.Equal(v, []byte("null")) || !validID(v) || !json.Valid(v) {
 		return nil
 	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if k == "id" {
-			var v any
-			if dec.Decode(&v) != nil {
-				return nil
-			}
-			switch v.(type) {
-			case string, json.Number:
-				return v
-			}
-			return nil
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return nil
-		}
-	}
-	return nil
+	return v
 }
 
-// checkEchoed refuses a request whose id, method, name or URI is too long
+// checkEchoed refuses a request whose method, name or URI is too long
 // to repeat: the MCP library answers an unknown tool or method with its
-// name, and every answer carries the id. It
-// returns nil when the message is fine or is not a JSON object (the
-// caller's parser reports that).
-func checkEchoed(msg []byte) *mcp.JSONRPCError {
+// name. (An id too long to repeat is readMessage's.) It returns nil when
+// the message is fine or is not a JSON object (the caller's parser reports
+// that). id is the request's id as sent.
+func checkEchoed(msg []byte, id json.RawMessage) *mcp.JSONRPCError {
 	var probe struct {
-		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
 		Params struct {
 			Name json.RawMessage `json:"name"`
@@ -136,10 +117,6 @@ func checkEchoed(msg []byte) *mcp.JSONRPCError {
 	}
 	if json.Unmarshal(msg, &probe) != nil {
 		return nil
-	}
-	if len(probe.ID) > maxIDBytes {
-		e := rpcError(nil, mcp.INVALID_REQUEST, fmt.Sprintf("id is longer than the limit of %d bytes", maxIDBytes))
-		return &e
 	}
 	field, limit := "", 0
 	switch {
@@ -152,25 +129,26 @@ func checkEchoed(msg []byte) *mcp.JSONRPCError {
 	default:
 		return nil
 	}
-	var id any
-	if len(probe.ID) > 0 {
-		id = probe.ID
-	}
-	e := rpcError(id, mcp.INVALID_PARAMS,
+	e := rpcError(rawID(id), mcp.INVALID_PARAMS,
 		fmt.Sprintf("%s is longer than the limit of %d bytes", field, limit))
 	return &e
 }
 
 // tooLong is the JSON-RPC answer to an oversized message.
 func tooLong(tl *TooLongError) mcp.JSONRPCError {
-	return rpcError(tl.ID, mcp.INVALID_REQUEST, tl.Error())
+	return rpcError(rawID(tl.ID), mcp.INVALID_REQUEST, tl.Error())
 }
 
 // limitBody reads a POST body up to MaxMessageBytes: a longer one gets 413
-// with a JSON-RPC error naming the limit, and nothing of it is kept; an
-// overlong name or URI gets the same error as on stdio. The body handed on
-// is the bytes already read.
+// with a JSON-RPC error naming the limit, and nothing of it is kept. Then
+// the edge applies as on stdio (readMessage: depth, the id kept as sent, a
+// tool call's arguments kept for its handler), and an overlong name or URI
+// gets the same error as on stdio. The body handed on is the edge's.
+//
+// Bodies are read only as MaxInFlightBytes allows (a body of unknown
+// length counts as the largest), and count until the request is answered.
 func limitBody(next http.Handler) http.Handler {
+	inFlight := newBudget()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
@@ -181,6 +159,15 @@ func limitBody(next http.Handler) http.Handler {
 			writeJSONRPC(w, http.StatusRequestEntityTooLarge, tooLong(&TooLongError{Limit: MaxMessageBytes, ID: peekID(head)}))
 			return
 		}
+		size := r.ContentLength
+		if size < 0 {
+			size = MaxMessageBytes
+		}
+		release, err := inFlight.take(r.Context(), size)
+		if err != nil {
+			return // the client has gone
+		}
+		defer release()
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
 		if err != nil {
 			writeJSONRPC(w, http.StatusBadRequest, rpcError(nil, mcp.PARSE_ERROR, "read request body: "+err.Error()))
@@ -190,18 +177,30 @@ func limitBody(next http.Handler) http.Handler {
 			writeJSONRPC(w, http.StatusRequestEntityTooLarge, tooLong(&TooLongError{Limit: MaxMessageBytes, ID: peekID(body[:4096])}))
 			return
 		}
-		if e := checkEchoed(body); e != nil {
-			writeJSONRPC(w, http.StatusOK, *e)
+		m, refused := readMessage(body)
+		if refused != nil {
+			writeJSONRPC(w, http.StatusBadRequest, reply{*refused, m.id})
 			return
 		}
+		if e := checkEchoed(m.body, m.id); e != nil {
+			writeJSONRPC(w, http.StatusOK, reply{*e, m.id})
+			return
+		}
+		body, stand := standInIDs(m.body)
+		r = r.WithContext(withArgs(r.Context(), m))
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+		if stand != nil {
+			iw := &idWriter{ResponseWriter: w, from: stand, to: m.id}
+			defer iw.finish()
+			w = iw
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
 func writeJSONRPC(w http.ResponseWriter, status int, v any) {
-	b, _ := json.Marshal(v)
+	b, _ := encodeMessage(nil, v)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))

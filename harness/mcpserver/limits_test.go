@@ -41,7 +41,7 @@ func TestReadBoundedLineBoundary(t *testing.T) {
 				if !ok {
 					t.Fatalf("err = %v, want *TooLongError", err)
 				}
-				if fmt.Sprint(tl.ID) != "7" || !strings.Contains(tl.Error(), "4194304 bytes") {
+				if string(tl.ID) != "7" || !strings.Contains(tl.Error(), "4194304 bytes") {
 					t.Errorf("refusal %v (id %v) does not carry the id and the limit", tl, tl.ID)
 				}
 			} else if err != nil || len(line) != c.size+1 {

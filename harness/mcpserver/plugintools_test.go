@@ -121,7 +121,9 @@ func TestPluginToolsOverMCP(t *testing.T) {
 			if calls != tc.calls {
 				t.Fatalf("%d plugin calls, want %d", calls, tc.calls)
 			}
-			if _, sent := tc.args["limit"]; sent && !tc.isError && got["limit"] != float64(3) {
+			// The integer as its canonical text (json.Number): what a
+			// plugin receives encoded is 3.
+			if _, sent := tc.args["limit"]; sent && !tc.isError && got["limit"] != json.Number("3") {
 				t.Fatalf("limit reached the plugin as %#v, want the number 3", got["limit"])
 			}
 		})

@@ -36,6 +36,14 @@ type Engine interface {
 	CallToolResult(ctx context.Context, name string, args map[string]any) (*tools.Result, error)
 }
 
+// argsDecoder is implemented by engines that decode a tool call's
+// arguments from the text the client sent (harness.Engine.DecodeArgs:
+// limits and the unknown-parameter rule checked on the text, numbers kept
+// exact).
+type argsDecoder interface {
+	DecodeArgs(name string, raw []byte) (map[string]any, error)
+}
+
 // jsonCaller is implemented by engines that can hand over a tool's result
 // already encoded (harness.Engine.CallToolJSON): the server then sends
 // those bytes as the text and the structured content, encoding nothing.
@@ -178,12 +186,25 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 	}
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
-		switch a := req.Params.Arguments.(type) {
-		case nil:
-		case map[string]any:
-			args = a
-		default:
-			return errorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
+		if raw, ok := argsFrom(ctx); ok {
+			// The edge kept the arguments as sent; the library saw {}.
+			if raw.present && !bytes.Equal(bytes.TrimSpace(raw.raw), []byte("null")) {
+				if raw.raw[0] != '{' {
+					return errorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
+				}
+				var err error
+				if args, err = decodeArgs(e, abstract, raw.raw); err != nil {
+					return failed(err), nil
+				}
+			}
+		} else {
+			switch a := req.Params.Arguments.(type) {
+			case nil:
+			case map[string]any:
+				args = a
+			default:
+				return errorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
+			}
 		}
 		if o.Caller != nil {
 			if role, known := o.Caller(ctx, req); known {
@@ -229,6 +250,21 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 			StructuredContent: res,
 		}, nil
 	}
+}
+
+// decodeArgs decodes arguments as sent: through the engine's own rules
+// when it has them, else keeping numbers as their text.
+func decodeArgs(e Engine, tool string, raw []byte) (map[string]any, error) {
+	if d, ok := e.(argsDecoder); ok {
+		return d.DecodeArgs(tool, raw)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var args map[string]any
+	if err := dec.Decode(&args); err != nil {
+		return nil, &tools.Error{Message: "the arguments are not a JSON object: " + err.Error()}
+	}
+	return args, nil
 }
 
 // errorResult is the nexus-core error envelope as an MCP tool error: the

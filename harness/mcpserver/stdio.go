@@ -16,6 +16,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // ServeStdio answers newline-delimited JSON-RPC messages read from in,
@@ -102,6 +104,7 @@ func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out 
 		}
 	}()
 	d := newDispatcher(s, w, o)
+	inFlight := newBudget()
 	for {
 		select {
 		case <-ctx.Done():
@@ -114,7 +117,11 @@ func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out 
 			}
 			return fmt.Errorf("mcp stdio: read: %w", err)
 		case line := <-lines:
-			d.dispatch(ctx, line)
+			release, err := inFlight.take(ctx, int64(len(line)))
+			if err != nil {
+				continue // ctx ended: the next turn returns
+			}
+			d.dispatch(ctx, line, release)
 			if err := w.err(); err != nil {
 				d.wait()
 				return fmt.Errorf("mcp stdio: write: %w", err)
@@ -123,15 +130,14 @@ func ServeStdioWith(ctx context.Context, s *server.MCPServer, in io.Reader, out 
 	}
 }
 
-// handle answers one message; nil means no answer is due.
-func handle(ctx context.Context, s *server.MCPServer, line []byte) any {
-	line = bytes.TrimSpace(line)
+// handle answers one message the edge has read (readMessage); nil means
+// no answer is due. Every answer carries the request's id as sent.
+func handle(ctx context.Context, s *server.MCPServer, m message) any {
 	var probe struct {
-		Method *string         `json:"method"`
-		ID     json.RawMessage `json:"id"`
+		Method *string `json:"method"`
 	}
-	if err := json.Unmarshal(line, &probe); err != nil {
-		if len(line) > 0 && line[0] == '[' {
+	if err := json.Unmarshal(m.body, &probe); err != nil {
+		if len(m.body) > 0 && m.body[0] == '[' {
 			return rpcError(nil, mcp.INVALID_REQUEST, "JSON-RPC batches are not supported; send one message per line")
 		}
 		return rpcError(nil, mcp.PARSE_ERROR, "Parse error: "+err.Error())
@@ -139,14 +145,14 @@ func handle(ctx context.Context, s *server.MCPServer, line []byte) any {
 	if probe.Method == nil {
 		return nil // a reply to a server-initiated request; nexus sends none
 	}
-	if e := checkEchoed(line); e != nil {
-		return e
+	if e := checkEchoed(m.body, m.id); e != nil {
+		return reply{*e, m.id}
 	}
-	resp := s.HandleMessage(ctx, line)
+	resp := s.HandleMessage(withArgs(ctx, m), m.body)
 	if resp == nil {
 		return nil
 	}
-	return resp
+	return reply{resp, m.id}
 }
 
 func rpcError(id any, code int, msg string) mcp.JSONRPCError {
@@ -257,13 +263,17 @@ func (s *stdioSession) SetProtocolVersion(v string) {
 	s.mu.Unlock()
 }
 
-// appendMarshal appends v encoded by encoding/json to dst.
+// appendMarshal appends v encoded by encoding/json to dst, without
+// escaping <, > and & (as JSON.stringify writes; an id sent as "<&>" comes
+// back as sent).
 func appendMarshal(dst []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return append(dst, b...), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // ProtocolVersion returns the negotiated version ("" before initialize).
@@ -286,7 +296,12 @@ func encodeMessage(dst []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	if !ok {
-		return appendMarshal(dst, v)
+		msg, id := unwrap(v)
+		b, err := appendMarshal(dst, msg)
+		if err != nil || id == nil {
+			return b, err
+		}
+		return append(b[:len(dst)], exactID(b[len(dst):], id)...), nil
 	}
 	b := slices.Grow(dst, len(p.head)+len(p.text)*11/10+len(p.mid)+len(p.raw)+4)
 	b = append(b, p.head...)
@@ -299,6 +314,30 @@ func encodeMessage(dst []byte, v any) ([]byte, error) {
 	return b, nil
 }
 
+// reply is an answer with its request's id as sent, which is written in
+// place of the text encoding/json gives the id (it escapes <, > and & in
+// strings, whatever the encoder's settings, and a float64 loses digits).
+type reply struct {
+	msg any
+	id  json.RawMessage
+}
+
+func unwrap(v any) (any, json.RawMessage) {
+	if r, ok := v.(reply); ok {
+		return r.msg, r.id
+	}
+	return v, nil
+}
+
+// exactID puts id in place of the id member of an encoded message.
+func exactID(enc []byte, id json.RawMessage) []byte {
+	m, ok := jsonscan.First(enc, "id")
+	if !ok || bytes.Equal(m.Value, id) {
+		return enc
+	}
+	return splice(enc, m.Start, m.End, id)
+}
+
 // parts is a tool call's answer as encodeMessage writes it: head, the
 // text quoted, mid, raw (the structured content), then "}}".
 type parts struct {
@@ -309,7 +348,8 @@ type parts struct {
 // answerParts splits a tool call's answer of one text block and encoded
 // structured content; ok is false for any other message.
 func answerParts(v any) (parts, bool, error) {
-	resp, ok := v.(mcp.JSONRPCResponse)
+	msg, id := unwrap(v)
+	resp, ok := msg.(mcp.JSONRPCResponse)
 	if !ok {
 		return parts{}, false, nil
 	}
@@ -325,11 +365,15 @@ func answerParts(v any) (parts, bool, error) {
 	if !ok || tc.Annotations != nil || tc.Meta != nil {
 		return parts{}, false, nil
 	}
-	id, err := json.Marshal(resp.ID)
-	if err != nil {
-		return parts{}, false, err
+	head := []byte(`{"id":`)
+	if id != nil {
+		head = append(head, id...)
+	} else {
+		var err error
+		if head, err = appendMarshal(head, resp.ID); err != nil {
+			return parts{}, false, err
+		}
 	}
-	head := append([]byte(`{"id":`), id...)
 	head = append(head, `,"jsonrpc":`...)
 	head, _ = jsontext.AppendQuote(head, resp.JSONRPC)
 	head = append(head, `,"result":{"content":[{"text":`...)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // TokenFile returns where the HTTP bearer token lives: configured (config
@@ -75,6 +77,9 @@ func LoadOrCreateToken(path string) (token string, created bool, err error) {
 	return tok, true, nil
 }
 
+// maxTokenFile bounds the token file nexus reads back.
+const maxTokenFile = 64 << 10
+
 func readToken(path string) (string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -85,7 +90,8 @@ func readToken(path string) (string, error) {
 			return "", fmt.Errorf("MCP token file %s is readable by others and cannot be restricted: %w", path, err)
 		}
 	}
-	b, err := os.ReadFile(path)
+	// A token is a line; the file is the user's, still never a FIFO.
+	b, err := safefile.ReadFile(path, maxTokenFile)
 	if err != nil {
 		return "", fmt.Errorf("read MCP token file: %w", err)
 	}

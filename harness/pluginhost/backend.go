@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Backend runs the plugin processes of a Manager: package launch in the
@@ -15,10 +15,10 @@ type Backend interface {
 	// both declared and described, in plugin then manifest order.
 	Tools(ctx context.Context) ([]Tool, error)
 	// CallTool runs a declared tool, bounded by ref.Timeout and ctx.
-	CallTool(ctx context.Context, ref ToolRef, args json.RawMessage) (*contract.ToolResult, error)
+	CallTool(ctx context.Context, ref ToolRef, args json.RawMessage) (*sdk.ToolResult, error)
 	// Dispatch sends ev to subs, in that order, under the failure
 	// policies (see Manager.Dispatch).
-	Dispatch(ctx context.Context, ev *contract.Event, subs []Subscriber) *DispatchResult
+	Dispatch(ctx context.Context, ev *sdk.Event, subs []Subscriber) *DispatchResult
 	// Verify starts a separate process of a plugin, checks it end to end
 	// and stops it.
 	Verify(ctx context.Context, name string) (*VerifyReport, error)

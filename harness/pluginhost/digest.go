@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // DigestError refuses a plugin whose executable is not the one its manifest
@@ -32,14 +34,24 @@ func (e *DigestError) Error() string {
 }
 
 // FileSHA256 returns the lower-case hex SHA-256 of a file.
+// The file must be a regular file (opened without blocking: a manifest
+// naming a FIFO or /dev/zero as its executable is refused, not hashed
+// forever) of at most MaxExecutableBytes.
 func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if st.Size() > MaxExecutableBytes {
+		return "", &safefile.TooLargeError{Path: path, Limit: MaxExecutableBytes}
+	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, safefile.Reader(f, path, MaxExecutableBytes)); err != nil {
+		var tl *safefile.TooLargeError
+		if errors.As(err, &tl) {
+			return "", tl
+		}
 		return "", fmt.Errorf("hash %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -76,14 +88,16 @@ func CheckContained(m *Manifest) error {
 		return fmt.Errorf("plugin %s: open its folder: %w", m.Name, err)
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(m.Executable))
-	if err != nil {
+	// A stat resolves the path as an open would, without opening it (a
+	// FIFO named as the executable must not hang the check; FileSHA256
+	// refuses what is not a regular file).
+	if _, err := root.Stat(filepath.FromSlash(m.Executable)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("plugin %s: executable: %w", m.Name, err)
 		}
 		return &ContainmentError{Plugin: m.Name, Executable: m.Executable, Dir: m.Dir, Err: err}
 	}
-	return f.Close()
+	return nil
 }
 
 // CheckDigest is the go-plugin SecureConfig check, done by nexus so that a

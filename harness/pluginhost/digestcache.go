@@ -10,6 +10,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // fileID identifies one version of a file: any write, chmod or replacement
@@ -100,7 +101,7 @@ func (c *Digests) loadLocked() {
 }
 
 func readDigestFile(path string) map[string]digestEntry {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, maxDigestFile)
 	if err != nil {
 		return nil
 	}

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Problem is a manifest that could not be used: invalid, unreadable, or
@@ -169,7 +170,7 @@ func discoverWith(q query) ([]*Manifest, []Problem) {
 // globManifests lists dir/*/nexus-plugin.yaml in name order. A missing
 // folder is normal; an unreadable one is a problem.
 func globManifests(dir string, problems *[]Problem) []string {
-	entries, err := os.ReadDir(dir)
+	entries, err := safefile.ReadDir(dir, maxPluginFolders)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			*problems = append(*problems, Problem{Path: dir, Err: fmt.Errorf("list plugins: %w", err)})
@@ -208,8 +209,8 @@ type skimmed struct {
 }
 
 func skim(file, event, toolName string) skimmed {
-	data, err := os.ReadFile(file)
-	if err != nil || len(data) > maxManifestSize {
+	data, err := readManifest(file)
+	if err != nil {
 		return skimmed{}
 	}
 	doc, err := yamljson.Decode(data)
@@ -330,7 +331,7 @@ func Subscribed(o Options, event, toolName string) (names []string, budget time.
 }
 
 func isToolEvent(event string) bool {
-	return event == contract.EventPreToolUse || event == contract.EventPostToolUse
+	return sdk.EventName(event) == sdk.EventPreToolUse || sdk.EventName(event) == sdk.EventPostToolUse
 }
 
 // LookupTool finds a declared tool by the name it is exposed under,

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Subscriber is one plugin's subscription to an event, as declared.
@@ -28,7 +28,7 @@ func (m *Manager) Subscribers(event, toolName string) []Subscriber {
 		if !ok {
 			continue
 		}
-		if (event == contract.EventPreToolUse || event == contract.EventPostToolUse) && !s.Matches(toolName) {
+		if isToolEvent(event) && !s.Matches(toolName) {
 			continue
 		}
 		out = append(out, Subscriber{Plugin: n, Priority: man.Priority, Timeout: time.Duration(s.Timeout), OnFailure: s.OnFailure})
@@ -77,12 +77,12 @@ type DispatchResult struct {
 // denials are ignored and every subscriber runs. Failures are logged with
 // the policy applied. Plugins that are not subscribed are never started;
 // with no subscriber at all, nothing is.
-func (m *Manager) Dispatch(ctx context.Context, ev *contract.Event) *DispatchResult {
+func (m *Manager) Dispatch(ctx context.Context, ev *sdk.Event) *DispatchResult {
 	res := &DispatchResult{}
 	if ev == nil {
 		return res
 	}
-	subs := m.Subscribers(ev.Name, ev.ToolName)
+	subs := m.Subscribers(string(ev.Name), ev.ToolName)
 	if len(subs) == 0 {
 		return res
 	}
@@ -95,12 +95,12 @@ func (m *Manager) Dispatch(ctx context.Context, ev *contract.Event) *DispatchRes
 
 // failedDispatch is the result when no subscriber could be asked at all:
 // each one's policy applies to the failure.
-func failedDispatch(event string, subs []Subscriber, err error) *DispatchResult {
+func failedDispatch(event sdk.EventName, subs []Subscriber, err error) *DispatchResult {
 	res := &DispatchResult{}
 	for _, s := range subs {
 		o := Outcome{Plugin: s.Plugin, Err: err, Error: err.Error(), Policy: s.OnFailure}
 		res.Outcomes = append(res.Outcomes, o)
-		if event == contract.EventPreToolUse && s.OnFailure == FailClosed {
+		if event == sdk.EventPreToolUse && s.OnFailure == FailClosed {
 			res.Denied, res.DeniedBy = true, s.Plugin
 			res.Reason = FailClosedReason(s.Plugin, err)
 			return res

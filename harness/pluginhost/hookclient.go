@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // The hook server. A hook process lives a few milliseconds; launching a
@@ -60,9 +60,9 @@ type HookRequest struct {
 	Proto int `json:"proto"`
 	// Exe identifies the hook's nexus executable: a server started from
 	// another build steps down, so an upgrade takes effect at once.
-	Exe     string          `json:"exe"`
-	Options WireOptions     `json:"options"`
-	Event   *contract.Event `json:"event"`
+	Exe     string      `json:"exe"`
+	Options WireOptions `json:"options"`
+	Event   *sdk.Event  `json:"event"`
 }
 
 // HookReply is the server's answer: first an acknowledgement, then the
@@ -212,15 +212,31 @@ func ExeIdentity() string {
 	return ProgramIdentity(exe)
 }
 
-// ProgramIdentity identifies an executable by path, size and modification
-// time ("" when it cannot be read): a hook server started from another
-// build of the plugin host steps down.
+// ProgramIdentity identifies an executable by path and FileVersion ("" when
+// it cannot be read): a hook server started from another build of the
+// plugin host steps down.
 func ProgramIdentity(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
+	v := FileVersion(path)
+	if v == "-" {
 		return ""
 	}
-	return fmt.Sprintf("%s|%d|%d", path, st.Size(), st.ModTime().UnixNano())
+	return path + "|" + v
+}
+
+// FileVersion names the version of the file at path ("-" when it cannot be
+// read): its device, inode, size, modification and change times where the
+// platform gives them (an in-place edit whose modification time was put
+// back still changes the change time), else its size and modification
+// time.
+func FileVersion(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "-"
+	}
+	if id, ok := identity(st); ok {
+		return fmt.Sprintf("%d/%d/%d/%d/%d", id.Dev, id.Ino, id.Size, id.Mtime, id.Ctime)
+	}
+	return fmt.Sprintf("%d/%d", st.Size(), st.ModTime().UnixNano())
 }
 
 // SpawnHookServer starts exe with args as a detached process (its own
@@ -255,7 +271,7 @@ func SpawnHookServer(exe string, args []string, dir string) error {
 // is running; any other error means the server is unusable (it did not
 // acknowledge in time, stepped down, or failed): handle the event
 // in-process.
-func DispatchViaServer(ctx context.Context, dir string, o Options, ev *contract.Event, exe string, budget time.Duration) (*DispatchResult, error) {
+func DispatchViaServer(ctx context.Context, dir string, o Options, ev *sdk.Event, exe string, budget time.Duration) (*DispatchResult, error) {
 	if err := checkPrivateDir(dir); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, ErrNoHookServer

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // HostProgramName is the plugin host program: it runs plugins for a nexus
@@ -58,7 +58,7 @@ type hostRequest struct {
 	Manifests []*WireManifest `json:"manifests,omitempty"`
 	Tool      string          `json:"tool,omitempty"`
 	Args      json.RawMessage `json:"args,omitempty"`
-	Event     *contract.Event `json:"event,omitempty"`
+	Event     *sdk.Event      `json:"event,omitempty"`
 	Subs      []Subscriber    `json:"subs,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Deadline  int64           `json:"deadline_ms,omitempty"`
@@ -66,13 +66,13 @@ type hostRequest struct {
 }
 
 type hostReply struct {
-	ID       int64                `json:"id"`
-	Error    string               `json:"error,omitempty"`
-	Tools    []Tool               `json:"tools,omitempty"`
-	Result   *contract.ToolResult `json:"result,omitempty"`
-	Dispatch *DispatchResult      `json:"dispatch,omitempty"`
-	Verify   *VerifyReport        `json:"verify,omitempty"`
-	Runtime  map[string]Runtime   `json:"runtime,omitempty"`
+	ID       int64              `json:"id"`
+	Error    string             `json:"error,omitempty"`
+	Tools    []Tool             `json:"tools,omitempty"`
+	Result   *sdk.ToolResult    `json:"result,omitempty"`
+	Dispatch *DispatchResult    `json:"dispatch,omitempty"`
+	Verify   *VerifyReport      `json:"verify,omitempty"`
+	Runtime  map[string]Runtime `json:"runtime,omitempty"`
 }
 
 // HostRequest and HostReply are the exchange with the plugin host, for
@@ -295,7 +295,7 @@ func (h *hostBackend) Tools(ctx context.Context) ([]Tool, error) {
 	return rep.Tools, err
 }
 
-func (h *hostBackend) CallTool(ctx context.Context, ref ToolRef, args json.RawMessage) (*contract.ToolResult, error) {
+func (h *hostBackend) CallTool(ctx context.Context, ref ToolRef, args json.RawMessage) (*sdk.ToolResult, error) {
 	c, err := h.get()
 	if err != nil {
 		return nil, err
@@ -310,7 +310,7 @@ func (h *hostBackend) CallTool(ctx context.Context, ref ToolRef, args json.RawMe
 	return rep.Result, nil
 }
 
-func (h *hostBackend) Dispatch(ctx context.Context, ev *contract.Event, subs []Subscriber) *DispatchResult {
+func (h *hostBackend) Dispatch(ctx context.Context, ev *sdk.Event, subs []Subscriber) *DispatchResult {
 	c, err := h.get()
 	if err != nil {
 		return failedDispatch(ev.Name, subs, err)

@@ -27,7 +27,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Options configure a Manager. The zero value works.
@@ -157,7 +157,7 @@ type ToolRef struct {
 // Tool is a declared tool together with the plugin's description of it.
 type Tool struct {
 	ToolRef
-	Spec contract.ToolSpec `json:"spec"`
+	Spec sdk.ToolSpec `json:"spec"`
 }
 
 // QualifiedName is how a plugin's tool is exposed: <plugin>_<tool>.
@@ -424,7 +424,7 @@ func (m *Manager) Tools(ctx context.Context) ([]Tool, error) {
 // CallTool calls a tool by its exposed name, starting or restarting its
 // plugin as needed. The call is bounded by the tool's timeout and by ctx.
 // Arguments must already be validated.
-func (m *Manager) CallTool(ctx context.Context, exposed string, args json.RawMessage) (*contract.ToolResult, error) {
+func (m *Manager) CallTool(ctx context.Context, exposed string, args json.RawMessage) (*sdk.ToolResult, error) {
 	ref, ok := m.tools[exposed]
 	if !ok {
 		return nil, fmt.Errorf("tool %q: %w declares it", exposed, ErrUnknownPlugin)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -15,17 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 	"github.com/nexus-harness/nexus/schema"
 )
 
 // ManifestFile is the name of a plugin's declaration file.
 const ManifestFile = "nexus-plugin.yaml"
-
-// maxManifestSize bounds what is read from a manifest: they are a few
-// hundred bytes, and a hook process reads every one.
-const maxManifestSize = 64 << 10
 
 // maxTimeout bounds every declared timeout.
 const maxTimeout = 10 * time.Minute
@@ -162,8 +157,8 @@ func (m *Manifest) checkBuiltin() error {
 	if !pluginNameRE().MatchString(m.Name) {
 		probs = append(probs, fmt.Sprintf("name %q does not match %s", m.Name, pluginNameRE()))
 	}
-	if m.ProtocolVersion != contract.ProtocolVersion {
-		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, contract.ProtocolVersion))
+	if m.ProtocolVersion != sdk.ProtocolVersion {
+		probs = append(probs, fmt.Sprintf("protocol_version %d is not %d", m.ProtocolVersion, sdk.ProtocolVersion))
 	}
 	if m.Executable == "" || (!filepath.IsAbs(m.Executable) && m.Dir == "") {
 		probs = append(probs, "executable must be an absolute path, or relative with Dir set")
@@ -174,7 +169,7 @@ func (m *Manifest) checkBuiltin() error {
 		}
 	}
 	for e, s := range m.Events {
-		if !contract.IsEvent(e) {
+		if !sdk.EventName(e).Known() {
 			probs = append(probs, fmt.Sprintf("unknown event %q", e))
 		}
 		if s.Timeout <= 0 || (s.OnFailure != FailOpen && s.OnFailure != FailClosed) {
@@ -229,9 +224,9 @@ func (m *Manifest) ExecutablePath() string {
 // EventNames lists the subscribed events in lifecycle order.
 func (m *Manifest) EventNames() []string {
 	var out []string
-	for _, e := range contract.EventNames() {
-		if _, ok := m.Events[e]; ok {
-			out = append(out, e)
+	for _, e := range sdk.EventNames() {
+		if _, ok := m.Events[string(e)]; ok {
+			out = append(out, string(e))
 		}
 	}
 	return out
@@ -269,25 +264,29 @@ func (e *ManifestError) Error() string {
 	return b.String()
 }
 
-// LoadManifest reads, validates and decodes one manifest file.
+// LoadManifest reads, validates and decodes one manifest file (read
+// beneath its plugin's folder, see readManifest).
 func LoadManifest(file string) (*Manifest, error) {
-	f, err := os.Open(file)
+	data, err := readManifest(file)
+	var tl *safefile.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("1:1: (file): larger than %d bytes; a manifest is a short declaration", maxManifestSize)}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read plugin manifest: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read plugin manifest %s: %w", file, err)
-	}
-	if len(data) > maxManifestSize {
-		return nil, &ManifestError{Path: file, Problems: []string{fmt.Sprintf("1:1: (file): larger than %d bytes; a manifest is a short declaration", maxManifestSize)}}
 	}
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, fmt.Errorf("plugin manifest %s: %w", file, err)
 	}
 	return ParseManifest(abs, data)
+}
+
+// readManifest reads a manifest beneath its plugin's folder (a symlink
+// in its place is followed only while it stays in that folder), only when
+// it is a regular file, through maxManifestSize.
+func readManifest(file string) ([]byte, error) {
+	return safefile.Read(filepath.Dir(file), filepath.Base(file), maxManifestSize)
 }
 
 // ParseManifest validates and decodes manifest text; file names it in
@@ -376,7 +375,7 @@ func (m *Manifest) check() []problem {
 		if time.Duration(s.Timeout) > maxTimeout {
 			out = append(out, problem{"/events/" + e + "/timeout", fmt.Sprintf("%s is longer than the maximum %s", time.Duration(s.Timeout), maxTimeout)})
 		}
-		if len(s.Tools) > 0 && e != contract.EventPreToolUse && e != contract.EventPostToolUse {
+		if len(s.Tools) > 0 && !isToolEvent(e) {
 			out = append(out, problem{"/events/" + e + "/tools", "only pre_tool_use and post_tool_use carry a tool name; remove tools here"})
 		}
 		for i, p := range s.Tools {

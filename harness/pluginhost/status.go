@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // State is a plugin's lifecycle state.
@@ -107,7 +107,7 @@ type VerifyReport struct {
 	Protocol       int                     `json:"protocol,omitempty"`
 	MTLS           bool                    `json:"mtls"`
 	StartTime      time.Duration           `json:"start_time,omitempty"`
-	Info           *contract.Info          `json:"info,omitempty"`
+	Info           *sdk.Info               `json:"info,omitempty"`
 	Tools          []Tool                  `json:"tools"`
 	Subscriptions  map[string]Subscription `json:"subscriptions"`
 	// Notes are differences between the manifest and what the plugin says

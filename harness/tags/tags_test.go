@@ -1,6 +1,7 @@
 package tags
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -117,12 +118,29 @@ func FuzzDetect(f *testing.F) {
 	for _, s := range []string{
 		"[plan] x", "[m:gc] [d] a", "```\n[run]\n```", "`[d]`", "> [m]", `"[rule:x]"`, "[rule:a b] c",
 		"\\[plan]", "````\n``\n[d]", "“[plan]”", "[plan:auto][run]", "", "[", "]", "[[d]]",
+		"\"a `[d]` b [m]\" [rule:x]", "\\``[d]` ``", "`` ` [d] `` ` ``` [m] ```", "[rule:a\n> b] [d]", "“x `y` [m]” `", "[a:[b] [c:]] [d:", "[x-1:é]",
 	} {
 		f.Add(s)
 	}
 	d := New(loadCore(f).Tags())
 	f.Fuzz(func(t *testing.T, msg string) {
 		r := d.Detect(msg)
+		// The linear mask says what the first, obviously right one says.
+		// The scanner finds the tokens the pattern finds.
+		mask, ref := maskText(msg), refMaskText(msg)
+		toks := tokens{msg: msg, close: -1}
+		var loc [6]int
+		for _, want := range refToken.FindAllStringSubmatchIndex(msg, -1) {
+			if !toks.next(&loc) || !slices.Equal(loc[:], want) {
+				t.Fatalf("token at %v, want %v", loc, want)
+			}
+			if got, want := mask.reason(loc[0], loc[1]), ref.reason(loc[0], loc[1]); got != want {
+				t.Fatalf("%q at %d: reason %q, want %q", msg[loc[0]:loc[1]], loc[0], got, want)
+			}
+		}
+		if toks.next(&loc) {
+			t.Fatalf("extra token at %v", loc)
+		}
 		for _, m := range r.Fired {
 			if m.Offset < 0 || m.Offset+len(m.Token) > len(msg) || msg[m.Offset:m.Offset+len(m.Token)] != m.Token {
 				t.Fatalf("bad match %+v", m)

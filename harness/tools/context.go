@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"os"
 
 	"github.com/nexus-harness/nexus/internal/state"
 )
@@ -45,7 +44,7 @@ func runContext(_ context.Context, env *Env, _ map[string]any) (map[string]any, 
 		}
 	} else {
 		// Not nexus's model (a member of an odd type): read leniently.
-		b, err := os.ReadFile(env.Store.L.TasksPath())
+		b, err := env.Store.L.ReadFile(env.Store.L.TasksPath(), 0)
 		if err != nil {
 			return out, nil
 		}

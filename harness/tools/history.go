@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -54,6 +55,10 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	if f != nil {
 		matches, total, err = searchCycles(f, strings.ToLower(query), lastN)
 		f.Close()
+		var tl *safefile.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, tl
+		}
 		if err != nil {
 			return nil, &state.CorruptError{Path: env.Store.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
 		}

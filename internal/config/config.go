@@ -7,6 +7,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/nexus-harness/nexus/internal/harnessid"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
 )
 
@@ -136,11 +138,11 @@ func Load(opts Options) (*Config, error) {
 		userFile = UserFile(nil)
 	}
 	files := fileLayers{}
-	if err := c.mergeFile(userFile, LayerUser, files); err != nil {
+	if err := c.mergeFile(userFile, LayerUser, files, ""); err != nil {
 		return nil, err
 	}
 	if opts.ProjectDir != "" {
-		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files); err != nil {
+		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files, opts.ProjectDir); err != nil {
 			return nil, err
 		}
 	}
@@ -216,6 +218,10 @@ func EnvName(key string) string {
 	return EnvPrefix + strings.ToUpper(envKeyReplacer.Replace(key))
 }
 
+// MaxFileBytes bounds a configuration file (nexus.yaml, config.yaml):
+// a file with every key set is a few KiB.
+const MaxFileBytes = 1 << 20
+
 // mapping is the value of a Map key. A type of its own keeps viper from
 // lower-casing the keys inside it, which are not nexus's but a consumer's
 // (a plugin's setting names are case-sensitive); viper therefore replaces
@@ -230,11 +236,23 @@ type fileLayers map[string]mapping
 // viper the checked values (MergeConfigMap) instead of letting viper read it
 // (MergeInConfig): errors must point at file:line:col, and the trust rules
 // must see the project's values before any of them takes effect.
-func (c *Config) mergeFile(path, layer string, maps fileLayers) error {
-	data, err := os.ReadFile(path)
+//
+// The file is read as hostile input (safefile): bounded by MaxFileBytes,
+// regular files only, never blocking on a FIFO. The project's file is read
+// beneath the project (within, when not ""): a symlink leading out of it is
+// refused. The user's file is the user's own, and its symlinks are
+// followed.
+func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) error {
+	var data []byte
+	var err error
+	if within != "" {
+		data, err = safefile.ReadPathIn(within, path, MaxFileBytes)
+	} else {
+		data, err = safefile.ReadFile(path, MaxFileBytes)
+	}
 	if err != nil {
 		// ENOTDIR: a parent is a file (Defaults reads os.DevNull+"/none").
-		if os.IsNotExist(err) || errors.Is(err, syscall.ENOTDIR) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
 		return fmt.Errorf("read config %s: %w", path, err)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // A repository is not trusted to open doors: a cloned project's
@@ -50,11 +52,11 @@ func checkTrust(layer, key string, val any) string {
 		// The decision store's settings can also come through its plugin
 		// settings (plugins.settings.decisions.nauro_home / store).
 		m, _ := val.(map[string]any)
-		d, _ := m["decisions"].(map[string]any)
-		for sub, k := range map[string]string{"nauro_home": "decisions.nauro_home", "store": "decisions.store"} {
+		d, _ := m[decisionsapi.Name].(map[string]any)
+		for sub, k := range map[string]string{decisionsapi.SettingHome: "decisions.nauro_home", decisionsapi.SettingStore: "decisions.store"} {
 			if v, ok := d[sub]; ok {
 				if msg := checkTrust(layer, k, v); msg != "" {
-					return "plugins.settings.decisions." + sub + ": " + msg
+					return "plugins.settings." + decisionsapi.Name + "." + sub + ": " + msg
 				}
 			}
 		}

@@ -24,7 +24,8 @@ func AcquireAt(ctx context.Context, root *os.Root, name string, timeout time.Dur
 			return nil, fmt.Errorf("create lock directory for %s: %w", name, err)
 		}
 	}
-	f, err := root.OpenFile(name, os.O_RDONLY|os.O_CREATE, 0o644)
+	// O_NONBLOCK: a FIFO planted as the lock file cannot hang the open.
+	f, err := root.OpenFile(name, os.O_RDONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", name, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // Branch returns the git branch checked out in the repository holding dir,
@@ -14,7 +16,9 @@ func Branch(dir string) string {
 	if gitDir == "" {
 		return "unknown"
 	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	// By path (a worktree's git folder is elsewhere), but bounded and
+	// never a FIFO or a device.
+	head, err := safefile.ReadFile(filepath.Join(gitDir, "HEAD"), MaxGitFileBytes)
 	if err != nil {
 		return "unknown"
 	}
@@ -37,7 +41,7 @@ func findGitDir(dir string) string {
 			if st.IsDir() {
 				return p
 			}
-			if b, err := os.ReadFile(p); err == nil {
+			if b, err := safefile.ReadFile(p, MaxGitFileBytes); err == nil {
 				if g, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); ok {
 					if !filepath.IsAbs(g) {
 						g = filepath.Join(d, g)

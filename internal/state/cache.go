@@ -2,12 +2,12 @@ package state
 
 import (
 	"errors"
-	"fmt"
 	"hash/maphash"
-	"io"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // A long-lived process (nexus mcp) keeps the parsed plan.json and
@@ -107,7 +107,7 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 			}
 		}
 	}
-	b, id, idKnown, ok, err := readWithID(path)
+	b, id, idKnown, ok, err := readWithID(s.L, path)
 	if err != nil || !ok {
 		c.put(path, nil)
 		return nil, ok, err
@@ -147,33 +147,19 @@ func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
 	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true, layout: layout})
 }
 
-// readWithID reads a whole file and the identity of the very file read.
-func readWithID(path string) (b []byte, id fileID, idKnown, ok bool, err error) {
-	f, err := os.Open(path)
+// readWithID reads a whole file of the layout (beneath its anchor, through
+// the limit of its kind) and the identity of the very file read.
+func readWithID(l Layout, path string) (b []byte, id fileID, idKnown, ok bool, err error) {
+	f, fi, err := l.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fileID{}, false, false, nil
 		}
-		return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+		return nil, fileID{}, false, false, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
-	}
-	b = make([]byte, 0, fi.Size()+512)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	if b, err = safefile.ReadAll(f, path, fi.Size(), LimitFor(path)); err != nil {
+		return nil, fileID{}, false, false, err
 	}
 	id, idKnown = idOf(fi)
 	return b, id, idKnown, true, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -172,7 +173,7 @@ func (s *Store) WriteContainedLocked(root, name string, content []byte) (string,
 // it is refused with an *EscapeError instead of read. Read-modify-write
 // callers (a rule appended to, a memory extended) use it so that no
 // content from outside the folder is copied into it. A missing file is
-// fs.ErrNotExist.
+// fs.ErrNotExist. The file must be a regular file of at most MaxNoteBytes.
 func (s *Store) ReadContained(root, name string) ([]byte, error) {
 	clean, err := CheckName(root, name)
 	if err != nil {
@@ -186,8 +187,8 @@ func (s *Store) ReadContained(root, name string) ([]byte, error) {
 			return err
 		}
 		defer folder.Close()
-		b, err = folder.ReadFile(clean)
-		return explain(root, full, err)
+		b, err = safefile.ReadIn(folder, clean, MaxNoteBytes)
+		return err
 	})
 	var ee *EscapeError
 	if errors.As(err, &ee) && ee.Path == root {
@@ -227,7 +228,7 @@ func (s *Store) EnsureTree() (gitignoreOK bool, err error) {
 		return false, fmt.Errorf("create %s: %w", s.L.HarnessDir(), err)
 	}
 	gi := s.L.GitignorePath()
-	b, ok, err := readFile(gi)
+	b, ok, err := s.L.readFile(gi)
 	if err != nil {
 		return false, err
 	}

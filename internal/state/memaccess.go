@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -320,22 +320,30 @@ func (s *Store) replaceAccessLog(path string, data []byte) error {
 // ReadStable reads a file that writers may replace by exchange (the
 // memory-access log) without taking its lock: a read
 // that overlapped a rewrite of the inode it opened (its size, mtime or
-// ctime moved while reading) is retried. A missing file is (nil, false).
+// ctime moved while reading) is retried. The file is read beneath its own
+// folder, through the limit of its kind (see read.go). A missing file is
+// (nil, false).
 func ReadStable(path string) ([]byte, bool, error) {
+	return readStable(path, LimitFor(path))
+}
+
+func readStable(path string, limit int64) ([]byte, bool, error) {
 	for attempt := 0; attempt < 100; attempt++ {
-		f, err := os.Open(path)
+		f, before, err := openAt(path)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil, false, nil
 			}
-			return nil, false, fmt.Errorf("read %s: %w", path, err)
+			return nil, false, err
 		}
-		before, err1 := f.Stat()
-		b, err2 := io.ReadAll(f)
+		b, err2 := safefile.ReadAll(f, path, before.Size(), limit)
 		after, err3 := f.Stat()
 		f.Close()
-		if err := errors.Join(err1, err2, err3); err != nil {
-			return nil, false, fmt.Errorf("read %s: %w", path, err)
+		if err2 != nil {
+			return nil, false, err2
+		}
+		if err3 != nil {
+			return nil, false, fmt.Errorf("read %s: %w", path, err3)
 		}
 		if sameVersion(before, after) && int64(len(b)) == after.Size() {
 			return b, true, nil
@@ -353,9 +361,10 @@ func sameVersion(a, b os.FileInfo) bool {
 	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
-// readLinesStable is ReadLines over ReadStable.
+// readLinesStable is ReadLines over ReadStable, for a memory-access log
+// (whatever its name: logs of other harnesses are merged too).
 func readLinesStable(path string) ([][]byte, error) {
-	b, ok, err := ReadStable(path)
+	b, ok, err := readStable(path, MaxMemoryAccessBytes)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -39,8 +39,9 @@ type tasksHead struct {
 // reuse policy and unknown members are left out (PeekTask reads one task
 // whole). A missing file is (nil, false, nil); unparsable JSON is a
 // *CorruptError.
-func PeekTasks(path string) (*Tasks, bool, error) {
-	b, ok, err := readFile(path)
+func PeekTasks(l Layout) (*Tasks, bool, error) {
+	path := l.TasksPath()
+	b, ok, err := l.readFile(path)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -57,8 +58,9 @@ func PeekTasks(path string) (*Tasks, bool, error) {
 
 // PeekTask reads the task at index i of tasks.json whole, skipping the
 // others without decoding them.
-func PeekTask(path string, i int) (*Task, error) {
-	b, ok, err := readFile(path)
+func PeekTask(l Layout, i int) (*Task, error) {
+	path := l.TasksPath()
+	b, ok, err := l.readFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/nexus-harness/nexus/internal/filelock"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -122,18 +124,6 @@ func (s *Store) check(path, loc string, data []byte) ([]schema.Problem, error) {
 	return s.tolerated(path, v, ps), nil
 }
 
-// readFile returns a file's bytes; a missing file is (nil, false, nil).
-func readFile(path string) ([]byte, bool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("read %s: %w", path, err)
-	}
-	return b, true, nil
-}
-
 // Reads decode a file once into its typed value and do not check it
 // against its schema: the schema guards what nexus writes (see commit),
 // and CheckFile checks a file whole (nexus state repair, nexus doctor).
@@ -184,7 +174,7 @@ func (s *Store) ReadTasks() (*Tasks, bool, error) {
 // ReadHistory reads history.json without locking. It is not cached: the
 // file grows without bound, and history_search scans its bytes instead.
 func (s *Store) ReadHistory() (*History, bool, error) {
-	b, ok, err := readFile(s.L.HistoryPath())
+	b, ok, err := s.L.readFile(s.L.HistoryPath())
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -196,17 +186,28 @@ func (s *Store) ReadHistory() (*History, bool, error) {
 }
 
 // OpenHistory opens history.json for a streaming read (history_search
-// walks it once without holding the whole file). A missing file is
-// (nil, nil); the caller closes the file.
-func (s *Store) OpenHistory() (*os.File, error) {
-	f, err := os.Open(s.L.HistoryPath())
+// walks it once without holding the whole file), bounded by
+// MaxHistoryBytes: reading past it is a *safefile.TooLargeError. A missing
+// file is (nil, nil); the caller closes the file.
+func (s *Store) OpenHistory() (io.ReadCloser, error) {
+	p := s.L.HistoryPath()
+	f, st, err := s.L.Open(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.L.HistoryPath(), err)
+		return nil, err
 	}
-	return f, nil
+	if st.Size() > MaxHistoryBytes {
+		f.Close()
+		return nil, &safefile.TooLargeError{Path: p, Limit: MaxHistoryBytes}
+	}
+	return readCloser{bounded(f, p), f}, nil
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
 
 // ReadTracker reads this harness's agent-tracker.json without locking.
@@ -223,7 +224,7 @@ func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
 // shape: legacy cycles are tolerated, digest C9). A file that does not is a
 // *CorruptError; a missing file is (false, nil).
 func (s *Store) CheckFile(path string) (bool, error) {
-	b, ok, err := readFile(path)
+	b, ok, err := s.L.readFile(path)
 	if err != nil || !ok {
 		return ok, err
 	}
@@ -581,7 +582,17 @@ func (tx *Tx) validate(path string, b []byte) ([]schema.Problem, error) {
 // fsyncs it. A torn final line left by a crash (no trailing newline) is cut
 // off first, so the file always parses line by line.
 func (s *Store) AppendLine(ctx context.Context, path string, v any) error {
-	return s.appendLine(ctx, path, v, true)
+	return s.appendLines(ctx, path, []any{v}, true)
+}
+
+// AppendLines is AppendLine for several lines: one lock, one write and one
+// fsync for all of them (a hook that logs a line per inline action pays
+// one fsync, not one per line).
+func (s *Store) AppendLines(ctx context.Context, path string, vs []any) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	return s.appendLines(ctx, path, vs, true)
 }
 
 // AppendLineNoSync is AppendLine without the fsync: readers and a killed
@@ -590,15 +601,18 @@ func (s *Store) AppendLine(ctx context.Context, path string, v any) error {
 // (about 1 ms on an ordinary disk) would be most of a hook's cost and a lost
 // line costs little.
 func (s *Store) AppendLineNoSync(ctx context.Context, path string, v any) error {
-	return s.appendLine(ctx, path, v, false)
+	return s.appendLines(ctx, path, []any{v}, false)
 }
 
-func (s *Store) appendLine(ctx context.Context, path string, v any, durable bool) error {
-	line, err := marshalCompact(v)
-	if err != nil {
-		return fmt.Errorf("encode line for %s: %w", path, err)
+func (s *Store) appendLines(ctx context.Context, path string, vs []any, durable bool) error {
+	var line []byte
+	for _, v := range vs {
+		b, err := marshalCompact(v)
+		if err != nil {
+			return fmt.Errorf("encode line for %s: %w", path, err)
+		}
+		line = append(append(line, b...), '\n')
 	}
-	line = append(line, '\n')
 	l, err := s.lockPath(ctx, filelock.PathFor(path))
 	if err != nil {
 		return err
@@ -609,10 +623,19 @@ func (s *Store) appendLine(ctx context.Context, path string, v any, durable bool
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	} else if err := safefile.CheckRegular(path, st); err != nil {
+		return err
+	} else if limit := LimitFor(path); st.Size() > limit {
+		// No reader takes a log over its limit, and finding the end of
+		// its last line could mean scanning gigabytes of a sparse file.
+		return &safefile.TooLargeError{Path: path, Limit: limit}
+	}
 	if err := cutTornTail(f); err != nil {
 		return fmt.Errorf("repair %s: %w", path, err)
 	}
-	// One write call: a killed process leaves the whole line or none of it.
+	// One write call: a killed process leaves all the lines or none of them.
 	if _, err := f.Write(line); err != nil {
 		return fmt.Errorf("append to %s: %w", path, err)
 	}
@@ -637,12 +660,14 @@ func cutTornTail(f *os.File) error {
 	if last[0] == '\n' {
 		return nil
 	}
-	// Find the end of the last complete line.
-	const chunk = 4096
+	// Find the end of the last complete line (the file is within its
+	// read limit: the caller checked).
+	const chunk = 64 << 10
 	end := int64(0)
+	buf := make([]byte, chunk)
 	for off := size; off > 0; {
 		start := max(off-chunk, 0)
-		buf := make([]byte, off-start)
+		buf := buf[:off-start]
 		if _, err := f.ReadAt(buf, start); err != nil {
 			return err
 		}
@@ -656,9 +681,10 @@ func cutTornTail(f *os.File) error {
 }
 
 // ReadLines returns the complete JSON lines of a log (a torn tail is
-// skipped). A missing file yields nothing.
+// skipped), read beneath the log's own folder through the limit of its
+// kind. A missing file yields nothing.
 func ReadLines(path string) ([][]byte, error) {
-	b, ok, err := readFile(path)
+	b, ok, err := readAt(path)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -1,14 +1,14 @@
 // Package testenv locates the test inputs the repository carries: the
 // vendored nexus-core distribution (third_party/nexus-core/dist, the same
-// files nexus embeds) and the Nauro goldens
-// (plugins/decisions/testdata/nauro). Both are refreshed from their
-// upstream copies by scripts/refresh-testdata.sh; tests never read anything
-// outside the repository. It also loads a project's configuration the way
-// tests need it: the project file only.
+// files nexus embeds), refreshed from upstream by
+// scripts/refresh-testdata.sh; tests never read anything outside the
+// repository. It also loads a project's configuration the way tests need
+// it (the project file only), and copies folders (CopyTree). (The decision
+// store's Nauro goldens are its own: plugins/decisions/internal/goldens.)
 package testenv
 
 import (
-	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -42,12 +42,6 @@ func CoreDir(t testing.TB) string {
 	return filepath.Join(ModuleRoot(t), "third_party", "nexus-core", "dist")
 }
 
-// NauroFixtures returns the folder of Nauro golden cases.
-func NauroFixtures(t testing.TB) string {
-	t.Helper()
-	return filepath.Join(ModuleRoot(t), "plugins", "decisions", "testdata", "nauro")
-}
-
 // ModuleRoot returns the directory holding go.mod, found by walking up from
 // the working directory (go test runs in the package directory).
 func ModuleRoot(t testing.TB) string {
@@ -76,14 +70,30 @@ func moduleRoot() string {
 	}
 }
 
-// LoadNauroFixture decodes the Nauro golden file name into v.
-func LoadNauroFixture(t testing.TB, name string, v any) {
+// CopyTree copies the folder from to to as `cp -r` does: new folders and
+// files (new inodes), the same bytes.
+func CopyTree(t testing.TB, from, to string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(NauroFixtures(t), name))
-	if err != nil {
+	if err := CopyDir(from, to); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("decode %s: %v", name, err)
-	}
+}
+
+// CopyDir is CopyTree for code that has no testing.TB (a goroutine of
+// its own): it returns the error.
+func CopyDir(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // BenchmarkCallToolCheck is one check_decision call through the plugin:
@@ -12,12 +14,12 @@ import (
 func BenchmarkCallToolCheck(b *testing.B) {
 	p, _, _ := newProject(b, "")
 	args := json.RawMessage(`{"proposed_approach":"Cache exchange rates in Redis for an hour","context":"Using a one-hour TTL keeps the ECB rates fresh enough."}`)
-	if _, err := p.CallTool(context.Background(), ToolCheckDecision, args); err != nil {
+	if _, err := p.CallTool(context.Background(), decisionsapi.ToolCheckDecision, args); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := p.CallTool(context.Background(), ToolCheckDecision, args)
+		res, err := p.CallTool(context.Background(), decisionsapi.ToolCheckDecision, args)
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -44,7 +45,7 @@ func TestStoreWrittenByCurrentNauro(t *testing.T) {
 	var files []written
 	for _, name := range []string{"fenced_sections.json", "extra_frontmatter.json"} {
 		var g golden
-		testenv.LoadNauroFixture(t, name, &g)
+		goldens.Load(t, name, &g)
 		for _, c := range g.Cases {
 			if c.Expected == nil {
 				continue // a file Nauro refuses to parse is not one it writes
@@ -69,16 +70,16 @@ func TestStoreWrittenByCurrentNauro(t *testing.T) {
 	p := New()
 	p.Now = func() time.Time { return testNow }
 	p.Getenv = func(string) string { return "" }
-	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: t.TempDir(), Settings: map[string]string{SettingStore: dir, SettingFrontmatter: "reference"}}); err != nil {
+	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: t.TempDir(), Settings: map[string]string{decisionsapi.SettingStore: dir, decisionsapi.SettingFrontmatter: "reference"}}); err != nil {
 		t.Fatal(err)
 	}
 
-	list := call(t, p, ToolListDecisions, `{"limit": 1000, "include_superseded": true}`)
+	list := call(t, p, decisionsapi.ToolListDecisions, `{"limit": 1000, "include_superseded": true}`)
 	if !strings.Contains(list.Text, fmt.Sprintf("Decisions (%d total)", len(files))) || strings.Contains(list.Text, "could not be read") {
 		t.Fatalf("list_decisions:\n%s", list.Text)
 	}
 	for _, f := range files {
-		got := call(t, p, ToolGetDecision, fmt.Sprintf(`{"number": %d}`, f.num))
+		got := call(t, p, decisionsapi.ToolGetDecision, fmt.Sprintf(`{"number": %d}`, f.num))
 		if got.Text != strings.TrimRight(f.text, " \n") {
 			t.Errorf("get_decision %d:\n%s\nwant the file as Nauro wrote it", f.num, got.Text)
 		}
@@ -90,7 +91,7 @@ func TestStoreWrittenByCurrentNauro(t *testing.T) {
 			t.Errorf("decision %d re-formats differently:\n%s\nwant\n%s", f.num, out, f.text)
 		}
 	}
-	check := call(t, p, ToolCheckDecision, `{"proposed_approach": "One Makefile entry point per repository"}`)
+	check := call(t, p, decisionsapi.ToolCheckDecision, `{"proposed_approach": "One Makefile entry point per repository"}`)
 	if strings.Contains(check.Text, "could not be read") {
 		t.Errorf("check_decision:\n%s", check.Text)
 	}
@@ -108,11 +109,11 @@ func TestStoreWrittenByCurrentNauro(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]any{"title": "", "rationale": "A further note that is long enough.", "operation": "update",
 		"affected_decision_id": fmt.Sprintf("decision-%03d", target.num)})
-	res := call(t, p, ToolProposeDecision, string(args))
+	res := call(t, p, decisionsapi.ToolProposeDecision, string(args))
 	if res.IsError || !strings.Contains(res.Text, "confirmed") {
 		t.Fatalf("update: %s", res.Text)
 	}
-	got := call(t, p, ToolGetDecision, fmt.Sprintf(`{"number": %d}`, target.num))
+	got := call(t, p, decisionsapi.ToolGetDecision, fmt.Sprintf(`{"number": %d}`, target.num))
 	if !strings.Contains(got.Text, target.rationale) || !strings.Contains(got.Text, "A further note that is long enough.") {
 		t.Errorf("after update the rationale is not whole:\n%s", got.Text)
 	}

@@ -4,8 +4,9 @@
 // diff_since_last_session, flag_question, update_state and list_projects,
 // with the reference's names, parameters and result payloads.
 //
-// Plugin satisfies sdk.Plugin; the transport (go-plugin over gRPC) lives in
-// plugins/sdk.
+// Plugin satisfies sdk.Plugin; nexus-plugins serves it with
+// plugins/sdk/pluginserver. Its name, settings keys and tool names are
+// decisionsapi's, which nexus declares the store with.
 package decisions
 
 import (
@@ -21,24 +22,12 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 	"github.com/nexus-harness/nexus/plugins/sdk"
-)
-
-// Name and Version identify the plugin.
-const (
-	Name    = "decisions"
-	Version = "0.1.0"
-)
-
-// Settings keys (plugins.decisions.settings in nexus configuration).
-const (
-	SettingHome        = "nauro_home"  // overrides $NAURO_HOME
-	SettingStore       = "store"       // an explicit project store folder
-	SettingFrontmatter = "frontmatter" // documented (default) | reference
 )
 
 // NoProjectGuidance is the text returned when no store can be found.
@@ -48,8 +37,11 @@ const NoProjectGuidance = "No decision store found for this project.\n\n" +
 	"To get started, run `nexus decision init` in the repository (or `nauro init <project-name>`), " +
 	"then record decisions with propose_decision."
 
-// Plugin is the decision store plugin.
+// Plugin is the decision store plugin. It offers tools only: the
+// embedded UnimplementedPlugin answers events, which it subscribes to none.
 type Plugin struct {
+	sdk.UnimplementedPlugin
+
 	// Now is the clock (UTC); tests replace it.
 	Now func() time.Time
 	// Getenv reads the environment; tests replace it.
@@ -60,7 +52,7 @@ type Plugin struct {
 	home        string
 	storeDir    string
 	frontmatter decision.Frontmatter
-	stores      map[string]*store.FS // open stores by root, so their caches live across calls
+	stores      *storePool // open stores, so their caches live across calls
 }
 
 var _ sdk.Plugin = (*Plugin)(nil)
@@ -68,26 +60,26 @@ var _ sdk.Plugin = (*Plugin)(nil)
 // New returns an unconfigured plugin (it works from the process's working
 // directory until Configure is called).
 func New() *Plugin {
-	return &Plugin{Now: time.Now, Getenv: os.Getenv, frontmatter: decision.Documented, stores: map[string]*store.FS{}}
+	return &Plugin{Now: time.Now, Getenv: os.Getenv, frontmatter: decision.Documented, stores: newStorePool()}
 }
 
 // Info implements sdk.Plugin.
 func (p *Plugin) Info(ctx context.Context) (*sdk.Info, error) {
-	return &sdk.Info{Name: Name, Version: Version, Tools: toolSpecs()}, nil
+	return &sdk.Info{Name: decisionsapi.Name, Version: decisionsapi.Version, Tools: toolSpecs()}, nil
 }
 
 // Configure implements sdk.Plugin.
 func (p *Plugin) Configure(ctx context.Context, cfg *sdk.Config) error {
-	mode, err := decision.ParseFrontmatter(cfg.Settings[SettingFrontmatter])
+	mode, err := decision.ParseFrontmatter(cfg.Settings[decisionsapi.SettingFrontmatter])
 	if err != nil {
-		return fmt.Errorf("decisions plugin setting %s: %w", SettingFrontmatter, err)
+		return fmt.Errorf("decisions plugin setting %s: %w", decisionsapi.SettingFrontmatter, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.projectDir = cfg.ProjectDir
 	p.frontmatter = mode
-	p.home = cfg.Settings[SettingHome]
-	p.storeDir = cfg.Settings[SettingStore]
+	p.home = cfg.Settings[decisionsapi.SettingHome]
+	p.storeDir = cfg.Settings[decisionsapi.SettingStore]
 	if p.storeDir != "" && !filepath.IsAbs(p.storeDir) && p.projectDir != "" {
 		p.storeDir = filepath.Join(p.projectDir, p.storeDir)
 	}
@@ -97,14 +89,10 @@ func (p *Plugin) Configure(ctx context.Context, cfg *sdk.Config) error {
 	go func() {
 		if pr, err := p.locate(target{}); err == nil {
 			_, _ = pr.fs.Corpus()
+			pr.release()
 		}
 	}()
 	return nil
-}
-
-// HandleEvent implements sdk.Plugin; the store subscribes to no events.
-func (p *Plugin) HandleEvent(ctx context.Context, ev *sdk.Event) (*sdk.EventReply, error) {
-	return &sdk.EventReply{}, nil
 }
 
 // target are the store-selection arguments every tool accepts.
@@ -114,9 +102,10 @@ type target struct {
 }
 
 type project struct {
-	fs   *store.FS
-	id   string
-	name string
+	fs      *store.FS
+	id      string
+	name    string
+	release func() // the call is done with fs
 }
 
 func (p *Plugin) locate(t target) (*project, error) {
@@ -141,20 +130,17 @@ func (p *Plugin) locate(t target) (*project, error) {
 	if t.ProjectID != nil {
 		loc.ProjectID = *t.ProjectID
 	}
+	// Every call resolves the store's path and opens its folder again, so
+	// a folder replaced under the path (moved away and copied back,
+	// removed and created again) is used from the next call on; the pool
+	// keeps the store already open, with its warm cache, while the folder
+	// is the same directory.
 	r, err := store.Resolve(loc)
 	if err != nil {
 		return nil, err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fs, ok := p.stores[r.Store.Root()]
-	if ok {
-		r.Store.Close() // keep the one whose cache is warm
-	} else {
-		fs = r.Store
-		p.stores[fs.Root()] = fs
-	}
-	return &project{fs: fs, id: r.ID, name: r.Name}, nil
+	fs, release := p.stores.acquire(r.Store)
+	return &project{fs: fs, id: r.ID, name: r.Name, release: release}, nil
 }
 
 func (pr *project) identity() *pyjson.Object {
@@ -195,14 +181,14 @@ func guidanceFor(err error) string {
 }
 
 // dictTools return a JSON object; the others return text.
-var dictTools = map[string]bool{ToolProposeDecision: true, ToolGetRawFile: true, ToolDiffSince: true}
+var dictTools = map[string]bool{decisionsapi.ToolProposeDecision: true, decisionsapi.ToolGetRawFile: true, decisionsapi.ToolDiffSince: true}
 
 // CallTool implements sdk.Plugin.
 func (p *Plugin) CallTool(ctx context.Context, name string, args json.RawMessage) (*sdk.ToolResult, error) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	if name == ToolListProjects {
+	if name == decisionsapi.ToolListProjects {
 		return p.listProjects()
 	}
 	handler, ok := handlers[name]
@@ -220,6 +206,7 @@ func (p *Plugin) CallTool(ctx context.Context, name string, args json.RawMessage
 		}
 		return &sdk.ToolResult{Text: guidanceFor(err)}, nil
 	}
+	defer pr.release()
 	res, err := handler(p, ctx, pr, args)
 	if err != nil {
 		return toolError(name, err), nil
@@ -234,16 +221,16 @@ func toolError(name string, err error) *sdk.ToolResult {
 type handler func(p *Plugin, ctx context.Context, pr *project, args json.RawMessage) (*sdk.ToolResult, error)
 
 var handlers = map[string]handler{
-	ToolCheckDecision:   (*Plugin).checkDecision,
-	ToolProposeDecision: (*Plugin).proposeDecision,
-	ToolGetDecision:     (*Plugin).getDecision,
-	ToolListDecisions:   (*Plugin).listDecisions,
-	ToolSearchDecisions: (*Plugin).searchDecisions,
-	ToolGetContext:      (*Plugin).getContext,
-	ToolGetRawFile:      (*Plugin).getRawFile,
-	ToolDiffSince:       (*Plugin).diffSince,
-	ToolFlagQuestion:    (*Plugin).flagQuestion,
-	ToolUpdateState:     (*Plugin).updateState,
+	decisionsapi.ToolCheckDecision:   (*Plugin).checkDecision,
+	decisionsapi.ToolProposeDecision: (*Plugin).proposeDecision,
+	decisionsapi.ToolGetDecision:     (*Plugin).getDecision,
+	decisionsapi.ToolListDecisions:   (*Plugin).listDecisions,
+	decisionsapi.ToolSearchDecisions: (*Plugin).searchDecisions,
+	decisionsapi.ToolGetContext:      (*Plugin).getContext,
+	decisionsapi.ToolGetRawFile:      (*Plugin).getRawFile,
+	decisionsapi.ToolDiffSince:       (*Plugin).diffSince,
+	decisionsapi.ToolFlagQuestion:    (*Plugin).flagQuestion,
+	decisionsapi.ToolUpdateState:     (*Plugin).updateState,
 }
 
 func decode(args json.RawMessage, v any) error {
@@ -610,13 +597,13 @@ func (p *Plugin) listProjects() (*sdk.ToolResult, error) {
 	if home == "" {
 		h, err := store.Home(p.Getenv)
 		if err != nil {
-			return toolError(ToolListProjects, err), nil
+			return toolError(decisionsapi.ToolListProjects, err), nil
 		}
 		home = h
 	}
 	reg, err := store.LoadRegistry(home)
 	if err != nil {
-		return toolError(ToolListProjects, err), nil
+		return toolError(decisionsapi.ToolListProjects, err), nil
 	}
 	projects := append([]store.Project(nil), reg.Projects...)
 	sort.Slice(projects, func(i, j int) bool { return projects[i].Name < projects[j].Name })

@@ -3,14 +3,17 @@ package decisions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/store"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
@@ -44,7 +47,7 @@ func newProject(t testing.TB, mode string) (*Plugin, string, *store.FS) {
 	var corpora struct {
 		Corpora map[string][]struct{ Stem, Markdown string } `json:"corpora"`
 	}
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), "check_decision_corpus.json"))
+	raw, err := os.ReadFile(filepath.Join(goldens.Dir(t), "check_decision_corpus.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +62,7 @@ func newProject(t testing.TB, mode string) (*Plugin, string, *store.FS) {
 	p := New()
 	p.Now = func() time.Time { return testNow }
 	p.Getenv = func(string) string { return "" }
-	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: repo, Settings: map[string]string{SettingHome: home, SettingFrontmatter: mode}}); err != nil {
+	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: repo, Settings: map[string]string{decisionsapi.SettingHome: home, decisionsapi.SettingFrontmatter: mode}}); err != nil {
 		t.Fatal(err)
 	}
 	fs, err := store.Open(dir)
@@ -83,9 +86,9 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{ToolCheckDecision: true, ToolProposeDecision: false, ToolGetDecision: true, ToolListDecisions: true,
-		ToolSearchDecisions: true, ToolGetContext: true, ToolGetRawFile: true, ToolDiffSince: true, ToolFlagQuestion: false,
-		ToolUpdateState: false, ToolListProjects: true}
+	want := map[string]bool{decisionsapi.ToolCheckDecision: true, decisionsapi.ToolProposeDecision: false, decisionsapi.ToolGetDecision: true, decisionsapi.ToolListDecisions: true,
+		decisionsapi.ToolSearchDecisions: true, decisionsapi.ToolGetContext: true, decisionsapi.ToolGetRawFile: true, decisionsapi.ToolDiffSince: true, decisionsapi.ToolFlagQuestion: false,
+		decisionsapi.ToolUpdateState: false, decisionsapi.ToolListProjects: true}
 	if len(info.Tools) != len(want) {
 		t.Fatalf("%d tools, want %d", len(info.Tools), len(want))
 	}
@@ -104,7 +107,7 @@ func TestInfo(t *testing.T) {
 			t.Errorf("%s schema %s: %v", tool.Name, tool.InputSchema, err)
 		}
 		props := s["properties"].(map[string]any)
-		if tool.Name != ToolListProjects {
+		if tool.Name != decisionsapi.ToolListProjects {
 			if _, ok := props["project_id"]; !ok {
 				t.Errorf("%s lacks project_id", tool.Name)
 			}
@@ -120,42 +123,42 @@ func TestCallTools(t *testing.T) {
 		contains         []string
 		structured       []string
 	}{
-		{"check", ToolCheckDecision, `{"proposed_approach":"Switch the primary database from PostgreSQL to MongoDB","context":"Invoice line items would fit a document model better."}`,
+		{"check", decisionsapi.ToolCheckDecision, `{"proposed_approach":"Switch the primary database from PostgreSQL to MongoDB","context":"Invoice line items would fit a document model better."}`,
 			false, []string{"Found 5 related decisions:", "  - D002  [active]  BM25  8.45    <- top match", "Call get_decision on each related decision before proposing."},
 			[]string{`"store": "local"`, `"score": 8.445`, `"project": {"id": "`}},
-		{"check too long", ToolCheckDecision, `{"proposed_approach":"` + strings.Repeat("x", 5001) + `"}`,
+		{"check too long", decisionsapi.ToolCheckDecision, `{"proposed_approach":"` + strings.Repeat("x", 5001) + `"}`,
 			false, []string{"Error: Proposed approach exceeds maximum length of 5000 characters (got 5001)."}, nil},
-		{"get full", ToolGetDecision, `{"number":2}`, false, []string{"# 002 \u2014 Use PostgreSQL as the primary datastore"}, nil},
-		{"get header", ToolGetDecision, `{"number":2,"mode":"header"}`, false, []string{"status: active\n", "# 002 \u2014"}, nil},
-		{"get missing", ToolGetDecision, `{"number":404}`, false, []string{"Error: Decision 404 not found"}, nil},
-		{"list", ToolListDecisions, `{"limit":2}`, false, []string{"Decisions (2 total):"}, []string{`"decisions": [{"number": 62`}},
-		{"search", ToolSearchDecisions, `{"query":"row-level security"}`, false, []string{`Found `, "D018"}, []string{`"results": [{"number": 18`}},
-		{"search blank", ToolSearchDecisions, `{"query":"  "}`, false, []string{"Error: search_decisions requires a non-empty query."}, nil},
-		{"context L0", ToolGetContext, `{}`, false, []string{"## Recent Decisions\n- D"}, nil},
-		{"context bad level", ToolGetContext, `{"level":"L9"}`, true, []string{"Error executing tool get_context"}, nil},
-		{"context int level", ToolGetContext, `{"level":7}`, false, []string{`"reason": "Invalid level: 7"`}, nil},
-		{"raw file", ToolGetRawFile, `{"path":"state_current.md"}`, false, []string{`"content": "# Current State`}, nil},
-		{"raw traversal", ToolGetRawFile, `{"path":"../../etc/passwd"}`, false, []string{`"reason": "Invalid path: ../../etc/passwd"`}, nil},
-		{"raw missing", ToolGetRawFile, `{"path":"nope.md"}`, false, []string{`"File not found: nope.md"`, `"available_files": [`}, nil},
-		{"diff none", ToolDiffSince, `{}`, false, []string{`"diff": "No snapshots available."`}, nil},
-		{"propose too long title", ToolProposeDecision, `{"title":"` + strings.Repeat("t", 301) + `","rationale":"r"}`, false,
+		{"get full", decisionsapi.ToolGetDecision, `{"number":2}`, false, []string{"# 002 \u2014 Use PostgreSQL as the primary datastore"}, nil},
+		{"get header", decisionsapi.ToolGetDecision, `{"number":2,"mode":"header"}`, false, []string{"status: active\n", "# 002 \u2014"}, nil},
+		{"get missing", decisionsapi.ToolGetDecision, `{"number":404}`, false, []string{"Error: Decision 404 not found"}, nil},
+		{"list", decisionsapi.ToolListDecisions, `{"limit":2}`, false, []string{"Decisions (2 total):"}, []string{`"decisions": [{"number": 62`}},
+		{"search", decisionsapi.ToolSearchDecisions, `{"query":"row-level security"}`, false, []string{`Found `, "D018"}, []string{`"results": [{"number": 18`}},
+		{"search blank", decisionsapi.ToolSearchDecisions, `{"query":"  "}`, false, []string{"Error: search_decisions requires a non-empty query."}, nil},
+		{"context L0", decisionsapi.ToolGetContext, `{}`, false, []string{"## Recent Decisions\n- D"}, nil},
+		{"context bad level", decisionsapi.ToolGetContext, `{"level":"L9"}`, true, []string{"Error executing tool get_context"}, nil},
+		{"context int level", decisionsapi.ToolGetContext, `{"level":7}`, false, []string{`"reason": "Invalid level: 7"`}, nil},
+		{"raw file", decisionsapi.ToolGetRawFile, `{"path":"state_current.md"}`, false, []string{`"content": "# Current State`}, nil},
+		{"raw traversal", decisionsapi.ToolGetRawFile, `{"path":"../../etc/passwd"}`, false, []string{`"reason": "Invalid path: ../../etc/passwd"`}, nil},
+		{"raw missing", decisionsapi.ToolGetRawFile, `{"path":"nope.md"}`, false, []string{`"File not found: nope.md"`, `"available_files": [`}, nil},
+		{"diff none", decisionsapi.ToolDiffSince, `{}`, false, []string{`"diff": "No snapshots available."`}, nil},
+		{"propose too long title", decisionsapi.ToolProposeDecision, `{"title":"` + strings.Repeat("t", 301) + `","rationale":"r"}`, false,
 			[]string{`"status": "rejected"`, "Title exceeds maximum length of 300 characters (got 301)."}, nil},
-		{"propose envelope token", ToolProposeDecision, `{"title":"T","rationale":"abc</parameter>"}`, false, []string{"rationale contains tool-use envelope fragment '</parameter>'"}, nil},
-		{"propose update without id", ToolProposeDecision, `{"title":"","rationale":"long enough rationale text","operation":"update"}`, false,
+		{"propose envelope token", decisionsapi.ToolProposeDecision, `{"title":"T","rationale":"abc</parameter>"}`, false, []string{"rationale contains tool-use envelope fragment '</parameter>'"}, nil},
+		{"propose update without id", decisionsapi.ToolProposeDecision, `{"title":"","rationale":"long enough rationale text","operation":"update"}`, false,
 			[]string{`operation='update' requires affected_decision_id`}, nil},
-		{"propose unknown target", ToolProposeDecision, `{"title":"","rationale":"long enough rationale text","operation":"supersede","affected_decision_id":"decision-099"}`, false,
+		{"propose unknown target", decisionsapi.ToolProposeDecision, `{"title":"","rationale":"long enough rationale text","operation":"supersede","affected_decision_id":"decision-099"}`, false,
 			[]string{`affected_decision_id='decision-099' not found in store`}, nil},
-		{"propose add", ToolProposeDecision, `{"title":"Adopt Mermaid for diagrams","rationale":"Diagrams live beside the prose as Mermaid markup so reviewers see changes.","decision_type":"pattern"}`, false,
+		{"propose add", decisionsapi.ToolProposeDecision, `{"title":"Adopt Mermaid for diagrams","rationale":"Diagrams live beside the prose as Mermaid markup so reviewers see changes.","decision_type":"pattern"}`, false,
 			[]string{`"status": "confirmed"`, `"decision_id": "063-adopt-mermaid-for-diagrams"`, `"project": {`}, nil},
-		{"propose library_choice", ToolProposeDecision, `{"title":"Adopt chi","rationale":"chi is small, idiomatic and compatible with net/http.","decision_type":"library_choice"}`, true,
+		{"propose library_choice", decisionsapi.ToolProposeDecision, `{"title":"Adopt chi","rationale":"chi is small, idiomatic and compatible with net/http.","decision_type":"library_choice"}`, true,
 			[]string{"'library_choice' is not a valid DecisionType"}, nil},
-		{"diff after propose", ToolDiffSince, `{}`, false, []string{`"diff": "Not enough snapshots to compute a diff (need at least 2)."`}, nil},
-		{"flag", ToolFlagQuestion, `{"question":"Should the mascot be a llama?"}`, false, []string{"Question flagged."}, nil},
-		{"state", ToolUpdateState, `{"delta":"Billing service deployed to staging"}`, false, []string{"State updated."}, nil},
-		{"diff two", ToolDiffSince, `{}`, false, []string{"## Snapshot Diff (v002 \u2192 v003)", "state_current.md (changed)"}, nil},
-		{"projects", ToolListProjects, `{}`, false, []string{"Projects (1):", "Ledgerly  [local]"}, nil},
+		{"diff after propose", decisionsapi.ToolDiffSince, `{}`, false, []string{`"diff": "Not enough snapshots to compute a diff (need at least 2)."`}, nil},
+		{"flag", decisionsapi.ToolFlagQuestion, `{"question":"Should the mascot be a llama?"}`, false, []string{"Question flagged."}, nil},
+		{"state", decisionsapi.ToolUpdateState, `{"delta":"Billing service deployed to staging"}`, false, []string{"State updated."}, nil},
+		{"diff two", decisionsapi.ToolDiffSince, `{}`, false, []string{"## Snapshot Diff (v002 \u2192 v003)", "state_current.md (changed)"}, nil},
+		{"projects", decisionsapi.ToolListProjects, `{}`, false, []string{"Projects (1):", "Ledgerly  [local]"}, nil},
 		{"unknown tool", "nope", `{}`, true, []string{"Unknown tool: nope"}, nil},
-		{"other cwd", ToolCheckDecision, `{"proposed_approach":"x","cwd":"/"}`, false, []string{"No decision store found"}, nil},
+		{"other cwd", decisionsapi.ToolCheckDecision, `{"proposed_approach":"x","cwd":"/"}`, false, []string{"No decision store found"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := call(t, p, tc.tool, tc.args)
@@ -185,7 +188,7 @@ func TestCallTools(t *testing.T) {
 
 func TestReferenceFrontmatterSetting(t *testing.T) {
 	p, _, fs := newProject(t, "reference")
-	res := call(t, p, ToolProposeDecision, `{"title":"Keep a changelog","rationale":"Every release gets a human-written changelog entry."}`)
+	res := call(t, p, decisionsapi.ToolProposeDecision, `{"title":"Keep a changelog","rationale":"Every release gets a human-written changelog entry."}`)
 	if !strings.Contains(res.Text, `"status": "confirmed"`) {
 		t.Fatalf("propose: %s", res.Text)
 	}
@@ -193,11 +196,16 @@ func TestReferenceFrontmatterSetting(t *testing.T) {
 	if !strings.Contains(text, "decision_type: null\n") || !strings.Contains(text, "source: mcp\n") {
 		t.Errorf("reference frontmatter not written:\n%s", text)
 	}
-	if err := New().Configure(context.Background(), &sdk.Config{Settings: map[string]string{SettingFrontmatter: "fancy"}}); err == nil {
+	if err := New().Configure(context.Background(), &sdk.Config{Settings: map[string]string{decisionsapi.SettingFrontmatter: "fancy"}}); err == nil {
 		t.Error("invalid frontmatter setting accepted")
 	}
-	if r, err := New().HandleEvent(context.Background(), &sdk.Event{Name: "session_start"}); err != nil || r == nil || r.Deny {
-		t.Errorf("HandleEvent = %+v, %v", r, err)
+	// The store subscribes to no event: nexus never sends it one, and the
+	// embedded UnimplementedPlugin answers one sent anyway.
+	if info, _ := New().Info(context.Background()); len(info.Events) != 0 {
+		t.Errorf("the store lists events %v", info.Events)
+	}
+	if r, err := New().HandleEvent(context.Background(), &sdk.Event{Name: sdk.EventSessionStart}); !errors.Is(err, sdk.ErrUnimplemented) {
+		t.Errorf("HandleEvent = %+v, %v; want ErrUnimplemented", r, err)
 	}
 }
 
@@ -205,11 +213,42 @@ func TestExplicitStoreSetting(t *testing.T) {
 	_, _, fs := newProject(t, "")
 	p := New()
 	p.Now = func() time.Time { return testNow }
-	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: t.TempDir(), Settings: map[string]string{SettingStore: fs.Root(), SettingHome: t.TempDir()}}); err != nil {
+	if err := p.Configure(context.Background(), &sdk.Config{ProjectDir: t.TempDir(), Settings: map[string]string{decisionsapi.SettingStore: fs.Root(), decisionsapi.SettingHome: t.TempDir()}}); err != nil {
 		t.Fatal(err)
 	}
-	res := call(t, p, ToolCheckDecision, `{"proposed_approach":"Use PostgreSQL full-text search for invoices"}`)
+	res := call(t, p, decisionsapi.ToolCheckDecision, `{"proposed_approach":"Use PostgreSQL full-text search for invoices"}`)
 	if !strings.Contains(res.Text, "D051") {
 		t.Errorf("explicit store not used: %s", res.Text)
+	}
+}
+
+// TestInfoIsDecisionsAPI holds the store's self-description to the facts
+// nexus declares it with (decisionsapi): its name, version and exactly its
+// tools. nexus reserves and serves those names without starting the store.
+func TestInfoIsDecisionsAPI(t *testing.T) {
+	info, err := New().Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != decisionsapi.Name || info.Version != decisionsapi.Version {
+		t.Errorf("Info names %s %s, decisionsapi %s %s", info.Name, info.Version, decisionsapi.Name, decisionsapi.Version)
+	}
+	var offered []string
+	for _, s := range info.Tools {
+		offered = append(offered, s.Name)
+	}
+	slices.Sort(offered)
+	want := decisionsapi.Tools()
+	slices.Sort(want)
+	if !slices.Equal(offered, want) {
+		t.Fatalf("Info offers %v, decisionsapi lists %v", offered, want)
+	}
+	for _, n := range offered {
+		if !decisionsapi.IsTool(n) {
+			t.Errorf("IsTool(%q) = false", n)
+		}
+	}
+	if decisionsapi.IsTool("nx_plan_start") {
+		t.Error("IsTool(nx_plan_start) = true")
 	}
 }

@@ -4,22 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/sdk"
-)
-
-// Tool names: the reference's, so agents prompted for Nauro work unchanged.
-const (
-	ToolCheckDecision   = "check_decision"
-	ToolProposeDecision = "propose_decision"
-	ToolGetDecision     = "get_decision"
-	ToolListDecisions   = "list_decisions"
-	ToolSearchDecisions = "search_decisions"
-	ToolGetContext      = "get_context"
-	ToolGetRawFile      = "get_raw_file"
-	ToolDiffSince       = "diff_since_last_session"
-	ToolFlagQuestion    = "flag_question"
-	ToolUpdateState     = "update_state"
-	ToolListProjects    = "list_projects"
 )
 
 type prop = map[string]any
@@ -70,7 +56,7 @@ var (
 func toolSpecs() []sdk.ToolSpec {
 	return []sdk.ToolSpec{
 		{
-			Name: ToolGetContext,
+			Name: decisionsapi.ToolGetContext,
 			Description: "Project context at a chosen depth. L0: current state, stack, up to three open questions and the last 10 active decisions. " +
 				"L1: adds project.md, the full text of the 10 most recent active decisions and summaries of 10 earlier ones. L2: everything, including state history. " +
 				"Call it at the start of a session.",
@@ -78,13 +64,13 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: readOnly("Get project context"),
 		},
 		{
-			Name:        ToolGetRawFile,
+			Name:        decisionsapi.ToolGetRawFile,
 			Description: "Raw markdown of one file of the project's decision store (project.md, state_current.md, stack.md, open-questions.md, decisions/NNN-slug.md). Prefer get_context, get_decision or search_decisions.",
 			InputSchema: schema(common(prop{"path": str("Path relative to the store root, e.g. decisions/001-initial-setup.md.")}), "path"),
 			Annotations: readOnly("Read raw store file"),
 		},
 		{
-			Name:        ToolListDecisions,
+			Name:        decisionsapi.ToolListDecisions,
 			Description: "List recorded decisions, newest first (active only unless include_superseded). Use search_decisions for a topic.",
 			InputSchema: schema(common(prop{
 				"limit":              prop{"type": "integer", "default": 20, "description": "Maximum number of decisions."},
@@ -93,7 +79,7 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: readOnly("List decision history"),
 		},
 		{
-			Name:        ToolGetDecision,
+			Name:        decisionsapi.ToolGetDecision,
 			Description: "One decision by number. mode=full (default) returns the whole file; mode=header returns status, supersession links, date, type, confidence, the title and the first paragraph of the rationale.",
 			InputSchema: schema(common(prop{
 				"number": prop{"type": "integer", "description": "Decision number, e.g. 23."},
@@ -102,13 +88,13 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: readOnly("Get decision by number"),
 		},
 		{
-			Name:        ToolDiffSince,
+			Name:        decisionsapi.ToolDiffSince,
 			Description: "What changed in the store between the two latest snapshots, or since the snapshot nearest to N days ago.",
 			InputSchema: schema(common(prop{"days": prop{"type": "integer", "description": "Look back this many days instead of diffing the two latest snapshots."}})),
 			Annotations: readOnly("Diff since last session"),
 		},
 		{
-			Name:        ToolSearchDecisions,
+			Name:        decisionsapi.ToolSearchDecisions,
 			Description: "BM25 search over decision titles and rationales (active decisions unless include_superseded). Returns number, title, date, status, score and a snippet.",
 			InputSchema: schema(common(prop{
 				"query":              str("Search text (required, non-empty)."),
@@ -118,7 +104,7 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: readOnly("Search decisions"),
 		},
 		{
-			Name: ToolCheckDecision,
+			Name: decisionsapi.ToolCheckDecision,
 			Description: "Before adopting an approach, find the recorded decisions it touches (BM25 over active decisions; nothing is written). " +
 				"The answer lists related decisions and an assessment; it does not judge conflicts: read the related decisions with get_decision before proposing.",
 			InputSchema: schema(common(prop{
@@ -128,7 +114,7 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: readOnly("Check decision against existing decisions"),
 		},
 		{
-			Name: ToolProposeDecision,
+			Name: decisionsapi.ToolProposeDecision,
 			Description: "Record an architectural decision once the user agreed to it: add a new one, supersede an existing one (new decision plus the old one marked superseded), " +
 				"or update one (append a dated paragraph to its rationale). Structural checks can reject the proposal; similar decisions found by BM25 are reported but never block the write. " +
 				"Always include the rejected alternatives and why.",
@@ -148,7 +134,7 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: writes("Propose a decision"),
 		},
 		{
-			Name: ToolFlagQuestion,
+			Name: decisionsapi.ToolFlagQuestion,
 			Description: "Log an open question for a human (pass question, optionally context), or mark questions answered by a decision (pass resolved_by and targets). " +
 				"A new question that a recorded decision already seems to answer is still logged, with a hint naming that decision.",
 			InputSchema: schema(common(prop{
@@ -160,13 +146,13 @@ func toolSpecs() []sdk.ToolSpec {
 			Annotations: writes("Flag or resolve open question"),
 		},
 		{
-			Name:        ToolUpdateState,
+			Name:        decisionsapi.ToolUpdateState,
 			Description: "Replace the project's current state with a short progress note (the previous state moves to the history) and take a snapshot. Warns when the note repeats an existing entry.",
 			InputSchema: schema(common(prop{"delta": str("What changed, e.g. \"Deployed v0.2.0 to staging\" (at most 5000 characters).")}), "delta"),
 			Annotations: writes("Update project state"),
 		},
 		{
-			Name:        ToolListProjects,
+			Name:        decisionsapi.ToolListProjects,
 			Description: "Projects registered in the Nauro registry on this machine, with their ids; pass a name as project_id to other tools when the working directory does not identify the project.",
 			InputSchema: schema(prop{}),
 			Annotations: readOnly("List projects"),

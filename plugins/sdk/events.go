@@ -1,23 +1,34 @@
 package sdk
 
-import "github.com/nexus-harness/nexus/plugins/sdk/contract"
+import "slices"
 
-// The abstract lifecycle events a plugin can subscribe to (nexus-core's
-// implementation guide, plus subagent_resume).
+// EventName names a lifecycle event a plugin can subscribe to. On the wire
+// and in manifests it is the plain string ("pre_tool_use").
+type EventName string
+
+// The lifecycle events a plugin can subscribe to (nexus-core's
+// implementation guide, plus subagent_resume), in lifecycle order. New
+// events may be added in a minor version; a plugin receives only the ones
+// it subscribed to.
 const (
-	EventSessionStart     = contract.EventSessionStart
-	EventUserMessage      = contract.EventUserMessage
-	EventSubagentSpawn    = contract.EventSubagentSpawn
-	EventSubagentComplete = contract.EventSubagentComplete
-	EventSubagentResume   = contract.EventSubagentResume
-	EventPreToolUse       = contract.EventPreToolUse
-	EventPostToolUse      = contract.EventPostToolUse
-	EventSessionEnd       = contract.EventSessionEnd
-	EventContextCompact   = contract.EventContextCompact
+	EventSessionStart     EventName = "session_start"
+	EventUserMessage      EventName = "user_message"
+	EventSubagentSpawn    EventName = "subagent_spawn"
+	EventSubagentComplete EventName = "subagent_complete"
+	EventSubagentResume   EventName = "subagent_resume"
+	EventPreToolUse       EventName = "pre_tool_use"
+	EventPostToolUse      EventName = "post_tool_use"
+	EventSessionEnd       EventName = "session_end"
+	EventContextCompact   EventName = "context_compact"
 )
 
-// EventNames lists every event name in lifecycle order.
-func EventNames() []string { return contract.EventNames() }
+var eventNames = []EventName{
+	EventSessionStart, EventUserMessage, EventSubagentSpawn, EventSubagentComplete,
+	EventSubagentResume, EventPreToolUse, EventPostToolUse, EventSessionEnd, EventContextCompact,
+}
 
-// IsEvent reports whether name is one of the lifecycle events.
-func IsEvent(name string) bool { return contract.IsEvent(name) }
+// EventNames lists every event name in lifecycle order.
+func EventNames() []EventName { return slices.Clone(eventNames) }
+
+// Known reports whether e is one of the lifecycle events.
+func (e EventName) Known() bool { return slices.Contains(eventNames, e) }

@@ -1,9 +1,12 @@
 // Command benchcompare times the start-up-bound nexus processes of several
-// builds side by side: `nexus version` and a PostToolUse hook (an engineer's
-// Edit in a project mid-session), each build taking turns with the others
-// (internal/proctime), so a change of machine load affects all alike. It is
-// how a change that could slow start-up (embedding the distribution, a new
-// dependency) is checked against the build before it:
+// builds side by side: `nexus version`, a PostToolUse hook (an engineer's
+// Edit in a project mid-session) and `nexus decision list` (a store of ten
+// decisions), each build taking turns with the others (internal/proctime),
+// so a change of machine load affects all alike. It is how a change that
+// could slow start-up (embedding the distribution, a new dependency, where
+// a command runs) is checked against the build before it. A build's
+// nexus-plugins is expected beside its nexus (`nexus decision` runs there
+// since issue 25):
 //
 //	scripts/bench-compare.sh REV            # REV against the working tree
 //	go run ./scripts/benchcompare -runs 200 before=/tmp/old/nexus after=bin/nexus after-builtin=bin/nexus,builtin
@@ -84,7 +87,8 @@ func run(builds []build, core string, runs int) error {
 	if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
 		return err
 	}
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"),
+		"NAURO_HOME=" + filepath.Join(work, "nauro")}
 	envOf := func(b build) []string {
 		if b.builtin {
 			return base
@@ -101,6 +105,12 @@ func run(builds []build, core string, runs int) error {
 	if err := os.WriteFile(post, payload, 0o644); err != nil {
 		return err
 	}
+	listed := func(stdout, stderr []byte) error {
+		if !strings.Contains(string(stdout), "Decisions (11 total)") || len(stderr) > 0 {
+			return fmt.Errorf("decision list: %q %q", stdout, stderr)
+		}
+		return nil
+	}
 	quiet := func(stdout, stderr []byte) error {
 		if len(stdout) > 0 || len(stderr) > 0 {
 			return fmt.Errorf("unexpected output: %q %q", stdout, stderr)
@@ -111,7 +121,8 @@ func run(builds []build, core string, runs int) error {
 	for _, b := range builds {
 		specs = append(specs,
 			proctime.Spec{Name: "version\t" + b.label, Path: b.bin, Args: []string{"version"}, Env: envOf(b), Dir: proj},
-			proctime.Spec{Name: "PostToolUse\t" + b.label, Path: b.bin, Args: []string{"hook", "--host", "claude"}, Env: envOf(b), Dir: proj, Stdin: post, Check: quiet})
+			proctime.Spec{Name: "PostToolUse\t" + b.label, Path: b.bin, Args: []string{"hook", "--host", "claude"}, Env: envOf(b), Dir: proj, Stdin: post, Check: quiet},
+			proctime.Spec{Name: "decision list\t" + b.label, Path: b.bin, Args: []string{"decision", "list"}, Env: envOf(b), Dir: proj, Check: listed})
 	}
 	load := loadAvg()
 	start := time.Now()
@@ -134,7 +145,8 @@ func run(builds []build, core string, runs int) error {
 }
 
 // setUp leaves the project mid-session: a plan with decisions, eight
-// tasks, twenty memory files, two agents running.
+// tasks, twenty memory files, two agents running; and a decision store of
+// ten decisions (and the initial one).
 func setUp(bin string, env []string, proj string) error {
 	hook := func(p map[string]any) error {
 		p["cwd"] = proj
@@ -172,6 +184,23 @@ func setUp(bin string, env []string, proj string) error {
 	}
 	for _, a := range [][2]string{{"eng1", "nexus:engineer"}, {"arc1", "nexus:architect"}} {
 		if err := hook(map[string]any{"hook_event_name": "SubagentStart", "agent_id": a[0], "agent_type": a[1]}); err != nil {
+			return err
+		}
+	}
+	decision := func(args ...string) error {
+		cmd := exec.Command(bin, append([]string{"decision"}, args...)...)
+		cmd.Dir, cmd.Env = proj, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("set-up decision %v: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+	if err := decision("init", "bench"); err != nil {
+		return err
+	}
+	for i := 1; i <= 10; i++ {
+		if err := decision("propose", "--title", fmt.Sprintf("Use component %d for subsystem %d", i, i),
+			"--rationale", fmt.Sprintf("Subsystem %d needs a dependable component with a long track record.", i)); err != nil {
 			return err
 		}
 	}

@@ -256,13 +256,14 @@ func measureHooks(e *env) []*row {
 		{figure: "hook `PreToolUse` (allowed)", target: 5, unit: "ms"},
 		{figure: "hook `PreToolUse` (denied)", target: 5, unit: "ms"},
 		{figure: "hook `UserPromptSubmit` with a skill", target: 10, unit: "ms"},
+		{figure: "hook `UserPromptSubmit`, `[d] ` × 20,000", target: 50, unit: "ms"},
 		{figure: "`nexus statusline`", target: 5, unit: "ms"},
 		{figure: "hook `UserPromptSubmit`, 1,000 tasks", target: 10, unit: "ms"},
 		{figure: "hook `SubagentStart`, 1,000 tasks", target: 10, unit: "ms"},
 		{figure: "hook `SubagentStop`, 1,000 tasks", target: 10, unit: "ms"},
 		{figure: "hook `SubagentStop`, 100,000-line tool log", target: 20, unit: "ms"},
 	}
-	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit ([plan]", "nexus statusline",
+	prefixes := []string{"PostToolUse", "PreToolUse (engineer", "PreToolUse (architect", "UserPromptSubmit ([plan]", "UserPromptSubmit ([d]", "nexus statusline",
 		"UserPromptSubmit, 1,000 tasks", "SubagentStart, 1,000 tasks", "SubagentStop, 1,000 tasks", "SubagentStop, 100,000-line tool log"}
 	cmdline := fmt.Sprintf("RUNS=%d scripts/bench-hooks.sh", e.runs)
 	for _, r := range rows {

@@ -1,6 +1,6 @@
 // Command shellguard is an example nexus plugin. It imports only the public
-// SDK (github.com/nexus-harness/nexus/plugins/sdk) and shows both things a
-// plugin can do:
+// SDK (github.com/nexus-harness/nexus/plugins/sdk and its pluginserver) and
+// shows both things a plugin can do:
 //
 //   - offer a tool: assess_command says whether a shell command is one that
 //     shellguard refuses, and why (exposed to agents as
@@ -18,10 +18,13 @@ import (
 	"fmt"
 
 	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
-// guard implements sdk.Plugin.
-type guard struct{}
+// guard implements sdk.Plugin: Info, CallTool and HandleEvent. It takes no
+// settings, so Configure is left to the embedded UnimplementedPlugin (which
+// also keeps guard compiling when a later SDK adds a method).
+type guard struct{ sdk.UnimplementedPlugin }
 
 const assessSchema = `{
   "type": "object",
@@ -42,11 +45,9 @@ func (guard) Info(context.Context) (*sdk.Info, error) {
 			InputSchema: json.RawMessage(assessSchema),
 			Annotations: sdk.ToolAnnotations{Title: "Assess a shell command", ReadOnly: true, Idempotent: true},
 		}},
-		Events: []string{sdk.EventPreToolUse},
+		Events: []sdk.EventName{sdk.EventPreToolUse},
 	}, nil
 }
-
-func (guard) Configure(context.Context, *sdk.Config) error { return nil }
 
 // verdict is assess_command's structured result.
 type verdict struct {
@@ -90,4 +91,4 @@ func (guard) HandleEvent(_ context.Context, ev *sdk.Event) (*sdk.EventReply, err
 	return &sdk.EventReply{}, nil
 }
 
-func main() { sdk.Serve(guard{}) }
+func main() { pluginserver.Serve(guard{}) }

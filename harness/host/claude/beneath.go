@@ -1,16 +1,16 @@
 package claude
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/nexus-harness/nexus/internal/atomicfile"
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -31,6 +31,9 @@ const escapeHint = "Replace the symlink with a real folder or file (Claude Code'
 type anchor struct {
 	dir  string   // absolute
 	root *os.Root // nil only on a dry run into a folder that does not exist
+	// plainFrom is the name beneath which no folder or file nexus acts on
+	// may be a symlink ("" = everything beneath dir); see checkPlain.
+	plainFrom string
 }
 
 // openAnchor opens dir; create makes it first when missing (a plugin
@@ -83,31 +86,76 @@ func (a *anchor) explain(name string, err error) error {
 }
 
 // read returns name's content (exists false when it is missing), at most
-// limit bytes (0: no limit); a larger file is an error.
+// limit bytes; a larger file, or one that is not a regular file (a FIFO, a
+// device), is an error naming it (see internal/safefile).
 func (a *anchor) read(name string, limit int64) ([]byte, bool, error) {
 	if a.root == nil {
 		return nil, false, nil
 	}
-	f, err := a.root.Open(name)
+	b, err := safefile.ReadIn(a.root, name, limit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, a.explain(name, fmt.Errorf("read %s: %w", a.full(name), err))
+		return nil, false, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if limit > 0 {
-		r = io.LimitReader(f, limit+1)
+	return b, true, nil
+}
+
+// SymlinkError refuses to act on a file through a symlink: install and
+// uninstall write and remove only plain files in plain folders, so a
+// repository's symlink (.claude/agents -> ../.git) can never turn one of
+// nexus's paths into another file.
+type SymlinkError struct {
+	Path   string // the file nexus was about to write or remove
+	Link   string // the symlink on the way (Path itself, or a folder)
+	Target string
+}
+
+func (e *SymlinkError) Error() string {
+	what := "a folder on the way to it"
+	if e.Link == e.Path {
+		what = "the file itself"
 	}
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, false, fmt.Errorf("read %s: %w", a.full(name), err)
+	return fmt.Sprintf("refusing to write or remove %s: %s is a symlink (to %s), %s; nexus installs and uninstalls only real files in real folders. %s",
+		e.Path, e.Link, e.Target, what, symlinkHint)
+}
+
+const symlinkHint = "Replace the symlink with a real folder or file (or remove it), then run the command again"
+
+// checkPlain refuses name when it, or a folder between a.plainFrom and
+// it, is a symlink. It only reads: it runs for every name an install or
+// uninstall will touch before anything is written or removed.
+func (a *anchor) checkPlain(name string) error {
+	if a.root == nil {
+		return nil
 	}
-	if limit > 0 && int64(buf.Len()) > limit {
-		return nil, false, fmt.Errorf("%s is larger than %d bytes; nexus will not rewrite it", a.full(name), limit)
+	rest := name
+	cur := ""
+	if a.plainFrom != "" {
+		if name != a.plainFrom && !strings.HasPrefix(name, a.plainFrom+"/") {
+			return nil // the user's own file elsewhere (user scope)
+		}
+		cur, rest = a.plainFrom, strings.TrimPrefix(strings.TrimPrefix(name, a.plainFrom), "/")
 	}
-	return buf.Bytes(), true, nil
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" {
+			continue
+		}
+		cur = path.Join(cur, seg)
+		st, err := a.root.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return a.explain(name, fmt.Errorf("inspect %s: %w", a.full(cur), err))
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			t, _ := a.root.Readlink(cur)
+			return &SymlinkError{Path: a.full(name), Link: a.full(cur), Target: t}
+		}
+	}
+	return nil
 }
 
 // perm is name's permission bits (def when it is missing).

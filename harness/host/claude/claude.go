@@ -34,6 +34,8 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
+	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
 // Claude Code hook event names.
@@ -96,18 +98,16 @@ func inputErrorf(format string, args ...any) error {
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Claude
 // Code event name and the lifecycle event.
+//
+// A payload nesting deeper than jsonscan.MaxDepth is refused before
+// anything decodes it. When the payload cannot be decoded, the event
+// returned is the one it names (PeekEvent), so that a broken PreToolUse is
+// still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	var in Input
 	if err := decodeStrict(data, &in); err != nil {
 		if event == "" {
-			// Name the event when the payload says it, so a broken
-			// PreToolUse still gets the gate's failure policy.
-			var named struct {
-				HookEventName string `json:"hook_event_name"`
-			}
-			if json.Unmarshal(bytes.TrimSpace(data), &named) == nil {
-				event = named.HookEventName
-			}
+			event = PeekEvent(data)
 		}
 		return event, lifecycle.Event{}, err
 	}
@@ -198,6 +198,9 @@ func decodeStrict(data []byte, in *Input) error {
 	if trimmed[0] != '{' {
 		return inputErrorf("invalid payload: expected a JSON object on stdin")
 	}
+	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
+		return inputErrorf("payload refused: %v", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(in); err != nil {
 		var te *json.UnmarshalTypeError
@@ -222,6 +225,13 @@ func kindOf(k string) string {
 		return "a string"
 	}
 	return "a " + k
+}
+
+// PeekEvent returns the hook_event_name of a payload, read without
+// decoding it (the payload may be cut off, too deep or not JSON after the
+// name); "" when it names none.
+func PeekEvent(data []byte) string {
+	return jsonscan.String(data, "hook_event_name")
 }
 
 // present reports whether a top-level key occurs in the payload.
@@ -310,19 +320,14 @@ const transcriptTail = 256 << 10
 // lastAssistantText finds the last assistant text in a transcript (JSONL),
 // for Claude Code versions whose SubagentStop lacks last_assistant_message.
 func lastAssistantText(path string) (string, bool) {
-	// Only a regular file: a FIFO or a device named by a payload must not
-	// hang or flood the hook.
-	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	}
-	f, err := os.Open(path)
+	// Only a regular file, opened without blocking: a FIFO or a device
+	// named by a payload must not hang or flood the hook.
+	f, st, err := safefile.Open(path)
 	if err != nil {
 		return "", false
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", false
-	} else if st.Size() > transcriptTail {
+	if st.Size() > transcriptTail {
 		if _, err := f.Seek(st.Size()-transcriptTail, io.SeekStart); err != nil {
 			return "", false
 		}
@@ -442,6 +447,23 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 // gate.policy is fail-closed: a denial naming the problem.
 func FailClosed(problem string) []byte {
 	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
+	return b
+}
+
+// Unjudged is the reply to a PreToolUse nexus has nothing to check with:
+// its configuration or the nexus-core distribution could not be loaded
+// (a repository can ship either broken). A denial, whatever gate.policy
+// says: without them no capability of any agent is known.
+func Unjudged(problem string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
+	return b
+}
+
+// Unreadable is the reply to a PreToolUse whose payload nexus could not
+// read: a denial, whatever gate.policy says, since nothing about the call
+// could be checked.
+func Unreadable(problem string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
 	return b
 }
 

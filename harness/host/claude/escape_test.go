@@ -65,12 +65,7 @@ var installWriters = []installWriter{
 		placements: []string{"agents", "skills", "skills/nx-plan", ".claude-plugin", "hooks",
 			".mcp.json", "nexus-install.json", "agents/architect.md"},
 		run: func(anchor string, install bool) ([]FileChange, error) {
-			o := testInstallOptions()
-			var files []OwnedFile
-			if install {
-				files = pluginTestFiles()
-			}
-			return WritePlugin(anchor, files, o, install)
+			return WritePlugin(anchor, pluginTestFiles(), testInstallOptions(), install)
 		},
 	},
 }
@@ -174,12 +169,8 @@ func TestInstallNeverLeavesItsFolder(t *testing.T) {
 						if after := snapshot(t, outside); after != before {
 							t.Fatalf("the outside folder changed:\nbefore:\n%s\nafter:\n%s", before, after)
 						}
-						var ee *state.EscapeError
-						if !errors.As(err, &ee) {
-							t.Fatalf("err = %v, want an *state.EscapeError", err)
-						}
-						if ee.Link != link || !strings.Contains(err.Error(), link) {
-							t.Errorf("the refusal does not name the symlink %s: %v", link, err)
+						if got := refusedLink(err); got != link || !strings.Contains(err.Error(), link) {
+							t.Errorf("err = %v (link %q), want a refusal naming the symlink %s", err, got, link)
 						}
 						// The link itself is left in place.
 						if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
@@ -192,32 +183,71 @@ func TestInstallNeverLeavesItsFolder(t *testing.T) {
 	}
 }
 
-// A relative symlink that stays inside the project is followed: only
-// leaving the folder is refused.
-func TestInstallFollowsSymlinksInside(t *testing.T) {
-	proj := t.TempDir()
-	if err := os.Mkdir(filepath.Join(proj, "claude-real"), 0o755); err != nil {
-		t.Fatal(err)
+// refusedLink is the symlink an install refusal names ("" when err is
+// not one): a symlink on the way (SymlinkError), checked before anything
+// is written, or one os.Root refused to follow out (EscapeError).
+func refusedLink(err error) string {
+	var se *SymlinkError
+	var ee *state.EscapeError
+	switch {
+	case errors.As(err, &se):
+		return se.Link
+	case errors.As(err, &ee):
+		return ee.Link
 	}
-	if err := os.Symlink("claude-real", filepath.Join(proj, ".claude")); err != nil {
-		t.Fatal(err)
-	}
-	o := testInstallOptions()
-	o.Scope, o.Project, o.Files = ScopeProject, proj, ownedFiles("1")
-	if _, err := Install(o); err != nil {
-		t.Fatal(err)
-	}
-	if got := readString(t, filepath.Join(proj, "claude-real", "agents", "architect.md")); got != string(ownedFiles("1")[0].Content) {
-		t.Fatalf("agent = %q", got)
-	}
-	if _, err := Uninstall(o); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(proj, "claude-real", "agents", "architect.md")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("uninstall left the agent: %v", err)
-	}
-	if st, err := os.Lstat(filepath.Join(proj, ".claude")); err != nil || st.Mode()&fs.ModeSymlink == 0 {
-		t.Fatal("uninstall removed the .claude symlink")
+	return ""
+}
+
+// A symlink that stays inside the project is refused too: install and
+// uninstall act only on real files in real folders, so a repository's
+// .claude -> somewhere-else (or .claude/skills/x -> ../../.git) cannot
+// point nexus's writes and removals at another folder of the project.
+func TestInstallRefusesSymlinksInside(t *testing.T) {
+	for _, placement := range []string{".claude", ".claude/agents", ".claude/skills/nx-plan", ".claude/agents/architect.md", ".claude/settings.json", ".mcp.json", ".claude/nexus-install.json"} {
+		for _, op := range []string{"install", "install --dry-run", "uninstall"} {
+			t.Run(placement+"/"+op, func(t *testing.T) {
+				proj := t.TempDir()
+				o := testInstallOptions()
+				o.Scope, o.Project, o.Files = ScopeProject, proj, ownedFiles("1")
+				if op == "uninstall" {
+					if _, err := Install(o); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// The real thing moves to other/, the placement links to it.
+				link := filepath.Join(proj, filepath.FromSlash(placement))
+				target := filepath.Join(proj, "other", filepath.Base(placement))
+				os.MkdirAll(filepath.Dir(target), 0o755)
+				if _, err := os.Lstat(link); err == nil {
+					if err := os.Rename(link, target); err != nil {
+						t.Fatal(err)
+					}
+				} else if strings.Contains(filepath.Base(placement), ".") && placement != ".claude" {
+					writeFile(t, target, "{}\n")
+				} else {
+					os.MkdirAll(target, 0o755)
+				}
+				os.MkdirAll(filepath.Dir(link), 0o755)
+				rel, _ := filepath.Rel(filepath.Dir(link), target)
+				if err := os.Symlink(rel, link); err != nil {
+					t.Fatal(err)
+				}
+				before := snapshot(t, proj)
+				o.DryRun = op == "install --dry-run"
+				var err error
+				if op == "uninstall" {
+					_, err = Uninstall(o)
+				} else {
+					_, err = Install(o)
+				}
+				if got := refusedLink(err); got != link {
+					t.Fatalf("err = %v, want a refusal naming %s", err, link)
+				}
+				if after := snapshot(t, proj); after != before {
+					t.Fatalf("the project changed:\nbefore:\n%s\nafter:\n%s", before, after)
+				}
+			})
+		}
 	}
 }
 
@@ -266,5 +296,41 @@ func TestUserScopeFollowsTheUsersSymlinks(t *testing.T) {
 		if st, err := os.Lstat(filepath.Join(home, link)); err != nil || st.Mode()&fs.ModeSymlink == 0 {
 			t.Errorf("uninstall replaced or removed the user's %s symlink", link)
 		}
+	}
+}
+
+// In the user scope ~/.claude itself may lead into a dotfiles folder, but
+// inside it nothing nexus writes or removes may be a symlink: an agents/
+// or skills/<name>/ folder linked elsewhere is refused, naming it.
+func TestUserScopeRefusesSymlinksInsideTheClaudeFolder(t *testing.T) {
+	for _, placement := range []string{"agents", "skills/nx-plan", "agents/architect.md", RecordName} {
+		t.Run(placement, func(t *testing.T) {
+			base := t.TempDir()
+			home, elsewhere := filepath.Join(base, "home"), filepath.Join(base, "elsewhere")
+			os.MkdirAll(filepath.Join(home, ".claude", filepath.Dir(placement)), 0o755)
+			os.MkdirAll(elsewhere, 0o755)
+			target := filepath.Join(elsewhere, "x")
+			if strings.Contains(placement, ".") {
+				writeFile(t, target, "{}\n")
+			} else {
+				os.Mkdir(target, 0o755)
+			}
+			link := filepath.Join(home, ".claude", filepath.FromSlash(placement))
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			o := testInstallOptions()
+			o.Scope, o.Home, o.Files = ScopeUser, home, ownedFiles("1")
+			before := snapshot(t, base)
+			if _, err := Install(o); refusedLink(err) != link {
+				t.Fatalf("install: %v, want a refusal naming %s", err, link)
+			}
+			if _, err := Uninstall(o); refusedLink(err) != link {
+				t.Fatalf("uninstall: %v, want a refusal naming %s", err, link)
+			}
+			if after := snapshot(t, base); after != before {
+				t.Fatalf("changed:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
 	}
 }

@@ -1,9 +1,13 @@
 package claude
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
+
+	"github.com/nexus-harness/nexus/internal/safefile"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // Registration is what Inspect finds of nexus in one scope's Claude Code
@@ -18,7 +22,7 @@ type Registration struct {
 	Hooks map[string][]string `json:"hooks"`
 	// MCP is the server registered under MCPServerName (nil: none).
 	MCP *MCPServer `json:"mcp,omitempty"`
-	// Nauro is the server registered under NauroServerName (nil: none):
+	// Nauro is the server registered under decisionsapi.ServerName (nil: none):
 	// the bundled decision store served on its own, when install wrote it.
 	Nauro *MCPServer `json:"nauro,omitempty"`
 	// Env is the settings file's "env": variables Claude Code sets for the
@@ -30,7 +34,7 @@ type Registration struct {
 }
 
 // MCPServer is an mcpServers entry named MCPServerName (or
-// NauroServerName).
+// decisionsapi.ServerName).
 type MCPServer struct {
 	Command string   `json:"command"`
 	Args    []string `json:"args"`
@@ -58,7 +62,11 @@ func Inspect(o InstallOptions) (*Registration, error) {
 		scope = ScopeProject
 	}
 	r := &Registration{Scope: scope, Settings: settings, MCPFile: mcp, Hooks: map[string][]string{}}
-	if root, err := readObject(settings, r); err != nil {
+	within := ""
+	if scope == ScopeProject {
+		within = o.Project
+	}
+	if root, err := readObject(settings, within, r); err != nil {
 		return nil, err
 	} else if root != nil {
 		r.Env = stringMap(root, "env")
@@ -73,13 +81,13 @@ func Inspect(o InstallOptions) (*Registration, error) {
 			}
 		}
 	}
-	if root, err := readObject(mcp, r); err != nil {
+	if root, err := readObject(mcp, within, r); err != nil {
 		return nil, err
 	} else if root != nil {
 		servers, _ := getAs[*object](root, "mcpServers")
 		if servers != nil {
 			r.MCP = server(servers, MCPServerName, o.Command)
-			r.Nauro = server(servers, NauroServerName, o.Command)
+			r.Nauro = server(servers, decisionsapi.ServerName, o.Command)
 		}
 	}
 	return r, nil
@@ -107,13 +115,22 @@ func server(servers *object, name, nexus string) *MCPServer {
 
 // readObject parses a settings file; a missing file is (nil, nil) and one
 // that is not a JSON object is recorded in r.Unreadable.
-func readObject(path string, r *Registration) (*object, error) {
-	b, err := os.ReadFile(path)
+// A project's file is read beneath the project (within; "" for the
+// user's own files, whose symlinks are followed), through maxSettings,
+// only when it is a regular file.
+func readObject(path, within string, r *Registration) (*object, error) {
+	var b []byte
+	var err error
+	if within != "" {
+		b, err = safefile.ReadPathIn(within, path, maxSettings)
+	} else {
+		b, err = safefile.ReadFile(path, maxSettings)
+	}
 	if err != nil {
-		if os.IsNotExist(err) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil

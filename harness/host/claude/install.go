@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // Installation scopes.
@@ -23,11 +25,6 @@ const ManagedFlag = "--managed"
 
 // MCPServerName is the name nexus registers its MCP server under.
 const MCPServerName = "nexus"
-
-// NauroServerName is the entry the bundled decision store is registered
-// under (with InstallOptions.Nauro), so its tools keep the names Nauro's
-// users know: mcp__nauro__check_decision.
-const NauroServerName = "nauro"
 
 // HookTimeout is the timeout (seconds) written on each hook entry.
 const HookTimeout = 30
@@ -55,10 +52,12 @@ type InstallOptions struct {
 	Command string
 	DryRun  bool
 	Now     func() time.Time
-	// Files are the agents and skills to keep in the scope's Claude Code
-	// folder (.claude or ~/.claude), recorded in RecordName. Install
-	// writes them (nil leaves the owned files alone; an empty list removes
-	// them); Uninstall removes what the record lists.
+	// Files are the agents and skills nexus derives from the distribution
+	// for the scope's Claude Code folder (.claude or ~/.claude), recorded in
+	// RecordName. Install writes them; Uninstall removes those the record
+	// says nexus wrote (and nobody edited since). They are the only files
+	// either acts on: a record entry that is not one of them is reported
+	// and left alone. nil leaves the owned files alone.
 	Files []OwnedFile
 	// Force replaces (or removes) owned files edited since nexus wrote
 	// them, and files of the same name nexus did not write, keeping a
@@ -245,8 +244,10 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 	if err != nil {
 		return nil, err
 	}
+	claudeDir := filepath.Dir(settingsPath)
 	if o.Scope == ScopeUser {
 		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
+		claudeDir = resolveUserPath(claudeDir)
 	}
 	// Everything is written beneath the scope's folder (see beneath.go).
 	a, err := openAnchor(anchorDir(o), false)
@@ -254,6 +255,34 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		return nil, err
 	}
 	defer a.Close()
+	prefix, err := a.nameOf(claudeDir)
+	if err != nil {
+		return nil, err
+	}
+	if o.Scope == ScopeUser {
+		// ~/.claude, ~/.claude/settings.json and ~/.claude.json may lead
+		// into a dotfiles folder (resolved above); inside the Claude Code
+		// folder nothing nexus touches may be a symlink.
+		a.plainFrom = prefix
+	}
+	// Every name this run may write or remove is checked before the first
+	// write: a symlink on the way refuses the whole run.
+	var names []string
+	for _, p := range []string{settingsPath, mcpPath} {
+		name, err := a.nameOf(p)
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, name)
+	}
+	if o.Files != nil {
+		names = append(names, ownedNames(prefix, o.Files)...)
+	}
+	for _, n := range names {
+		if err := a.checkPlain(n); err != nil {
+			return nil, err
+		}
+	}
 	var changes []FileChange
 	for _, f := range []struct {
 		path string
@@ -275,14 +304,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		}
 		changes = append(changes, ch)
 	}
-	if install && o.Files == nil {
-		// Nothing rendered (a caller that only repairs the settings): the
-		// owned files stay as they are.
+	if o.Files == nil {
+		// Nothing rendered (a caller that only repairs the settings, an
+		// uninstall that could not load the distribution): the owned files
+		// stay as they are, since nexus acts only on files it derives.
 		return changes, nil
-	}
-	prefix, err := a.nameOf(filepath.Dir(settingsPath))
-	if err != nil {
-		return changes, err
 	}
 	owned, err := syncOwned(a, prefix, o.Files, o, install)
 	return append(changes, owned...), err
@@ -492,25 +518,25 @@ func editMCP(root *object, nexus, coreDir string, install, nauro bool) []string 
 	var notes []string
 	if sv, ok := root.Get("mcpServers"); ok && install && nauro {
 		if servers, ok := sv.(*object); ok {
-			if cur, exists := servers.Get(NauroServerName); exists && !ourServer(cur, nexus) {
+			if cur, exists := servers.Get(decisionsapi.ServerName); exists && !ourServer(cur, nexus) {
 				// Nauro's own server (or another tool) holds the name: the
 				// store's tools stay on the nexus entry.
-				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", NauroServerName, MCPServerName))
+				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", decisionsapi.ServerName, MCPServerName))
 				nauro = false
 			}
 		}
 	}
 	nexusArgs := []any{"mcp"}
 	if nauro {
-		nexusArgs = []any{"mcp", "--without", "decisions"}
+		nexusArgs = []any{"mcp", "--without", decisionsapi.Name}
 	}
-	nauroArgs := []any{"mcp", "--only", "decisions"}
+	nauroArgs := []any{"mcp", "--only", decisionsapi.Name}
 	if coreDir != "" {
 		nexusArgs = append(nexusArgs, "--core", coreDir)
 		nauroArgs = append(nauroArgs, "--core", coreDir)
 	}
 	notes = append(notes, editServer(root, MCPServerName, nexus, nexusArgs, install)...)
-	return append(notes, editServer(root, NauroServerName, nexus, nauroArgs, install && nauro)...)
+	return append(notes, editServer(root, decisionsapi.ServerName, nexus, nauroArgs, install && nauro)...)
 }
 
 // editServer writes (want) or removes one MCP server entry running nexus;

@@ -8,9 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -18,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
 )
 
@@ -63,8 +62,23 @@ type OwnedFile struct {
 // was edited by someone else and is never replaced without --force.
 const RecordName = "nexus-install.json"
 
-// maxRecord bounds the record file nexus reads back.
-const maxRecord = 1 << 20
+// maxRecord bounds the record file nexus reads back; maxOwnedFile an
+// agent or skill file nexus compares with what it renders (the largest
+// nexus-core 0.10 renders is under 20 KiB).
+const (
+	maxRecord    = 1 << 20
+	maxOwnedFile = 1 << 20
+)
+
+// ownedNames are the names beneath the anchor syncOwned may write or
+// remove: the record and the derived files.
+func ownedNames(prefix string, files []OwnedFile) []string {
+	names := []string{path.Join(prefix, RecordName)}
+	for _, f := range files {
+		names = append(names, path.Join(prefix, f.Path))
+	}
+	return names
+}
 
 // Record is the content of RecordName.
 type Record struct {
@@ -109,22 +123,14 @@ func validOwnedPath(p string) bool {
 // is none). An unreadable record is an error naming the file.
 func ReadRecord(dir string) (*Record, error) {
 	name := filepath.Join(dir, RecordName)
-	f, err := os.Open(name)
+	b, err := safefile.Read(dir, RecordName, maxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, err
 	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxRecord+1)); err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if buf.Len() > maxRecord {
-		return nil, fmt.Errorf("%s is larger than %d bytes; it is not nexus's record (move it aside)", name, maxRecord)
-	}
-	return parseRecord(name, buf.Bytes())
+	return parseRecord(name, b)
 }
 
 // parseRecord validates and decodes a record read from the file name.
@@ -179,14 +185,14 @@ func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
 	}
 	var out []OwnedStatus
 	for _, f := range files {
-		cur, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		cur, err := safefile.Read(dir, f.Path, maxOwnedFile)
 		st := OwnedStatus{Path: f.Path}
 		h0, ours := recorded[f.Path]
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			st.State = OwnedMissing
 		case err != nil:
-			return nil, fmt.Errorf("read %s: %w", f.Path, err)
+			return nil, err
 		case bytes.Equal(cur, f.Content):
 			st.State = OwnedCurrent
 		case ours && hashOf(cur) == h0:
@@ -216,6 +222,11 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 	}
 	at := func(p string) string { return path.Join(prefix, p) }
 	recName := at(RecordName)
+	for _, n := range ownedNames(prefix, files) {
+		if err := a.checkPlain(n); err != nil {
+			return nil, err
+		}
+	}
 	var rec *Record
 	if b, exists, err := a.read(recName, maxRecord); err != nil {
 		return nil, err
@@ -233,7 +244,7 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 			recorded[e.Path] = e.SHA256
 		}
 	}
-	read := func(p string) ([]byte, bool, error) { return a.read(at(p), 0) }
+	read := func(p string) ([]byte, bool, error) { return a.read(at(p), maxOwnedFile) }
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
@@ -262,82 +273,87 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 		// too, up to the Claude Code folder.
 		return a.remove(at(p), prefix)
 	}
-	wanted := map[string]bool{}
-	if install {
-		for _, f := range files {
-			wanted[f.Path] = true
-			full := a.full(at(f.Path))
-			cur, exists, err := read(f.Path)
-			if err != nil {
-				return changes, err
-			}
-			h0, ours := recorded[f.Path]
+	// The record is the folder's content, and a cloned repository can ship
+	// it: it says which of the derived files nexus wrote, never which
+	// files to touch. An entry nexus does not derive is reported only.
+	derived := map[string]bool{}
+	for _, f := range files {
+		derived[f.Path] = true
+	}
+	var ignored []string
+	for p := range recorded {
+		if !derived[p] {
+			ignored = append(ignored, p)
+		}
+	}
+	sort.Strings(ignored)
+	for _, f := range files {
+		full := a.full(at(f.Path))
+		h0, ours := recorded[f.Path]
+		if !install && !ours {
+			continue // not nexus's to remove: not even read
+		}
+		cur, exists, err := read(f.Path)
+		if err != nil {
+			return changes, err
+		}
+		if !install {
 			switch {
 			case !exists:
-				if err := write(f.Path, f.Content); err != nil {
-					return changes, err
-				}
-				changes = append(changes, FileChange{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
-				next[f.Path] = hashOf(f.Content)
-			case bytes.Equal(cur, f.Content):
-				unchanged++
-				next[f.Path] = hashOf(f.Content)
-			case (ours && hashOf(cur) == h0) || o.Force:
-				ch := FileChange{Path: full, Changed: true, Diff: unifiedDiff(full+" (before)", full+" (after)", cur, f.Content)}
-				if !(ours && hashOf(cur) == h0) {
+			case hashOf(cur) == h0 || o.Force:
+				ch := FileChange{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
+				if hashOf(cur) != h0 {
 					b, err := backup(f.Path, cur)
 					if err != nil {
 						return changes, err
 					}
 					ch.Backup = b
-					ch.Notes = append(ch.Notes, "replaced with --force although "+whyNotOurs(ours))
+					ch.Notes = append(ch.Notes, "removed with --force although it was edited after nexus wrote it")
 				}
-				if err := write(f.Path, f.Content); err != nil {
+				if err := remove(f.Path); err != nil {
 					return changes, err
 				}
 				changes = append(changes, ch)
-				next[f.Path] = hashOf(f.Content)
 			default:
-				changes = append(changes, FileChange{Path: full, Notes: []string{"left alone: " + whyNotOurs(ours) + "; run with --force to replace it (the current content is kept as a backup)"}})
-				if ours {
-					next[f.Path] = h0 // still nexus's to remove once it matches again
-				}
+				changes = append(changes, FileChange{Path: full, Notes: []string{"left in place: it was edited after nexus wrote it, so it is now yours (run with --force to remove it)"}})
 			}
-		}
-	}
-	// Recorded files nexus no longer renders (or all of them, uninstalling).
-	var stale []string
-	for p := range recorded {
-		if !wanted[p] {
-			stale = append(stale, p)
-		}
-	}
-	sort.Strings(stale)
-	for _, p := range stale {
-		full := a.full(at(p))
-		cur, exists, err := read(p)
-		if err != nil {
-			return changes, err
+			continue
 		}
 		switch {
 		case !exists:
-		case hashOf(cur) == recorded[p] || o.Force:
-			ch := FileChange{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
-			if hashOf(cur) != recorded[p] {
-				b, err := backup(p, cur)
+			if err := write(f.Path, f.Content); err != nil {
+				return changes, err
+			}
+			changes = append(changes, FileChange{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
+			next[f.Path] = hashOf(f.Content)
+		case bytes.Equal(cur, f.Content):
+			unchanged++
+			next[f.Path] = hashOf(f.Content)
+		case (ours && hashOf(cur) == h0) || o.Force:
+			ch := FileChange{Path: full, Changed: true, Diff: unifiedDiff(full+" (before)", full+" (after)", cur, f.Content)}
+			if !(ours && hashOf(cur) == h0) {
+				b, err := backup(f.Path, cur)
 				if err != nil {
 					return changes, err
 				}
 				ch.Backup = b
-				ch.Notes = append(ch.Notes, "removed with --force although it was edited after nexus wrote it")
+				ch.Notes = append(ch.Notes, "replaced with --force although "+whyNotOurs(ours))
 			}
-			if err := remove(p); err != nil {
+			if err := write(f.Path, f.Content); err != nil {
 				return changes, err
 			}
 			changes = append(changes, ch)
+			next[f.Path] = hashOf(f.Content)
 		default:
-			changes = append(changes, FileChange{Path: full, Notes: []string{"left in place: it was edited after nexus wrote it, so it is now yours (run with --force to remove it)"}})
+			changes = append(changes, FileChange{Path: full, Notes: []string{"left alone: " + whyNotOurs(ours) + "; run with --force to replace it (the current content is kept as a backup)"}})
+			if ours {
+				next[f.Path] = h0 // still nexus's to remove once it matches again
+			}
 		}
+	}
+	for _, p := range ignored {
+		changes = append(changes, FileChange{Path: a.full(at(p)), Notes: []string{
+			RecordName + " lists it, but it is not one of the agent and skill files nexus renders from the distribution in use, so nexus left it alone and dropped it from the record (remove it yourself if it is an old nexus file)"}})
 	}
 	// The record itself.
 	recPath := a.full(recName)

@@ -135,18 +135,27 @@ func TestOwnedFilesLifecycle(t *testing.T) {
 	}
 	o.Force = false
 
-	// A role dropped by the distribution is removed; the skill folder goes.
-	o.Files = o.Files[:1]
-	if _, err := Install(o); err != nil {
+	// A skill the distribution no longer renders is not nexus's to act on
+	// any more (only derived paths are): it stays, is named, and leaves
+	// the record.
+	o.Files = []OwnedFile{o.Files[0], o.Files[2]}
+	changes, err = Install(o)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "skills/nx-plan")); !os.IsNotExist(err) {
-		t.Fatal("the dropped skill's folder is still there")
+	if ch := findChange(changes, "skills/nx-plan/SKILL.md"); ch == nil || ch.Changed || len(ch.Notes) != 1 || !strings.Contains(ch.Notes[0], "left it alone") {
+		t.Fatalf("dropped skill: %+v", ch)
+	}
+	if got := readString(t, filepath.Join(dir, "skills/nx-plan/SKILL.md")); !strings.Contains(got, "plan v3") {
+		t.Fatal("the dropped skill was changed")
+	}
+	if rec, _ := ReadRecord(dir); rec == nil || len(rec.Files) != 2 {
+		t.Fatalf("record after the drop: %+v", rec)
 	}
 
-	// Uninstall removes exactly what the record lists, and the record.
+	// Uninstall removes the derived files the record lists, and the record.
 	writeFile(t, filepath.Join(dir, "agents/mine.md"), "mine\n")
-	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj}); err != nil {
+	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj, Files: o.Files}); err != nil {
 		t.Fatal(err)
 	}
 	for _, gone := range []string{"agents/architect.md", "agents/writer.md", RecordName} {
@@ -167,7 +176,7 @@ func TestUninstallKeepsEditedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "agents/architect.md"), "edited\n")
-	changes, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj})
+	changes, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj, Files: ownedFiles("v2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +200,7 @@ func TestOwnedPathsAreValidated(t *testing.T) {
 		}
 	}
 	writeFile(t, filepath.Join(proj, ".claude", RecordName), `{"nexus":"1","files":[{"path":"../../etc/passwd","sha256":"`+strings.Repeat("0", 64)+`"}]}`)
-	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj}); err == nil {
+	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj, Files: ownedFiles("v1")}); err == nil {
 		t.Error("a record naming a path outside the folder was accepted")
 	}
 }

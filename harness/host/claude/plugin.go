@@ -92,11 +92,15 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 
 // WritePlugin writes (install) or removes (uninstall) a plugin package in
 // dir: the files given (PluginFiles plus the rendered agents and skills),
-// recorded in dir/RecordName like the agents of a scope. dir is the
+// recorded in dir/RecordName like the agents of a scope; uninstall removes
+// those of files the record lists, and nothing else. dir is the
 // folder the user named: every file is written and removed beneath it, so
 // a symlink inside it leading out (a shipped agents/ or .mcp.json) is
 // refused.
 func WritePlugin(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+	if files == nil {
+		return nil, nil // nothing derived: nothing nexus may act on
+	}
 	a, err := openAnchor(dir, install && !o.DryRun)
 	if err != nil {
 		return nil, err

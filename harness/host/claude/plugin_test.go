@@ -80,7 +80,7 @@ func TestPluginPackage(t *testing.T) {
 			t.Errorf("rewrite changed %s", ch.Path)
 		}
 	}
-	if _, err := WritePlugin(dir, nil, InstallOptions{}, false); err != nil {
+	if _, err := WritePlugin(dir, all, InstallOptions{}, false); err != nil {
 		t.Fatal(err)
 	}
 	var left []string

@@ -2,9 +2,12 @@ package claude
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nexus-harness/nexus/internal/state"
@@ -68,7 +71,7 @@ func StatusLine(l state.Layout) string {
 		Skill string `json:"skill"`
 		Mode  string `json:"mode"`
 	}
-	if readSmall(l.HarnessDir()+"/active-skill.json", &active) && active.Skill != "" {
+	if readSmall(l, filepath.Join(l.HarnessDir(), "active-skill.json"), &active) && active.Skill != "" {
 		s := active.Skill
 		if active.Mode != "" {
 			s += ":" + active.Mode
@@ -80,7 +83,7 @@ func StatusLine(l state.Layout) string {
 			Status string `json:"status"`
 		} `json:"issues"`
 	}
-	if exists, ok := readState(l.PlanPath(), &plan); exists {
+	if exists, ok := readState(l, l.PlanPath(), &plan); exists {
 		if !ok {
 			parts = append(parts, "plan unreadable")
 		} else {
@@ -98,7 +101,7 @@ func StatusLine(l state.Layout) string {
 			Status string `json:"status"`
 		} `json:"tasks"`
 	}
-	if exists, ok := readState(l.TasksPath(), &tasks); exists {
+	if exists, ok := readState(l, l.TasksPath(), &tasks); exists {
 		if !ok {
 			parts = append(parts, "tasks unreadable")
 		} else {
@@ -115,7 +118,7 @@ func StatusLine(l state.Layout) string {
 		Status string `json:"status"`
 	}
 	running := 0
-	if readSmall(l.TrackerPath(), &agents) {
+	if readSmall(l, l.TrackerPath(), &agents) {
 		for _, a := range agents {
 			if a.Status == state.AgentRunning {
 				running++
@@ -132,15 +135,17 @@ func StatusLine(l state.Layout) string {
 
 // readState reads a state file: exists reports whether it is there, ok
 // whether it decoded.
-func readState(path string, v any) (exists, ok bool) {
-	b, err := os.ReadFile(path)
+// The file is read beneath the layout's anchor, only when it is a regular
+// file, through maxStatusFile (see internal/state, read.go).
+func readState(l state.Layout, path string, v any) (exists, ok bool) {
+	b, err := l.ReadFile(path, maxStatusFile)
 	if err != nil {
-		return !os.IsNotExist(err), false
+		return !errors.Is(err, fs.ErrNotExist), false
 	}
-	return true, len(b) <= maxStatusFile && json.Unmarshal(b, v) == nil
+	return true, json.Unmarshal(b, v) == nil
 }
 
-func readSmall(path string, v any) bool {
-	exists, ok := readState(path, v)
+func readSmall(l state.Layout, path string, v any) bool {
+	exists, ok := readState(l, path, v)
 	return exists && ok
 }

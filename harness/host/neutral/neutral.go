@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // Input is the neutral event shape.
@@ -60,18 +61,19 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return event, lifecycle.Event{}, &InputError{"invalid payload: expected one JSON object on stdin"}
 	}
+	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
+		if event == "" {
+			event = PeekEvent(trimmed)
+		}
+		return event, lifecycle.Event{}, &InputError{"payload refused: " + err.Error()}
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		if event == "" {
 			// Name the event when the payload says it, so a broken
-			// pre_tool_use still gets the gate's failure policy.
-			var named struct {
-				Event string `json:"event"`
-			}
-			if json.Unmarshal(trimmed, &named) == nil {
-				event = named.Event
-			}
+			// pre_tool_use is still denied.
+			event = PeekEvent(trimmed)
 		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -136,6 +138,28 @@ func Encode(r lifecycle.Reply) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// PeekEvent returns the "event" of a payload, read without decoding it
+// (the payload may be cut off, too deep or not JSON after the name); ""
+// when it names none.
+func PeekEvent(data []byte) string {
+	return jsonscan.String(data, "event")
+}
+
+// Unjudged is the reply to a pre_tool_use nexus has nothing to check
+// with (its configuration or distribution could not be loaded): a
+// denial, whatever gate.policy says.
+func Unjudged(problem string) []byte {
+	b, _ := Encode(lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run."})
+	return b
+}
+
+// Unreadable is the reply to a pre_tool_use whose payload nexus could not
+// read: a denial, whatever gate.policy says.
+func Unreadable(problem string) []byte {
+	b, _ := Encode(lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run."})
+	return b
 }
 
 // FailClosed is the reply to a pre_tool_use nexus could not check while

@@ -188,7 +188,7 @@ func BenchmarkHookDispatch(b *testing.B) {
 				t0 := time.Now()
 				opts := quietOptions(c.mtls)
 				opts.ProjectDir = project
-				opts.OnlyEvent, opts.OnlyTool = sdk.EventPreToolUse, c.tool
+				opts.OnlyEvent, opts.OnlyTool = string(sdk.EventPreToolUse), c.tool
 				if c.cache {
 					opts.DigestCache = cache
 				}

@@ -2,11 +2,19 @@ package launch
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
+
+// errNotListed is the failure of a subscription the plugin itself does not
+// list in its Info: it is not sent the event (a plugin that declares no
+// subscription never gets one), and the subscription's policy applies, so a
+// fail-closed guard that cannot see the call still denies it.
+var errNotListed = fmt.Errorf("%w: its Info does not list this event, so it was not sent (remove the subscription from the manifest, or have the plugin list and handle the event)", sdk.ErrUnimplemented)
 
 // Dispatch sends ev to subs one after another in that (Subscribers)
 // order, each call bounded by its subscription's timeout (and by ctx). For
@@ -14,7 +22,7 @@ import (
 // remaining subscribers are not called. Other events are observed only:
 // denials are ignored and every subscriber runs. Failures are logged with
 // the policy applied. Plugins that are not subscribed are never started.
-func (m *Manager) Dispatch(ctx context.Context, ev *contract.Event, subs []pluginhost.Subscriber) *pluginhost.DispatchResult {
+func (m *Manager) Dispatch(ctx context.Context, ev *sdk.Event, subs []pluginhost.Subscriber) *pluginhost.DispatchResult {
 	res := &pluginhost.DispatchResult{}
 	if ev == nil {
 		return res
@@ -26,12 +34,15 @@ func (m *Manager) Dispatch(ctx context.Context, ev *contract.Event, subs []plugi
 			m.procs[s.Plugin].kick()
 		}
 	}
-	decides := ev.Name == contract.EventPreToolUse
+	decides := ev.Name == sdk.EventPreToolUse
 	for _, s := range subs {
 		p := m.procs[s.Plugin]
 		t0 := time.Now()
-		var reply *contract.EventReply
-		err := p.do(ctx, s.Timeout, "event "+ev.Name, func(ctx context.Context, inst *instance) error {
+		var reply *sdk.EventReply
+		err := p.do(ctx, s.Timeout, "event "+string(ev.Name), func(ctx context.Context, inst *instance) error {
+			if !slices.Contains(inst.info.Events, ev.Name) {
+				return errNotListed
+			}
 			var err error
 			reply, err = inst.rpc.HandleEvent(ctx, ev)
 			return err

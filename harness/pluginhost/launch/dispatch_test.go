@@ -34,7 +34,7 @@ func TestDispatchOrderIsPriorityThenName(t *testing.T) {
 	m := openManager(t, Options{Settings: settings}, paths...)
 
 	var order []string
-	for _, s := range m.Subscribers(sdk.EventSessionStart, "") {
+	for _, s := range m.Subscribers(string(sdk.EventSessionStart), "") {
 		order = append(order, s.Plugin)
 	}
 	if got, want := strings.Join(order, ","), "beta,alpha,gamma,delta"; got != want {
@@ -123,7 +123,7 @@ func TestDispatchToolFilterAndLazyStart(t *testing.T) {
 		Events: "  session_start: {timeout: 5s, on_failure: fail-open}"})
 	m := openManager(t, Options{}, bash, start)
 
-	if subs := m.Subscribers(sdk.EventPreToolUse, "Read"); len(subs) != 0 {
+	if subs := m.Subscribers(string(sdk.EventPreToolUse), "Read"); len(subs) != 0 {
 		t.Fatalf("Read matched %v", subs)
 	}
 	m.Dispatch(context.Background(), &sdk.Event{Name: sdk.EventPreToolUse, ToolName: "Read"})

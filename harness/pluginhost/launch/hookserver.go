@@ -234,7 +234,7 @@ func (s *HookServer) acquire(w pluginhost.WireOptions) (*generation, error) {
 func filesKey(o pluginhost.Options) string {
 	h := sha256.New()
 	for _, f := range pluginhost.ManifestFiles(o) {
-		fmt.Fprintf(h, "%s\x00%s\x00", f, statKey(f))
+		fmt.Fprintf(h, "%s\x00%s\x00", f, pluginhost.FileVersion(f))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
@@ -247,15 +247,7 @@ func genKey(w pluginhost.WireOptions, files string, m *pluginhost.Manager) strin
 	h.Write(b)
 	h.Write([]byte(files))
 	for _, man := range m.Manifests() {
-		fmt.Fprintf(h, "\x00%s", statKey(man.ExecutablePath()))
+		fmt.Fprintf(h, "\x00%s", pluginhost.FileVersion(man.ExecutablePath()))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-func statKey(path string) string {
-	st, err := os.Stat(path)
-	if err != nil {
-		return "-"
-	}
-	return fmt.Sprintf("%d/%d/%d", st.Size(), st.ModTime().UnixNano(), inode(st))
 }

@@ -20,7 +20,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/plugins/sdk/contract"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
+	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
 // Manager runs the plugins of a pluginhost.Manager. It is safe for
@@ -129,12 +130,12 @@ func (m *Manager) Tools(ctx context.Context) ([]pluginhost.Tool, error) {
 
 // CallTool calls a declared tool, starting or restarting its plugin as
 // needed, bounded by the tool's timeout and by ctx.
-func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*contract.ToolResult, error) {
+func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*sdk.ToolResult, error) {
 	p, ok := m.procs[ref.Plugin]
 	if !ok {
 		return nil, fmt.Errorf("tool %q: %w declares it", ref.Name, pluginhost.ErrUnknownPlugin)
 	}
-	var res *contract.ToolResult
+	var res *sdk.ToolResult
 	err := p.do(ctx, ref.Timeout, "tool "+ref.Tool, func(ctx context.Context, inst *instance) error {
 		if _, ok := inst.tools[ref.Tool]; !ok {
 			return fmt.Errorf("plugin %s does not offer the tool %q its manifest declares", ref.Plugin, ref.Tool)
@@ -146,7 +147,28 @@ func (m *Manager) CallTool(ctx context.Context, ref pluginhost.ToolRef, args jso
 	if err != nil {
 		return nil, err
 	}
+	if err := checkResult(res); err != nil {
+		return nil, fmt.Errorf("plugin %s returned a result for %s that nexus refuses: %w", ref.Plugin, ref.Tool, err)
+	}
 	return res, nil
+}
+
+// checkResult holds a plugin's tool result to the limits of JSON nexus
+// receives: structured content must be valid JSON nesting at most
+// jsonscan.MaxDepth levels (nexus decodes it; deeper, the plugin host
+// could not even pass it on). The check reads the bytes once and decodes
+// nothing.
+func checkResult(r *sdk.ToolResult) error {
+	if r == nil || len(r.Structured) == 0 {
+		return nil
+	}
+	if err := jsonscan.CheckDepth(r.Structured, jsonscan.MaxDepth); err != nil {
+		return fmt.Errorf("its structured content is %w", err)
+	}
+	if !json.Valid(r.Structured) {
+		return errors.New("its structured content is not valid JSON")
+	}
+	return nil
 }
 
 // Close stops every plugin and waits for them to exit. Calls made after

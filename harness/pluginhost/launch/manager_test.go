@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/pluginhost/plugintest"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
@@ -363,5 +364,43 @@ func TestRepeatedStartFailuresBackOff(t *testing.T) {
 	}
 	if st := m.List()[0]; st.State != StateRestarting || st.LastError == "" {
 		t.Fatalf("status = %+v", st)
+	}
+}
+
+// TestToolResultLimits (issue 22.5): what a plugin returns is held to the
+// limits of JSON nexus receives before nexus decodes any of it: structured
+// content nesting up to jsonscan.MaxDepth levels passes, one more (or not
+// JSON at all) fails the call with the reason; the plugin keeps serving.
+func TestToolResultLimits(t *testing.T) {
+	exe := testPluginBinary(t)
+	m := openManager(t, Options{}, plugintest.WriteManifest(t, t.TempDir(), plugintest.Spec{Name: "tp", Exe: exe}))
+	nested := func(depth int) json.RawMessage { // echo returns its arguments as the structured content
+		return json.RawMessage(`{"text":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`)
+	}
+	for _, c := range []struct {
+		name string
+		args json.RawMessage
+		err  string
+	}{
+		{"at the limit", nested(jsonscan.MaxDepth), ""},
+		{"one over", nested(jsonscan.MaxDepth + 1), "nested deeper than the limit of 64 levels"},
+		{"deeper than a JSON library reads", nested(20000), "nested deeper than the limit of 64 levels"},
+		{"not JSON", json.RawMessage(`{"text":[}`), "not valid JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := m.CallTool(context.Background(), "tp_echo", c.args)
+			if c.err == "" {
+				if err != nil || string(res.Structured) != string(c.args) {
+					t.Fatalf("%v, %+v", err, res)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "plugin tp returned a result for echo that nexus refuses") || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("err = %v, want the refusal naming %q", err, c.err)
+			}
+		})
+	}
+	if _, err := m.CallTool(context.Background(), "tp_echo", json.RawMessage(`{}`)); err != nil {
+		t.Fatalf("after refused results: %v", err)
 	}
 }

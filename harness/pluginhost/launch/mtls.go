@@ -12,7 +12,7 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/hostside"
 )
 
 // Mutual TLS between nexus and a plugin, issued by nexus at every start.
@@ -53,8 +53,8 @@ func issueTLS() (*tlsIdentity, error) {
 		},
 		env: []string{
 			"PLUGIN_CLIENT_CERT=" + string(clientPEM),
-			sdk.EnvTLSCert + "=" + string(serverPEM),
-			sdk.EnvTLSKey + "=" + string(serverKeyPEM),
+			hostside.EnvTLSCert + "=" + string(serverPEM),
+			hostside.EnvTLSKey + "=" + string(serverKeyPEM),
 		},
 	}, nil
 }

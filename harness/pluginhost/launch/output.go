@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// What a plugin writes to its stderr (and, once a Go plugin's sdk.Serve
+// What a plugin writes to its stderr (and, once a Go plugin's pluginserver.Serve
 // runs, to os.Stdout and os.Stderr, which go-plugin forwards over its stdio
 // stream) reaches nexus's log one line at a time:
 //   - a JSON object with "@level" and "@message" (hclog's JSON format)

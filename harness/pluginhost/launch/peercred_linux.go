@@ -23,11 +23,3 @@ func peerIsOwner(c *net.UnixConn) bool {
 	})
 	return ok
 }
-
-// inode is a file's inode number (0 when unknown).
-func inode(st os.FileInfo) uint64 {
-	if s, ok := st.Sys().(*syscall.Stat_t); ok {
-		return s.Ino
-	}
-	return 0
-}

@@ -4,13 +4,9 @@ package launch
 
 import (
 	"net"
-	"os"
 	"runtime"
 )
 
 // peerIsOwner relies on the socket's private folder where SO_PEERCRED is
 // not available (Windows has no such folder: no hook server there).
 func peerIsOwner(*net.UnixConn) bool { return runtime.GOOS != "windows" }
-
-// inode is not used outside Linux.
-func inode(os.FileInfo) uint64 { return 0 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,7 +23,9 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/nexus-harness/nexus/harness/pluginhost"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/hostside"
 )
 
 // maxReplyBytes bounds one message from a plugin (go-plugin's default is
@@ -95,7 +98,7 @@ func (i *instance) exited() bool {
 	return (i.runner != nil && i.runner.hasExited()) || i.client.Exited()
 }
 
-// Stopping a plugin: go-plugin's GRPCController.Shutdown (sdk.Serve answers
+// Stopping a plugin: go-plugin's GRPCController.Shutdown (pluginserver.Serve answers
 // it and exits), up to stopGrace for the process to go. A plugin that does
 // not serve the controller (UNIMPLEMENTED) gets SIGTERM and up to
 // termGrace, so that its stop does not cost go-plugin's 2 s wait for an
@@ -316,12 +319,12 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 		tlsConfig, tlsEnv = id.client, id.env
 	}
 	tail := &lineTail{}
-	stdio := newLineSink(log, tail) // what sdk.Serve forwards from os.Stdout/os.Stderr
+	stdio := newLineSink(log, tail) // what pluginserver.Serve forwards from os.Stdout/os.Stderr
 	var rn atomic.Pointer[procRunner]
 	exited := func() bool { r := rn.Load(); return r != nil && r.hasExited() }
 	client := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
-		VersionedPlugins: sdk.VersionedPlugins(nil),
+		HandshakeConfig:  hostside.Handshake(),
+		VersionedPlugins: hostside.Plugins(),
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		RunnerFunc: func(l hclog.Logger, cmd *exec.Cmd, _ string) (runner.Runner, error) {
 			r, err := newProcRunner(l, newLineSink(log, tail), tail, p.man, append(cmd.Env, tlsEnv...))
@@ -381,13 +384,9 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	if err != nil {
 		return fail(handshakeFailure(err, startTimeout, p.man.ExecutablePath()), nil)
 	}
-	raw, err := rpcClient.Dispense(sdk.PluginName)
+	impl, err := hostside.Dispense(rpcClient)
 	if err != nil {
 		return fail("dispense", err)
-	}
-	impl, ok := raw.(sdk.Plugin)
-	if !ok {
-		return fail("handshake", fmt.Errorf("dispensed %T, not an sdk.Plugin", raw))
 	}
 	ctx, cancel := context.WithDeadline(ctx, t0.Add(startTimeout))
 	defer cancel()
@@ -413,7 +412,8 @@ func (p *proc) launch(ctx context.Context, track bool) (*instance, error) {
 	if p.man.ProjectDir {
 		cfg.ProjectDir = opts.ProjectDir
 	}
-	if err := impl.Configure(ctx, cfg); err != nil {
+	// A plugin that does not implement Configure takes no settings.
+	if err := impl.Configure(ctx, cfg); err != nil && !errors.Is(err, sdk.ErrUnimplemented) {
 		return fail(callFailure("Configure", err), err)
 	}
 	inst := &instance{
@@ -508,13 +508,9 @@ func reconcile(man *pluginhost.Manifest, info *sdk.Info) (map[string]sdk.ToolSpe
 			notes = append(notes, fmt.Sprintf("tool %q is declared in the manifest but the plugin does not offer it", t.Name))
 		}
 	}
-	offered := map[string]bool{}
-	for _, e := range info.Events {
-		offered[e] = true
-	}
 	for _, e := range man.EventNames() {
-		if !offered[e] {
-			notes = append(notes, fmt.Sprintf("the manifest subscribes to %s but the plugin does not list it in Info", e))
+		if !slices.Contains(info.Events, sdk.EventName(e)) {
+			notes = append(notes, fmt.Sprintf("the manifest subscribes to %s but the plugin does not list it in Info, so it is not sent that event", e))
 		}
 	}
 	return tools, notes
@@ -523,6 +519,9 @@ func reconcile(man *pluginhost.Manifest, info *sdk.Info) (map[string]sdk.ToolSpe
 func checkSchemaShape(s json.RawMessage) error {
 	if len(s) > maxSchemaBytes {
 		return fmt.Errorf("input schema is %d bytes (limit %d)", len(s), maxSchemaBytes)
+	}
+	if err := jsonscan.CheckDepth(s, jsonscan.MaxDepth); err != nil {
+		return fmt.Errorf("input schema is %v", err)
 	}
 	var v map[string]any
 	if err := json.Unmarshal(s, &v); err != nil {

@@ -197,7 +197,7 @@ func (r *procRunner) ID() string {
 }
 
 func (r *procRunner) Diagnose(context.Context) string {
-	return "The plugin did not complete the handshake. Check that it calls sdk.Serve (or speaks the protocol in docs/plugins.md), that it is built for this machine, and its log lines above."
+	return "The plugin did not complete the handshake. Check that it calls pluginserver.Serve (or speaks the protocol in docs/plugins.md), that it is built for this machine, and its log lines above."
 }
 
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {

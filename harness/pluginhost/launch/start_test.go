@@ -100,7 +100,7 @@ func TestPluginDyingAtStartReportsStatusAndStderr(t *testing.T) {
 	}
 }
 
-// What a Go plugin writes to os.Stderr after sdk.Serve (forwarded by
+// What a Go plugin writes to os.Stderr after pluginserver.Serve (forwarded by
 // go-plugin's stdio stream) reaches the log at info.
 func TestPluginStderrAfterServeIsLogged(t *testing.T) {
 	logs, log := newCaptureLog(hclog.Info)

@@ -522,7 +522,7 @@ func (r *runner) parseFile(path string) (*decision.Decision, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(r.opt.Dir, p)
 	}
-	b, err := os.ReadFile(p)
+	b, err := store.ReadPath(p)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}

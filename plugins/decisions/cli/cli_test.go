@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 var testNow = time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)
@@ -60,7 +60,7 @@ func seed(t *testing.T, e env) string {
 	var corpora struct {
 		Corpora map[string][]struct{ Stem, Markdown string } `json:"corpora"`
 	}
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), "check_decision_corpus.json"))
+	raw, err := os.ReadFile(filepath.Join(goldens.Dir(t), "check_decision_corpus.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCheckJSONMatchesGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	raw, _ := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), "check_decision_queries.json"))
+	raw, _ := os.ReadFile(filepath.Join(goldens.Dir(t), "check_decision_queries.json"))
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyyaml"
 )
 
@@ -83,7 +83,7 @@ func TestRoundTripGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "roundtrip.json", &f)
+	goldens.Load(t, "roundtrip.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no round-trip cases")
 	}
@@ -155,7 +155,7 @@ func TestInvalidGolden(t *testing.T) {
 			} `json:"expected_error"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "invalid.json", &f)
+	goldens.Load(t, "invalid.json", &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no invalid cases")
 	}
@@ -223,7 +223,7 @@ func TestExtractNumberGolden(t *testing.T) {
 			Raises   any    `json:"raises"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "extract_decision_number.json", &f)
+	goldens.Load(t, "extract_decision_number.json", &f)
 	for _, c := range f.Cases {
 		t.Run(c.ID, func(t *testing.T) {
 			n, ok, err := ExtractNumber(c.Input)
@@ -257,7 +257,7 @@ func TestSlugifyGolden(t *testing.T) {
 			Expected string `json:"expected"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "slugify.json", &f)
+	goldens.Load(t, "slugify.json", &f)
 	for _, c := range f.Cases {
 		if got := Slugify(c.Title); got != c.Expected {
 			t.Errorf("%s: Slugify(%q) = %q, want %q", c.ID, c.Title, got, c.Expected)
@@ -383,7 +383,7 @@ func TestCurrentNauroGoldens(t *testing.T) {
 				} `json:"expected_error"`
 			} `json:"cases"`
 		}
-		testenv.LoadNauroFixture(t, file, &f)
+		goldens.Load(t, file, &f)
 		if len(f.Cases) == 0 {
 			t.Fatalf("%s: no cases", file)
 		}

@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 // FuzzParse: no input makes the parser panic, and whatever parses formats
@@ -17,7 +17,7 @@ func FuzzParse(f *testing.F) {
 			Input    string `json:"input"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(f, "roundtrip.json", &rt)
+	goldens.Load(f, "roundtrip.json", &rt)
 	for _, c := range rt.Cases {
 		f.Add(c.Input, c.Filename)
 	}
@@ -27,7 +27,7 @@ func FuzzParse(f *testing.F) {
 			Input    string `json:"input"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(f, "invalid.json", &inv)
+	goldens.Load(f, "invalid.json", &inv)
 	for _, c := range inv.Cases {
 		f.Add(c.Input, c.Filename)
 	}

@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
@@ -55,7 +55,7 @@ func runCheckGolden(t *testing.T, corpusFile, queriesFile string) {
 	var corpora struct {
 		Corpora map[string][]stemDoc `json:"corpora"`
 	}
-	testenv.LoadNauroFixture(t, corpusFile, &corpora)
+	goldens.Load(t, corpusFile, &corpora)
 	var f struct {
 		Cases []struct {
 			ID       string  `json:"id"`
@@ -89,7 +89,7 @@ func runCheckGolden(t *testing.T, corpusFile, queriesFile string) {
 			} `json:"debug"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, queriesFile, &f)
+	goldens.Load(t, queriesFile, &f)
 	if len(f.Cases) == 0 {
 		t.Fatal("no cases")
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 func mainStore(t *testing.T) *MemStore {
@@ -13,7 +13,7 @@ func mainStore(t *testing.T) *MemStore {
 	var corpora struct {
 		Corpora map[string][]stemDoc `json:"corpora"`
 	}
-	testenv.LoadNauroFixture(t, "check_decision_corpus.json", &corpora)
+	goldens.Load(t, "check_decision_corpus.json", &corpora)
 	return memStoreOf(corpora.Corpora["main"])
 }
 

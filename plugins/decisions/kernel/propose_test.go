@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 type proposeFixture struct {
@@ -64,7 +64,7 @@ func requestOf(kw map[string]any) ProposeRequest {
 
 func TestProposeGolden(t *testing.T) {
 	var f proposeFixture
-	testenv.LoadNauroFixture(t, "propose_decision.json", &f)
+	goldens.Load(t, "propose_decision.json", &f)
 	now, err := time.Parse(time.RFC3339Nano, f.Meta.FrozenNow)
 	if err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestQuestionsRoundTrip(t *testing.T) {
 
 func TestProposeHalfStates(t *testing.T) {
 	var f proposeFixture
-	testenv.LoadNauroFixture(t, "propose_decision.json", &f)
+	goldens.Load(t, "propose_decision.json", &f)
 	now := time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)
 	medium := "medium"
 	for _, tc := range []struct {
@@ -193,5 +193,25 @@ func TestProposeHalfStates(t *testing.T) {
 		DecisionType: &none, Rejected: []any{"Just a name"}}, ProposeOptions{Now: now})
 	if err == nil || !strings.Contains(err.Error(), "without reasons") {
 		t.Errorf("reasonless rejection = %+v, %v", res, err)
+	}
+}
+
+// A hash index nested deeper than pyjson.MaxDepth is unreadable, so
+// empty (as any unreadable index): the proposal goes through and the
+// index is written anew, small. Read and written back, the 20 KB file
+// nested 10,000 deep became 200 MB in 4 s.
+func TestProposeWithADeepHashIndex(t *testing.T) {
+	var f proposeFixture
+	goldens.Load(t, "propose_decision.json", &f)
+	s := memStoreOf(f.Meta.BaseStore.Decisions)
+	s.Files[HashesFile] = `{"a":` + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) + `}`
+	medium := "medium"
+	res, err := Propose(s, ProposeRequest{Title: "Keep state files as JSON", Rationale: "JSON is what the schemas describe and every harness reads.",
+		Confidence: &medium}, ProposeOptions{Now: time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)})
+	if err != nil || res.Status != "confirmed" {
+		t.Fatalf("propose = %+v, %v", res, err)
+	}
+	if n := len(s.Files[HashesFile]); n > 1024 || strings.Contains(s.Files[HashesFile], "[[") {
+		t.Errorf("the hash index was written back with the deep value (%d bytes)", n)
 	}
 }

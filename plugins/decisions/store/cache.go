@@ -16,14 +16,18 @@ import (
 
 // The corpus cache keeps, per decision file, what list, check and search
 // need (metadata and check tokens, not the text), keyed by the file's
-// identity: device, inode, size and modification time. A change re-reads
-// that one file.
+// identity: device, inode, size, modification time and change time. The
+// change time is what catches an in-place edit of the same size whose
+// modification time was put back (touch -d, os.Chtimes): no user-space
+// call can set it. A change re-reads that one file.
 //
 // What tells the cache a file changed:
 //   - on Linux, an inotify watch on decisions/ (one non-blocking read per
 //     call; the kernel queues the event before the writer's call returns,
 //     so a check never misses an earlier write). Only the files it names
-//     are re-checked; an overflow re-checks all.
+//     are re-checked, by reading them (a hash of the bytes decides whether
+//     to parse), whatever their identity says: two writes within one
+//     timestamp tick can leave it unchanged. An overflow re-checks all.
 //   - decision files that are symlinks (within the store) are re-checked
 //     on every call: the watch does not see edits through the target.
 //   - without inotify: the folder's modification time on every call (a
@@ -39,27 +43,37 @@ type corpusCache struct {
 	symlinks map[string]bool // decision files that are symlinks (re-checked every call)
 	current  *kernel.Corpus
 	watch    *dirWatch
-	dirMtime int64
+	noWatch  bool     // tests: the path of platforms without inotify
+	dirID    [2]int64 // decisions/'s modification and change times
 	lastFull time.Time
 	loaded   bool // the persistent index was consulted
-	// racyBefore: a file modified at or after this time (the index's
-	// write time, less a margin for coarse clocks) may have been rewritten
-	// within one timestamp tick with the same size, so its identity alone
-	// does not prove it unchanged: it is re-hashed.
+	// racyBefore: a file changed at or after this time (when the index was
+	// written or the last full pass began, less a margin for coarse
+	// clocks) may have been rewritten within one timestamp tick with the
+	// same size, so its identity alone does not prove it unchanged: it is
+	// re-hashed.
 	racyBefore int64
 	dirty      bool // records changed since the index was written
 }
 
-// fullCheckInterval bounds how long the folder's modification time alone
-// vouches for the cache when there is no inotify watch.
-const fullCheckInterval = 2 * time.Second
+// fullCheckInterval bounds how long the folder's times alone vouch for the
+// cache when there is no inotify watch (a variable for tests).
+var fullCheckInterval = 2 * time.Second
 
 // fileID identifies one version of a file.
 type fileID struct {
-	dev, ino    uint64
-	size, mtime int64
-	symlink     bool
+	dev, ino           uint64
+	size, mtime, ctime int64
+	symlink            bool
 }
+
+func idOf(info fs.FileInfo, symlink bool) fileID {
+	dev, ino, ctime := statID(info)
+	return fileID{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano(), ctime: ctime, symlink: symlink}
+}
+
+// changed is the later of the modification and change times.
+func (id fileID) changed() int64 { return max(id.mtime, id.ctime) }
 
 // fileRecord is what the cache keeps of one decision file: the parsed
 // metadata and tokens, or why it cannot be read.
@@ -77,6 +91,15 @@ func (c *corpusCache) close() {
 	}
 }
 
+// releaseWatch closes the watch; what happened since is unknown, so the
+// next call makes a full pass (which watches again).
+func (c *corpusCache) releaseWatch() {
+	if c.watch != nil {
+		c.close()
+		c.lastFull = time.Time{}
+	}
+}
+
 func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
 	if !c.loaded {
 		c.loaded = true
@@ -88,7 +111,7 @@ func (c *corpusCache) corpus(f *FS) (*kernel.Corpus, error) {
 		if !full {
 			changed := false
 			for _, n := range names {
-				if c.refresh(f, n) {
+				if c.refresh(f, n, !c.symlinks[n]) {
 					changed = true
 				}
 			}
@@ -123,7 +146,7 @@ func (c *corpusCache) pending(f *FS) (names []string, full bool) {
 		names = changed
 	} else {
 		st, err := f.r.Stat(kernel.DecisionsDir)
-		if err != nil || st.ModTime().UnixNano() != c.dirMtime || time.Since(c.lastFull) >= fullCheckInterval {
+		if err != nil || dirTimes(st) != c.dirID || time.Since(c.lastFull) >= fullCheckInterval {
 			return nil, true
 		}
 	}
@@ -134,8 +157,10 @@ func (c *corpusCache) pending(f *FS) (names []string, full bool) {
 }
 
 // refresh re-checks one file by name and reports whether its record
-// changed (added, removed or replaced).
-func (c *corpusCache) refresh(f *FS, name string) bool {
+// changed (added, removed or replaced). reported: the watch named the file,
+// so it is read even when its identity is unchanged (the content hash
+// decides whether anything did).
+func (c *corpusCache) refresh(f *FS, name string, reported bool) bool {
 	old := c.files[name]
 	id, err := statDecision(f, name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -146,12 +171,12 @@ func (c *corpusCache) refresh(f *FS, name string) bool {
 		c.dirty = true
 		return true
 	}
-	if old != nil && err == nil && old.id == id && old.problem == "" {
+	if !reported && old != nil && err == nil && old.id == id && old.problem == "" {
 		return false
 	}
 	rec := c.read(f, name, id, err, old)
-	if old != nil && old.problem != "" && rec.problem == old.problem && rec.id == old.id {
-		return false // still unreadable for the same reason: nothing to rebuild
+	if old != nil && rec.id == old.id && rec.problem == old.problem && (rec.problem != "" || rec.hash == old.hash) {
+		return false // the same bytes, or unreadable for the same reason: nothing to rebuild
 	}
 	c.files[name] = rec
 	c.dirty = true
@@ -160,7 +185,7 @@ func (c *corpusCache) refresh(f *FS, name string) bool {
 
 // fullPass lists decisions/ and re-checks every file's identity.
 func (c *corpusCache) fullPass(f *FS) error {
-	if c.watch == nil {
+	if c.watch == nil && !c.noWatch {
 		// decisions/ may exist now; a watch set up before the listing
 		// catches every later change.
 		if w, err := newDirWatch(f.root + "/" + kernel.DecisionsDir); err == nil {
@@ -168,21 +193,19 @@ func (c *corpusCache) fullPass(f *FS) error {
 		}
 	}
 	c.lastFull = time.Now()
-	d, err := f.r.Open(kernel.DecisionsDir)
+	// Files changed from here on may keep their identity through the next
+	// pass (coarse timestamps): that pass re-hashes them.
+	defer func(start int64) { c.racyBefore = start - int64(racyMargin) }(c.lastFull.UnixNano())
+	if st, err := f.r.Stat(kernel.DecisionsDir); err == nil {
+		c.dirID = dirTimes(st)
+	}
+	ents, err := readDirIn(f.r, kernel.DecisionsDir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("list decisions: %w", f.explain(kernel.DecisionsDir, err))
 		}
 		c.files = map[string]*fileRecord{}
 		return nil
-	}
-	defer d.Close()
-	if st, err := d.Stat(); err == nil {
-		c.dirMtime = st.ModTime().UnixNano()
-	}
-	ents, err := d.ReadDir(-1)
-	if err != nil {
-		return fmt.Errorf("list decisions: %w", err)
 	}
 	if c.files == nil {
 		c.files = map[string]*fileRecord{}
@@ -202,14 +225,13 @@ func (c *corpusCache) fullPass(f *FS) error {
 		case info.Mode()&fs.ModeSymlink != 0 || !info.Mode().IsRegular():
 			id, err = statDecision(f, n) // followed only inside the store
 		default:
-			dev, ino := devIno(info)
-			id = fileID{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano()}
+			id = idOf(info, false)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
 			delete(seen, n) // removed while listing
 			continue
 		}
-		if old != nil && err == nil && old.id == id && old.problem == "" && old.id.mtime < c.racyBefore {
+		if old != nil && err == nil && old.id == id && old.problem == "" && old.id.changed() < c.racyBefore {
 			continue
 		}
 		c.files[n] = c.read(f, n, id, err, old)
@@ -244,8 +266,14 @@ func statDecision(f *FS, name string) (fileID, error) {
 	if !info.Mode().IsRegular() {
 		return fileID{symlink: link}, fmt.Errorf("not a regular file")
 	}
-	dev, ino := devIno(info)
-	return fileID{dev: dev, ino: ino, size: info.Size(), mtime: info.ModTime().UnixNano(), symlink: link}, nil
+	return idOf(info, link), nil
+}
+
+// dirTimes are a folder's modification and change times: an entry added,
+// removed or renamed sets both, and the change time cannot be set back.
+func dirTimes(info fs.FileInfo) [2]int64 {
+	_, _, ctime := statID(info)
+	return [2]int64{info.ModTime().UnixNano(), ctime}
 }
 
 // read parses one file into a record. old (if any) is reused when the
@@ -257,7 +285,7 @@ func (c *corpusCache) read(f *FS, name string, id fileID, statErr error, old *fi
 		rec.problem = statErr.Error()
 		return rec
 	}
-	b, err := f.r.ReadFile(kernel.DecisionsDir + "/" + name)
+	b, err := readIn(f.r, kernel.DecisionsDir+"/"+name, maxDecisionFile)
 	if err != nil {
 		rec.problem = f.explain(kernel.DecisionsDir+"/"+name, err).Error()
 		return rec

@@ -15,12 +15,13 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 )
 
 // Control-plane names and versions.
 const (
-	HomeEnv            = "NAURO_HOME"
+	HomeEnv            = decisionsapi.EnvHome
 	DefaultHomeDir     = ".nauro"
 	RegistryFile       = "registry.json"
 	ProjectsDir        = "projects"
@@ -130,8 +131,15 @@ func FindRepoConfig(dir string) (*RepoConfig, error) {
 }
 
 // ReadRepoConfig reads and validates a repo pointer file.
+// It is a repository's file: read beneath its .nauro folder, without
+// blocking, only when regular, through maxControlFile.
 func ReadRepoConfig(p string) (*RepoConfig, error) {
-	b, err := os.ReadFile(p)
+	var b []byte
+	r, err := os.OpenRoot(filepath.Dir(p))
+	if err == nil {
+		b, err = readIn(r, filepath.Base(p), maxControlFile)
+		r.Close()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)
 	}
@@ -216,7 +224,7 @@ type Registry struct {
 // v2 registry; a v1 file is kept for read-only lookups.
 func LoadRegistry(home string) (*Registry, error) {
 	r := &Registry{Home: home, Version: RegistrySchemaV2}
-	b, err := os.ReadFile(filepath.Join(home, RegistryFile))
+	b, err := readPath(filepath.Join(home, RegistryFile), maxControlFile)
 	if err != nil {
 		if os.IsNotExist(err) {
 			return r, nil

@@ -77,13 +77,18 @@ func (f *FS) ReadFile(rel string) (string, bool, error) {
 	if err := checkRel(rel); err != nil {
 		return "", false, &kernel.ProblemError{File: rel, Reason: err.Error()}
 	}
-	b, err := f.r.ReadFile(rel)
+	limit := int64(maxStoreFile)
+	if strings.HasPrefix(rel, kernel.DecisionsDir+"/") {
+		limit = maxDecisionFile
+	}
+	b, err := readIn(f.r, rel, limit)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || isDirErr(err) {
+		var nr *NotRegularError
+		if errors.Is(err, fs.ErrNotExist) || isDirErr(err) || errors.As(err, &nr) && nr.Kind == "a folder" {
 			return "", false, nil
 		}
 		err = f.explain(rel, err)
-		if errors.Is(err, ErrOutsideStore) {
+		if refused(err) {
 			return "", false, &kernel.ProblemError{File: rel, Reason: err.Error()}
 		}
 		return "", false, fmt.Errorf("read %s: %w", path.Join(f.root, rel), err)
@@ -128,17 +133,12 @@ func (f *FS) ListDecisions() ([]string, error) {
 // decisionNames lists decisions/*.md (files and symlinks, not folders) in
 // byte order, which is code-point order for UTF-8 as the reference sorts.
 func (f *FS) decisionNames() ([]string, error) {
-	d, err := f.r.Open(kernel.DecisionsDir)
+	ents, err := readDirIn(f.r, kernel.DecisionsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("list decisions: %w", f.explain(kernel.DecisionsDir, err))
-	}
-	defer d.Close()
-	ents, err := d.ReadDir(-1)
-	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", path.Join(f.root, kernel.DecisionsDir), err)
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -158,14 +158,12 @@ func (f *FS) Corpus() (*kernel.Corpus, error) {
 }
 
 // ListMarkdown returns every *.md file of the store, store-relative.
-// Folders that are symlinks are not entered.
+// Folders that are symlinks are not entered; the walk is bounded (see
+// bounded.go).
 func (f *FS) ListMarkdown() ([]string, error) {
 	var out []string
-	err := fs.WalkDir(f.r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "." {
+	err := walkIn(f.r, ".", func(p string, d fs.DirEntry) error {
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
 			return fs.SkipDir
 		}
 		if !d.IsDir() && strings.HasSuffix(d.Name(), ".md") {
@@ -174,6 +172,15 @@ func (f *FS) ListMarkdown() ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// refused reports whether err is a refusal to read a file as it is
+// (outside the store, too large, not a regular file): a problem with that
+// file, not with the store.
+func refused(err error) bool {
+	var tl *TooLargeError
+	var nr *NotRegularError
+	return errors.Is(err, ErrOutsideStore) || errors.As(err, &tl) || errors.As(err, &nr)
 }
 
 // Lock is a held store lock.
@@ -188,4 +195,34 @@ func (f *FS) DecisionWriteLock(ctx context.Context) (Lock, error) {
 // RMWLock guards a read-modify-write of a root file ("<file>.rmwlock").
 func (f *FS) RMWLock(ctx context.Context, rel string) (Lock, error) {
 	return f.lock(ctx, rel+".rmwlock")
+}
+
+// SameFolder reports whether f and g hold the same directory (device and
+// inode of the folders they opened). A store folder replaced under its
+// path (moved away and copied back, or removed and created again) is a
+// different directory: a holder of the old one must open the new. While f
+// holds its directory open, its inode cannot be reused by another.
+func (f *FS) SameFolder(g *FS) bool {
+	a, err1 := f.r.Stat(".")
+	b, err2 := g.r.Stat(".")
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return os.SameFile(a, b)
+}
+
+// ReleaseWatch closes the store's directory watch (an inotify instance
+// on Linux, of which a user has 128 by default). The cache is kept; the
+// next Corpus re-checks every file's identity, then watches again.
+func (f *FS) ReleaseWatch() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cache.releaseWatch()
+}
+
+// Watching reports whether the store holds a directory watch.
+func (f *FS) Watching() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cache.watch != nil
 }

@@ -15,23 +15,27 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/bm25"
 )
 
 // The persistent index is a cache, never a source of truth: each record
-// is used only while its file's identity (device, inode, size, mtime) is
-// unchanged, files modified near the index's write time are re-hashed,
+// is used only while its file's identity (device, inode, size, modification
+// and change times) is unchanged, files changed near the index's write
+// time are re-hashed,
 // and anything unreadable (wrong magic, version, store, checksum) is
 // ignored and rebuilt. It lives outside the store and outside any
 // repository: $XDG_CACHE_HOME/nexus/decisions/<sha256 of the store path>.idx
 // (os.UserCacheDir), or $NEXUS_DECISIONS_INDEX_DIR when set ("off"
 // disables it).
 
-const indexMagic = "nexus-decisions-index\x00v1\n"
+// v2 added the change time to each file's identity; a v1 index is not
+// read (it is rebuilt).
+const indexMagic = "nexus-decisions-index\x00v2\n"
 
 // indexPath returns where the index of a store lives ("" when none).
 func indexPath(root string) string {
-	dir := os.Getenv("NEXUS_DECISIONS_INDEX_DIR")
+	dir := os.Getenv(decisionsapi.EnvIndexDir)
 	if dir == "off" {
 		return ""
 	}
@@ -57,7 +61,7 @@ func loadIndex(root string, v *bm25.Vocab) (map[string]*fileRecord, int64) {
 	if p == "" {
 		return map[string]*fileRecord{}, noRacy
 	}
-	b, err := os.ReadFile(p)
+	b, err := readPath(p, maxIndexFile)
 	if err != nil {
 		return map[string]*fileRecord{}, noRacy
 	}
@@ -125,6 +129,7 @@ func encodeIndex(root string, files map[string]*fileRecord, v *bm25.Vocab, writt
 		body.uint(r.id.ino)
 		body.int(r.id.size)
 		body.int(r.id.mtime)
+		body.int(r.id.ctime)
 		if r.id.symlink {
 			body.uint(1)
 		} else {
@@ -261,7 +266,7 @@ func decodeIndex(b []byte, root string, v *bm25.Vocab) (map[string]*fileRecord, 
 		name := d.str()
 		r := &fileRecord{}
 		r.id.dev, r.id.ino = d.uint(), d.uint()
-		r.id.size, r.id.mtime = d.int(), d.int()
+		r.id.size, r.id.mtime, r.id.ctime = d.int(), d.int(), d.int()
 		r.id.symlink = d.uint() == 1
 		r.hash = d.uint()
 		r.entry.Stem = name[:max(0, len(name)-len(".md"))]

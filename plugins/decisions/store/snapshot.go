@@ -56,7 +56,7 @@ func (f *FS) snapshotFiles() ([]string, error) {
 }
 
 func (f *FS) loadSnapshot(name string) (*pyjson.Object, error) {
-	b, err := f.r.ReadFile(kernel.SnapshotsDir + "/" + name)
+	b, err := readIn(f.r, kernel.SnapshotsDir+"/"+name, maxStoreFile)
 	if err != nil {
 		return nil, fmt.Errorf("read snapshot %s: %w", name, f.explain(kernel.SnapshotsDir+"/"+name, err))
 	}
@@ -168,7 +168,7 @@ func (f *FS) Capture(ctx context.Context, trigger, detail string, now time.Time)
 		}
 		sort.Strings(mds)
 		for _, n := range mds {
-			b, err := f.r.ReadFile(path.Join(dir, n))
+			b, err := readIn(f.r, path.Join(dir, n), maxStoreFile)
 			if err != nil {
 				return f.explain(path.Join(dir, n), err)
 			}
@@ -318,15 +318,12 @@ func (f *FS) PruneNow(now time.Time) error { return f.prune(now) }
 // readDir lists a store folder beneath the root ("." for the root); a
 // missing folder is empty.
 func (f *FS) readDir(dir string) ([]fs.DirEntry, error) {
-	d, err := f.r.Open(dir)
+	ents, err := readDirIn(f.r, dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, f.explain(dir, err)
 	}
-	defer d.Close()
-	ents, err := d.ReadDir(-1)
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
-	return ents, err
+	return ents, nil
 }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/plugins/decisions/decision"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pyjson"
 	"github.com/nexus-harness/nexus/plugins/decisions/kernel"
 )
@@ -28,7 +28,7 @@ func TestScaffoldGolden(t *testing.T) {
 		Files          map[string]*string `json:"files"`
 		FilesReference map[string]*string `json:"files_reference"`
 	}
-	testenv.LoadNauroFixture(t, "init_scaffold.json", &f)
+	goldens.Load(t, "init_scaffold.json", &f)
 	now, err := time.Parse(time.RFC3339Nano, f.Meta.Now)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestSnapshotsGolden(t *testing.T) {
 			Kept []int `json:"expected_kept_versions"`
 		} `json:"prune_cases"`
 	}
-	testenv.LoadNauroFixture(t, "snapshots.json", &f)
+	goldens.Load(t, "snapshots.json", &f)
 	v, err := pyjson.Parse(string(f.Serialize.Dict))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 	"github.com/nexus-harness/nexus/plugins/decisions/internal/pytext"
 )
 
@@ -34,7 +34,7 @@ func TestTokenizeGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "tokenize.json", &f)
+	goldens.Load(t, "tokenize.json", &f)
 	if !reflect.DeepEqual(f.Meta.Stopwords, CheckStopwords) {
 		t.Fatalf("fixture stopwords %v differ from CheckStopwords %v", f.Meta.Stopwords, CheckStopwords)
 	}
@@ -82,7 +82,7 @@ func TestBM25UnitGolden(t *testing.T) {
 			} `json:"expected"`
 		} `json:"cases"`
 	}
-	testenv.LoadNauroFixture(t, "bm25_unit.json", &f)
+	goldens.Load(t, "bm25_unit.json", &f)
 	if f.Meta.K1 != k1 || f.Meta.B != b || f.Meta.Method != "lucene" {
 		t.Fatalf("fixture parameters %+v differ from the implementation", f.Meta)
 	}

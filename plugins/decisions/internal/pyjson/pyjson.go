@@ -12,15 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/nexus-harness/nexus/internal/jsonorder"
 )
-
-// Object is a JSON object that keeps insertion order.
-type Object = jsonorder.Object
-
-// NewObject returns an empty object.
-func NewObject() *Object { return jsonorder.NewObject() }
 
 // Options select json.dumps arguments.
 type Options struct {

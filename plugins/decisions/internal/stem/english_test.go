@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/plugins/decisions/internal/goldens"
 )
 
 // TestEnglishGoldenWords checks every word of the golden list produced by
@@ -19,7 +19,7 @@ func TestEnglishGoldenWords(t *testing.T) {
 			Old  string `json:"snowball_2_2_stem"`
 		} `json:"cases"`
 	}
-	raw, err := os.ReadFile(filepath.Join(testenv.NauroFixtures(t), "stemmer_english.json"))
+	raw, err := os.ReadFile(filepath.Join(goldens.Dir(t), "stemmer_english.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

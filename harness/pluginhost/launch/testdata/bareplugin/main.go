@@ -11,6 +11,9 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -22,7 +25,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/protobuf/types/known/emptypb"
 
-	"github.com/nexus-harness/nexus/plugins/sdk"
 	pb "github.com/nexus-harness/nexus/plugins/sdk/proto/nexus/plugin/v1"
 )
 
@@ -73,7 +75,8 @@ var controllerDesc = grpc.ServiceDesc{
 }
 
 func main() {
-	if os.Getenv(sdk.Handshake.MagicCookieKey) != sdk.Handshake.MagicCookieValue {
+	// The handshake and the TLS variables as docs/plugins.md gives them.
+	if os.Getenv("NEXUS_PLUGIN_MAGIC_COOKIE") != "fd6454a49db5639e85fd5eb3301f88486473d5291c221ee3" {
 		fmt.Fprintln(os.Stderr, "This program is a nexus plugin; nexus starts it.")
 		os.Exit(1)
 	}
@@ -81,8 +84,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bareplugin: nexus does not offer protocol 2")
 		os.Exit(1)
 	}
-	cfg, err := sdk.HostIssuedTLS()
-	if err != nil || cfg == nil {
+	cfg, err := hostIssuedTLS()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bareplugin: no TLS identity from nexus:", err)
 		os.Exit(1)
 	}
@@ -100,4 +103,25 @@ func main() {
 	fmt.Fprintf(os.Stdout, "1|2|unix|%s|grpc|\n", sock)
 	fmt.Fprintln(os.Stderr, "bareplugin: serving")
 	_ = s.Serve(ln)
+}
+
+// hostIssuedTLS serves with the certificate nexus issued
+// (NEXUS_PLUGIN_TLS_CERT, NEXUS_PLUGIN_TLS_KEY, removed once read) and
+// trusts only nexus's own (PLUGIN_CLIENT_CERT).
+func hostIssuedTLS() (*tls.Config, error) {
+	certPEM, keyPEM, clientPEM := os.Getenv("NEXUS_PLUGIN_TLS_CERT"), os.Getenv("NEXUS_PLUGIN_TLS_KEY"), os.Getenv("PLUGIN_CLIENT_CERT")
+	_ = os.Unsetenv("NEXUS_PLUGIN_TLS_CERT")
+	_ = os.Unsetenv("NEXUS_PLUGIN_TLS_KEY")
+	if certPEM == "" || keyPEM == "" || clientPEM == "" {
+		return nil, errors.New("NEXUS_PLUGIN_TLS_CERT, NEXUS_PLUGIN_TLS_KEY or PLUGIN_CLIENT_CERT is not set")
+	}
+	cert, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(clientPEM)) {
+		return nil, errors.New("PLUGIN_CLIENT_CERT holds no PEM certificate")
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool, MinVersion: tls.VersionTLS13}, nil
 }

@@ -23,9 +23,11 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/pluginserver"
 )
 
 type testPlugin struct {
+	sdk.UnimplementedPlugin
 	mu       sync.Mutex
 	cfg      *sdk.Config
 	settings map[string]string
@@ -41,13 +43,17 @@ func (p *testPlugin) Info(context.Context) (*sdk.Info, error) {
 		return sdk.ToolSpec{Name: name, Description: desc, InputSchema: obj(`"text":{"type":"string"}`),
 			Annotations: sdk.ToolAnnotations{ReadOnly: true}}
 	}
+	// block takes the FIFO it signals on: nexus refuses parameters a
+	// schema does not list.
+	block := tool("block", "Wait until the call's deadline.")
+	block.InputSchema = obj(`"text":{"type":"string"},"started":{"type":"string"}`)
 	return &sdk.Info{
 		Name:    "testplugin",
 		Version: "0.0.1",
 		Tools: []sdk.ToolSpec{
 			tool("echo", "Return the arguments."),
 			tool("pid", "Return the process id."),
-			tool("block", "Wait until the call's deadline."),
+			block,
 			tool("hang", "Sleep for an hour, ignoring the deadline."),
 			tool("env", "Return the environment."),
 			tool("stdin", "Return what stdin holds."),
@@ -142,4 +148,4 @@ func (p *testPlugin) HandleEvent(ctx context.Context, ev *sdk.Event) (*sdk.Event
 	return reply, nil
 }
 
-func main() { sdk.Serve(&testPlugin{}) }
+func main() { pluginserver.Serve(&testPlugin{}) }

@@ -70,8 +70,9 @@ type InfoResponse struct {
 	// The tools the plugin offers. Only tools also declared in the manifest
 	// are exposed by nexus, as "<plugin name>_<tool name>".
 	Tools []*ToolSpec `protobuf:"bytes,3,rep,name=tools,proto3" json:"tools,omitempty"`
-	// The events the plugin is able to handle. The manifest decides which it
-	// receives; a difference is reported by `nexus plugin verify`.
+	// The events the plugin handles. nexus sends an event only to a plugin
+	// whose manifest subscribes to it and that lists it here; a difference is
+	// reported by `nexus plugin verify`.
 	Events        []string `protobuf:"bytes,4,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -290,7 +291,7 @@ type ConfigureRequest struct {
 	// `project_dir: true`; empty otherwise.
 	ProjectDir string `protobuf:"bytes,1,opt,name=project_dir,json=projectDir,proto3" json:"project_dir,omitempty"`
 	// The plugin's own settings from nexus configuration
-	// (plugins.<name>.settings).
+	// (plugins.settings.<name>).
 	Settings map[string]string `protobuf:"bytes,2,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The plugin's own data folder for this project, outside version control
 	// (<project>/.nexus/state/<harness-id>/plugins/<name>/), created by nexus

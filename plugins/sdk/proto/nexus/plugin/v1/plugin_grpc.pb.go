@@ -39,13 +39,14 @@ type PluginServiceClient interface {
 	// before Configure. It must be cheap and must not depend on Configure.
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoResponse, error)
 	// Configure hands the plugin its settings. Called once, after Info and
-	// before any CallTool or HandleEvent.
+	// before any CallTool or HandleEvent. A plugin that takes no settings may
+	// answer UNIMPLEMENTED.
 	Configure(ctx context.Context, in *ConfigureRequest, opts ...grpc.CallOption) (*ConfigureResponse, error)
 	// CallTool runs one tool. The arguments were already validated against
 	// the tool's input_schema by nexus.
 	CallTool(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*CallToolResponse, error)
 	// HandleEvent receives a lifecycle event the plugin subscribed to in its
-	// nexus-plugin.yaml manifest.
+	// nexus-plugin.yaml manifest and lists in InfoResponse.events.
 	HandleEvent(ctx context.Context, in *HandleEventRequest, opts ...grpc.CallOption) (*HandleEventResponse, error)
 }
 
@@ -107,13 +108,14 @@ type PluginServiceServer interface {
 	// before Configure. It must be cheap and must not depend on Configure.
 	Info(context.Context, *InfoRequest) (*InfoResponse, error)
 	// Configure hands the plugin its settings. Called once, after Info and
-	// before any CallTool or HandleEvent.
+	// before any CallTool or HandleEvent. A plugin that takes no settings may
+	// answer UNIMPLEMENTED.
 	Configure(context.Context, *ConfigureRequest) (*ConfigureResponse, error)
 	// CallTool runs one tool. The arguments were already validated against
 	// the tool's input_schema by nexus.
 	CallTool(context.Context, *CallToolRequest) (*CallToolResponse, error)
 	// HandleEvent receives a lifecycle event the plugin subscribed to in its
-	// nexus-plugin.yaml manifest.
+	// nexus-plugin.yaml manifest and lists in InfoResponse.events.
 	HandleEvent(context.Context, *HandleEventRequest) (*HandleEventResponse, error)
 	mustEmbedUnimplementedPluginServiceServer()
 }

@@ -1,9 +1,10 @@
-package sdk_test
+package grpcwire_test
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -15,11 +16,13 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/internal/grpcwire"
 	"github.com/nexus-harness/nexus/plugins/sdk/sdktest"
 )
 
 // fake is a Plugin whose behaviour each test sets.
 type fake struct {
+	sdk.UnimplementedPlugin
 	mu       sync.Mutex
 	info     *sdk.Info
 	gotCfg   *sdk.Config
@@ -80,7 +83,7 @@ func TestRoundTripCarriesEveryField(t *testing.T) {
 	info := &sdk.Info{
 		Name:    "demo",
 		Version: "1.2.3",
-		Events:  []string{"pre_tool_use", "session_start"},
+		Events:  []sdk.EventName{sdk.EventPreToolUse, sdk.EventSessionStart},
 		Tools: []sdk.ToolSpec{{
 			Name:        "lint",
 			Description: "Lint a command",
@@ -243,13 +246,12 @@ func TestCancellationReachesThePlugin(t *testing.T) {
 
 func TestServerGoneIsUnavailable(t *testing.T) {
 	f := &fake{block: true, entered: make(chan struct{}, 1)}
-	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{sdk.PluginName: &sdk.GRPCPlugin{Impl: f}})
+	client, server := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{grpcwire.PluginName: &grpcwire.Plugin{Impl: f}})
 	defer client.Close()
-	raw, err := client.Dispense(sdk.PluginName)
+	p, err := grpcwire.Dispense(client)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := raw.(sdk.Plugin)
 	go func() { <-f.entered; server.Stop() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -259,15 +261,74 @@ func TestServerGoneIsUnavailable(t *testing.T) {
 	}
 }
 
-func TestVersionedPluginsIsGRPCOnly(t *testing.T) {
-	vp := sdk.VersionedPlugins(nil)
-	if len(vp) != 1 || vp[sdk.ProtocolVersion] == nil {
-		t.Fatalf("VersionedPlugins = %v, want only version %d", vp, sdk.ProtocolVersion)
+func TestPluginSetsAreGRPCOnly(t *testing.T) {
+	for name, vp := range map[string]map[int]plugin.PluginSet{"server": grpcwire.ServerPlugins(&fake{}), "client": grpcwire.ClientPlugins()} {
+		if len(vp) != 1 || vp[sdk.ProtocolVersion] == nil {
+			t.Fatalf("%s plugin set = %v, want only version %d", name, vp, sdk.ProtocolVersion)
+		}
+		if _, ok := vp[sdk.ProtocolVersion][grpcwire.PluginName].(plugin.GRPCPlugin); !ok {
+			t.Fatalf("the %s's version 2 set is not a gRPC plugin", name)
+		}
 	}
-	if _, ok := vp[sdk.ProtocolVersion][sdk.PluginName].(plugin.GRPCPlugin); !ok {
-		t.Fatal("the version 2 set is not a gRPC plugin")
+}
+
+// TestHandshakeIsTheWireProtocols holds the handshake to what
+// docs/plugins.md tells authors in other languages and what every plugin
+// already built carries: changing it breaks them all. Each call returns a
+// value of its own.
+func TestHandshakeIsTheWireProtocols(t *testing.T) {
+	h := grpcwire.Handshake()
+	if h.ProtocolVersion != 2 || sdk.ProtocolVersion != 2 ||
+		h.MagicCookieKey != "NEXUS_PLUGIN_MAGIC_COOKIE" ||
+		h.MagicCookieValue != "fd6454a49db5639e85fd5eb3301f88486473d5291c221ee3" {
+		t.Fatalf("handshake = %+v, protocol %d: the wire protocol changed", h, sdk.ProtocolVersion)
 	}
-	if sdk.Handshake.ProtocolVersion != sdk.ProtocolVersion {
-		t.Fatal("handshake protocol version differs from ProtocolVersion")
+	h.MagicCookieValue = "changed"
+	if grpcwire.Handshake().MagicCookieValue == "changed" {
+		t.Fatal("a caller changed the handshake for everyone")
+	}
+	if grpcwire.EnvTLSCert != "NEXUS_PLUGIN_TLS_CERT" || grpcwire.EnvTLSKey != "NEXUS_PLUGIN_TLS_KEY" {
+		t.Fatal("the TLS environment variables are part of the wire protocol; they changed")
+	}
+}
+
+// toolsOnly implements Info and CallTool and leaves the rest to
+// UnimplementedPlugin, as a plugin written against an older SDK leaves a
+// method added later.
+type toolsOnly struct{ sdk.UnimplementedPlugin }
+
+func (toolsOnly) Info(context.Context) (*sdk.Info, error) {
+	return &sdk.Info{Name: "t", Version: "1", Tools: []sdk.ToolSpec{{Name: "x"}}}, nil
+}
+
+func (toolsOnly) CallTool(context.Context, string, json.RawMessage) (*sdk.ToolResult, error) {
+	return &sdk.ToolResult{Text: "x"}, nil
+}
+
+// TestUnimplementedMethodsCrossTheWire checks what nexus sees of the
+// methods a plugin leaves to UnimplementedPlugin: Configure succeeds (every
+// nexus accepts a plugin that takes no settings), HandleEvent and a
+// returned ErrUnimplemented arrive as sdk.ErrUnimplemented.
+func TestUnimplementedMethodsCrossTheWire(t *testing.T) {
+	ctx := context.Background()
+	p := sdktest.Connect(t, toolsOnly{})
+	if err := p.Configure(ctx, &sdk.Config{Settings: map[string]string{"k": "v"}}); err != nil {
+		t.Fatalf("Configure left to UnimplementedPlugin = %v, want nil", err)
+	}
+	if res, err := p.CallTool(ctx, "x", nil); err != nil || res.Text != "x" {
+		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	_, err := p.HandleEvent(ctx, &sdk.Event{Name: sdk.EventSessionStart})
+	if !errors.Is(err, sdk.ErrUnimplemented) || !strings.Contains(err.Error(), "HandleEvent session_start") {
+		t.Fatalf("HandleEvent left to UnimplementedPlugin: %v, want ErrUnimplemented naming the call", err)
+	}
+
+	ev := sdktest.Connect(t, &fake{err: fmt.Errorf("only for Bash: %w", sdk.ErrUnimplemented)})
+	if _, err := ev.CallTool(ctx, "t", nil); !errors.Is(err, sdk.ErrUnimplemented) {
+		t.Fatalf("a returned ErrUnimplemented arrives as %v", err)
+	}
+	var bare sdk.UnimplementedPlugin
+	if _, err := bare.CallTool(ctx, "t", nil); !errors.Is(err, sdk.ErrUnimplemented) || !strings.Contains(err.Error(), `"t"`) {
+		t.Fatalf("UnimplementedPlugin.CallTool = %v", err)
 	}
 }

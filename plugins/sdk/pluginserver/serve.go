@@ -1,4 +1,7 @@
-package sdk
+// Package pluginserver runs a program as a nexus plugin: Serve speaks the
+// plugin protocol (hashicorp/go-plugin, gRPC, mutual TLS with the identity
+// nexus issues) on behalf of an sdk.Plugin.
+package pluginserver
 
 import (
 	"crypto/tls"
@@ -7,6 +10,9 @@ import (
 	"os"
 
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/nexus-harness/nexus/plugins/sdk"
+	"github.com/nexus-harness/nexus/plugins/sdk/internal/grpcwire"
 )
 
 // Serve runs impl as a nexus plugin. Call it from the plugin's main; it
@@ -18,34 +24,25 @@ import (
 // handshake): one entry per line, at info unless the line carries a level
 // (an hclog JSON line, or a [DEBUG]/[INFO]/[WARN]/[ERROR] prefix). nexus
 // logs info and above.
-func Serve(impl Plugin) {
+func Serve(impl sdk.Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: VersionedPlugins(impl),
+		HandshakeConfig:  grpcwire.Handshake(),
+		VersionedPlugins: grpcwire.ServerPlugins(impl),
 		GRPCServer:       plugin.DefaultGRPCServer,
-		TLSProvider:      HostIssuedTLS,
+		TLSProvider:      hostIssuedTLS,
 	})
 }
 
-// The environment through which nexus hands a plugin the TLS identity it
-// issued for this start. nexus also sets go-plugin's PLUGIN_CLIENT_CERT
-// (its own certificate), so a plugin that ignores these variables falls
-// back to go-plugin's automatic mTLS and still works.
-const (
-	EnvTLSCert = "NEXUS_PLUGIN_TLS_CERT" // PEM certificate the plugin serves with
-	EnvTLSKey  = "NEXUS_PLUGIN_TLS_KEY"  // its PEM private key
-)
-
-// HostIssuedTLS is the plugin's TLS configuration when nexus issued its
+// hostIssuedTLS is the plugin's TLS configuration when nexus issued its
 // certificate: serve with it, and accept only nexus's client certificate.
 // Without those variables it returns nil, and go-plugin's automatic mTLS
 // (which generates a P-521 key at every start, tens of milliseconds) or no
 // TLS applies. The variables are removed from the environment once read,
 // so the plugin's own children never see the key.
-func HostIssuedTLS() (*tls.Config, error) {
-	certPEM, keyPEM, clientPEM := os.Getenv(EnvTLSCert), os.Getenv(EnvTLSKey), os.Getenv("PLUGIN_CLIENT_CERT")
-	_ = os.Unsetenv(EnvTLSCert)
-	_ = os.Unsetenv(EnvTLSKey)
+func hostIssuedTLS() (*tls.Config, error) {
+	certPEM, keyPEM, clientPEM := os.Getenv(grpcwire.EnvTLSCert), os.Getenv(grpcwire.EnvTLSKey), os.Getenv("PLUGIN_CLIENT_CERT")
+	_ = os.Unsetenv(grpcwire.EnvTLSCert)
+	_ = os.Unsetenv(grpcwire.EnvTLSKey)
 	if certPEM == "" || keyPEM == "" || clientPEM == "" {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package sdk
+package grpcwire
 
 import (
 	"context"
@@ -12,54 +12,73 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/nexus-harness/nexus/plugins/sdk"
 	pluginv1 "github.com/nexus-harness/nexus/plugins/sdk/proto/nexus/plugin/v1"
 )
 
 // This file and errors.go are the only importers of the generated package:
-// everything else speaks the Go types of sdk.go.
+// everything else speaks the Go types of package sdk.
 
-// GRPCPlugin binds a Plugin to go-plugin's gRPC transport. The host uses it
-// with a nil Impl; a plugin process sets Impl (Serve does this).
-type GRPCPlugin struct {
+// Plugin binds an sdk.Plugin to go-plugin's gRPC transport. nexus uses it
+// with a nil Impl; a plugin process sets Impl.
+type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	Impl Plugin
+	Impl sdk.Plugin
 }
 
-var _ plugin.GRPCPlugin = (*GRPCPlugin)(nil)
+var _ plugin.GRPCPlugin = (*Plugin)(nil)
 
 // GRPCServer registers the plugin's service on the plugin side.
-func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+func (p *Plugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if p.Impl == nil {
-		return fmt.Errorf("sdk: GRPCPlugin.Impl is nil; pass your Plugin to sdk.Serve")
+		return fmt.Errorf("sdk: no Plugin to serve; pass yours to pluginserver.Serve")
 	}
-	pluginv1.RegisterPluginServiceServer(s, &grpcServer{impl: p.Impl})
+	pluginv1.RegisterPluginServiceServer(s, &server{impl: p.Impl})
 	return nil
 }
 
-// GRPCClient returns the host's view of the plugin: a Plugin whose calls
+// GRPCClient returns nexus's view of the plugin: an sdk.Plugin whose calls
 // cross the process boundary.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return &grpcClient{c: pluginv1.NewPluginServiceClient(c)}, nil
+func (p *Plugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return &client{c: pluginv1.NewPluginServiceClient(c)}, nil
 }
 
-// grpcClient implements Plugin over gRPC (host side).
-type grpcClient struct {
+// Dispense returns the plugin behind a started go-plugin client.
+func Dispense(c plugin.ClientProtocol) (sdk.Plugin, error) {
+	raw, err := c.Dispense(PluginName)
+	if err != nil {
+		return nil, err
+	}
+	p, ok := raw.(sdk.Plugin)
+	if !ok {
+		return nil, fmt.Errorf("dispensed %T, which is not an sdk.Plugin", raw)
+	}
+	return p, nil
+}
+
+// client implements sdk.Plugin over gRPC (nexus's side). It implements
+// every method; the embedded UnimplementedPlugin only marks it a Plugin.
+type client struct {
+	sdk.UnimplementedPlugin
 	c pluginv1.PluginServiceClient
 }
 
-func (g *grpcClient) Info(ctx context.Context) (*Info, error) {
+func (g *client) Info(ctx context.Context) (*sdk.Info, error) {
 	r, err := g.c.Info(ctx, &pluginv1.InfoRequest{})
 	if err != nil {
 		return nil, callError("Info", err)
 	}
-	info := &Info{Name: r.GetName(), Version: r.GetVersion(), Events: r.GetEvents()}
+	info := &sdk.Info{Name: r.GetName(), Version: r.GetVersion()}
+	for _, e := range r.GetEvents() {
+		info.Events = append(info.Events, sdk.EventName(e))
+	}
 	for _, t := range r.GetTools() {
 		a := t.GetAnnotations()
-		info.Tools = append(info.Tools, ToolSpec{
+		info.Tools = append(info.Tools, sdk.ToolSpec{
 			Name:        t.GetName(),
 			Description: t.GetDescription(),
 			InputSchema: json.RawMessage(t.GetInputSchema()),
-			Annotations: ToolAnnotations{
+			Annotations: sdk.ToolAnnotations{
 				Title:       a.GetTitle(),
 				ReadOnly:    a.GetReadOnly(),
 				Destructive: a.GetDestructive(),
@@ -71,7 +90,7 @@ func (g *grpcClient) Info(ctx context.Context) (*Info, error) {
 	return info, nil
 }
 
-func (g *grpcClient) Configure(ctx context.Context, cfg *Config) error {
+func (g *client) Configure(ctx context.Context, cfg *sdk.Config) error {
 	req := &pluginv1.ConfigureRequest{}
 	if cfg != nil {
 		req.ProjectDir = cfg.ProjectDir
@@ -84,19 +103,20 @@ func (g *grpcClient) Configure(ctx context.Context, cfg *Config) error {
 	return nil
 }
 
-func (g *grpcClient) CallTool(ctx context.Context, name string, args json.RawMessage) (*ToolResult, error) {
+func (g *client) CallTool(ctx context.Context, name string, args json.RawMessage) (*sdk.ToolResult, error) {
 	r, err := g.c.CallTool(ctx, &pluginv1.CallToolRequest{Name: name, Arguments: args})
 	if err != nil {
 		return nil, callError("CallTool "+name, err)
 	}
-	return &ToolResult{Text: r.GetText(), Structured: json.RawMessage(r.GetStructured()), IsError: r.GetIsError()}, nil
+	return &sdk.ToolResult{Text: r.GetText(), Structured: json.RawMessage(r.GetStructured()), IsError: r.GetIsError()}, nil
 }
 
-func (g *grpcClient) HandleEvent(ctx context.Context, ev *Event) (*EventReply, error) {
+func (g *client) HandleEvent(ctx context.Context, ev *sdk.Event) (*sdk.EventReply, error) {
 	req := &pluginv1.HandleEventRequest{}
+	name := "HandleEvent"
 	if ev != nil {
 		req.Event = &pluginv1.Event{
-			Name:      ev.Name,
+			Name:      string(ev.Name),
 			SessionId: ev.SessionID,
 			AgentId:   ev.AgentID,
 			AgentName: ev.AgentName,
@@ -105,22 +125,19 @@ func (g *grpcClient) HandleEvent(ctx context.Context, ev *Event) (*EventReply, e
 			Prompt:    ev.Prompt,
 			Payload:   ev.Payload,
 		}
-	}
-	name := "HandleEvent"
-	if ev != nil {
-		name += " " + ev.Name
+		name += " " + string(ev.Name)
 	}
 	r, err := g.c.HandleEvent(ctx, req)
 	if err != nil {
 		return nil, callError(name, err)
 	}
-	return &EventReply{Deny: r.GetDeny(), Reason: r.GetReason(), Context: r.GetContext()}, nil
+	return &sdk.EventReply{Deny: r.GetDeny(), Reason: r.GetReason(), Context: r.GetContext()}, nil
 }
 
-// grpcServer serves a Plugin over gRPC (plugin side).
-type grpcServer struct {
+// server serves an sdk.Plugin over gRPC (the plugin's side).
+type server struct {
 	pluginv1.UnimplementedPluginServiceServer
-	impl Plugin
+	impl sdk.Plugin
 }
 
 // guard turns a panic in the plugin's code into an Internal status, so one
@@ -132,7 +149,7 @@ func guard(method string, err *error) {
 	}
 }
 
-func (s *grpcServer) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *pluginv1.InfoResponse, err error) {
+func (s *server) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *pluginv1.InfoResponse, err error) {
 	defer guard("Info", &err)
 	info, err := s.impl.Info(ctx)
 	if err != nil {
@@ -142,7 +159,10 @@ func (s *grpcServer) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *p
 	if info == nil {
 		return resp, nil
 	}
-	resp.Name, resp.Version, resp.Events = info.Name, info.Version, info.Events
+	resp.Name, resp.Version = info.Name, info.Version
+	for _, e := range info.Events {
+		resp.Events = append(resp.Events, string(e))
+	}
 	for _, t := range info.Tools {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
 			Name:        t.Name,
@@ -160,15 +180,15 @@ func (s *grpcServer) Info(ctx context.Context, _ *pluginv1.InfoRequest) (resp *p
 	return resp, nil
 }
 
-func (s *grpcServer) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (resp *pluginv1.ConfigureResponse, err error) {
+func (s *server) Configure(ctx context.Context, req *pluginv1.ConfigureRequest) (resp *pluginv1.ConfigureResponse, err error) {
 	defer guard("Configure", &err)
-	if err := s.impl.Configure(ctx, &Config{ProjectDir: req.GetProjectDir(), Settings: req.GetSettings(), DataDir: req.GetDataDir()}); err != nil {
+	if err := s.impl.Configure(ctx, &sdk.Config{ProjectDir: req.GetProjectDir(), Settings: req.GetSettings(), DataDir: req.GetDataDir()}); err != nil {
 		return nil, statusOf(err)
 	}
 	return &pluginv1.ConfigureResponse{}, nil
 }
 
-func (s *grpcServer) CallTool(ctx context.Context, req *pluginv1.CallToolRequest) (resp *pluginv1.CallToolResponse, err error) {
+func (s *server) CallTool(ctx context.Context, req *pluginv1.CallToolRequest) (resp *pluginv1.CallToolResponse, err error) {
 	defer guard("CallTool", &err)
 	res, err := s.impl.CallTool(ctx, req.GetName(), json.RawMessage(req.GetArguments()))
 	if err != nil {
@@ -180,11 +200,11 @@ func (s *grpcServer) CallTool(ctx context.Context, req *pluginv1.CallToolRequest
 	return &pluginv1.CallToolResponse{Text: res.Text, Structured: res.Structured, IsError: res.IsError}, nil
 }
 
-func (s *grpcServer) HandleEvent(ctx context.Context, req *pluginv1.HandleEventRequest) (resp *pluginv1.HandleEventResponse, err error) {
+func (s *server) HandleEvent(ctx context.Context, req *pluginv1.HandleEventRequest) (resp *pluginv1.HandleEventResponse, err error) {
 	defer guard("HandleEvent", &err)
 	e := req.GetEvent()
-	ev := &Event{
-		Name:      e.GetName(),
+	ev := &sdk.Event{
+		Name:      sdk.EventName(e.GetName()),
 		SessionID: e.GetSessionId(),
 		AgentID:   e.GetAgentId(),
 		AgentName: e.GetAgentName(),

@@ -1,0 +1,440 @@
+//go:build e2e
+
+package codex
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeresponses"
+	"github.com/nexus-harness/nexus/internal/testenv"
+)
+
+// binDir holds nexus and nexus-plugins, built once for the test binary
+// (nexus mcp is the MCP server the sessions talk to).
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "nexus-e2e-codex-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	for _, pkg := range []string{"nexus", "nexus-plugins"} {
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// codexBin is the pinned Codex CLI that scripts/e2e/setup.d installed; the
+// test fails (never skips) without it.
+func codexBin(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("NEXUS_E2E_CODEX"); p != "" {
+		return p
+	}
+	p := filepath.Join(testenv.ModuleRoot(t), ".e2e", "codex", "node_modules", ".bin", "codex")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("the pinned Codex CLI is not installed (%v): run `make e2e` or scripts/e2e/setup.d/40-codex.sh", err)
+	}
+	return p
+}
+
+// The model the sessions ask for: a model of Codex 0.169.0's bundled
+// catalog, so Codex offers the tools a real user gets (apply_patch as a
+// freeform custom tool, MCP and multi-agent tools behind tool_search). A
+// model outside the catalog gets fallback metadata: no apply_patch, every
+// tool offered directly, and a warning item in the --json output.
+const model = "gpt-5.5"
+
+// hookEvents are the events Codex 0.169.0 runs command hooks for.
+var hookEvents = []string{
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PermissionRequest", "PostToolUse",
+	"PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "SessionEnd", "Interrupt",
+}
+
+// eventKey is the snake_case label Codex uses for an event in hook keys
+// and trust hashes.
+func eventKey(event string) string {
+	var b strings.Builder
+	for i, r := range event {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+		}
+		b.WriteString(strings.ToLower(string(r)))
+	}
+	return b.String()
+}
+
+// hookHandler is one command hook as nexus would write it.
+type hookHandler struct {
+	Event   string
+	Matcher string // "" for none
+	Command string
+	Timeout int // seconds; 0 for Codex's default
+	Status  string
+}
+
+// effectiveTimeout is the timeout Codex normalises a handler to before
+// hashing it: 600 s by default, at least 1; SessionEnd and Interrupt
+// default to 1 s and are clamped to 3 s.
+func (h hookHandler) effectiveTimeout() int {
+	t := h.Timeout
+	short := h.Event == "SessionEnd" || h.Event == "Interrupt"
+	switch {
+	case t == 0 && short:
+		return 1
+	case t == 0:
+		return 600
+	case short && t > 3:
+		return 3
+	}
+	return max(t, 1)
+}
+
+// matcherKept says whether Codex keeps a group's matcher for the event (it
+// drops it, also from the hash, for events that take none).
+func matcherKept(event string) bool {
+	return event != "UserPromptSubmit" && event != "Stop" && event != "Interrupt"
+}
+
+// trustHash is the hash Codex 0.169.0 records as a hook's trusted_hash
+// (codex-rs/hooks/src/engine/discovery.rs command_hook_hash and
+// codex-rs/config/src/fingerprint.rs version_for_toml): SHA-256 of the
+// compact JSON, keys sorted, of {"event_name": <snake_case event>,
+// "matcher": <matcher, absent when none>, "hooks": [<the one handler,
+// normalised: type, command, timeout, async, statusMessage when set>]},
+// with no HTML escaping. TestE2ECodexTrustHash checks it against the hash
+// Codex itself reports.
+func trustHash(h hookHandler) string {
+	handler := map[string]any{"type": "command", "command": h.Command, "timeout": h.effectiveTimeout(), "async": false}
+	if h.Status != "" {
+		handler["statusMessage"] = h.Status
+	}
+	id := map[string]any{"event_name": eventKey(h.Event), "hooks": []any{handler}}
+	if h.Matcher != "" && matcherKept(h.Event) {
+		id["matcher"] = h.Matcher
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(id); err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// hooksJSON renders handlers as a hooks.json, one matcher group per
+// handler in the order given; group[i] is handler i's group index within
+// its event (its key is "<file>:<event_key>:<group[i]>:0").
+func hooksJSON(hs []hookHandler) (b []byte, group []int) {
+	events := map[string][]any{}
+	for _, h := range hs {
+		handler := map[string]any{"type": "command", "command": h.Command}
+		if h.Timeout != 0 {
+			handler["timeout"] = h.Timeout
+		}
+		if h.Status != "" {
+			handler["statusMessage"] = h.Status
+		}
+		g := map[string]any{"hooks": []any{handler}}
+		if h.Matcher != "" {
+			g["matcher"] = h.Matcher
+		}
+		group = append(group, len(events[h.Event]))
+		events[h.Event] = append(events[h.Event], g)
+	}
+	b, err := json.MarshalIndent(map[string]any{"hooks": events}, "", "  ")
+	if err != nil {
+		panic(err)
+	}
+	return b, group
+}
+
+// trustTOML is the [hooks.state] entries that mark the handlers of
+// hooks.json at path as reviewed, as Codex's /hooks review writes them in
+// the user's config.toml.
+func trustTOML(path string, hs []hookHandler) string {
+	_, group := hooksJSON(hs)
+	var b strings.Builder
+	for i, h := range hs {
+		key := fmt.Sprintf("%s:%s:%d:0", path, eventKey(h.Event), group[i])
+		fmt.Fprintf(&b, "\n[hooks.state.%s]\ntrusted_hash = %s\n", strconv.Quote(key), strconv.Quote(trustHash(h)))
+	}
+	return b.String()
+}
+
+// session is one project with its own HOME (Codex's home is HOME/.codex,
+// as for a user) and fake API.
+type session struct {
+	t     *testing.T
+	root  string
+	home  string
+	codex string // HOME/.codex
+	proj  string
+	api   *fakeresponses.Server
+	bin   string
+	env   []string
+	// hookLog is where the logging hooks append each event's payload.
+	hookLog string
+}
+
+type sessionOpts struct {
+	// hooks installs a logging command hook for every event.
+	hooks bool
+	// untrusted leaves the hooks without trust entries.
+	untrusted bool
+	// mcp registers nexus mcp as the MCP server "nexus".
+	mcp bool
+	// hookScript, when set, is the body of the hook script instead of the
+	// logging one; it gets the event name and the log path as $1 and $2.
+	hookScript string
+	// topConfig is added to config.toml's top-level keys.
+	topConfig string
+	// agents are custom agent files written to the project's .codex/agents
+	// (name -> TOML).
+	agents map[string]string
+}
+
+func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, bin: codexBin(t)}
+	s.codex = filepath.Join(s.home, ".codex")
+	s.hookLog = filepath.Join(root, "hooks.jsonl")
+	for _, d := range []string{s.codex, s.proj, filepath.Join(root, "tmp")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "init", "-q", s.proj).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	var cfg strings.Builder
+	// Offline: no plugin marketplace sync (github.com, chatgpt.com), no
+	// analytics (ab.chatgpt.com), no update check; a failed request fails
+	// at once instead of being retried.
+	fmt.Fprintf(&cfg, `model = %q
+model_provider = "fake"
+check_for_update_on_startup = false
+%s
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+remote_plugin = false
+apps = false
+
+[model_providers.fake]
+name = "fake"
+base_url = %q
+wire_api = "responses"
+env_key = "NEXUS_E2E_CODEX_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects.%q]
+trust_level = "trusted"
+`, model, o.topConfig, api.BaseURL(), s.proj)
+	if o.mcp {
+		fmt.Fprintf(&cfg, "\n[mcp_servers.nexus]\ncommand = %q\nargs = [\"mcp\"]\n", filepath.Join(binDir, "nexus"))
+	}
+	for name, body := range o.agents {
+		dir := filepath.Join(s.proj, ".codex", "agents")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".toml"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if o.hooks {
+		hs := s.loggingHooks(o.hookScript)
+		b, _ := hooksJSON(hs)
+		path := filepath.Join(s.codex, "hooks.json")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !o.untrusted {
+			cfg.WriteString(trustTOML(path, hs))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.codex, "config.toml"), []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.env = []string{
+		"HOME=" + s.home,
+		"USER=e2e",
+		"LANG=C.UTF-8",
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		// Outside HOME/.codex: Codex refuses to put its PATH helpers
+		// (apply_patch, ...) in a Codex home under the temporary directory,
+		// and writes oversized hook output under TMPDIR/hook_outputs.
+		"TMPDIR=" + filepath.Join(root, "tmp"),
+		"NEXUS_E2E_CODEX_KEY=sk-e2e-dummy",
+	}
+	t.Cleanup(func() {
+		// Requests the fake does not serve are worth knowing about when
+		// Codex is upgraded.
+		for _, r := range api.Requests() {
+			if r.Responses == nil {
+				t.Logf("the fake Responses API got an unexpected request: %s %s", r.Method, r.Path)
+			}
+		}
+		if t.Failed() {
+			dump := filepath.Join(os.TempDir(), "nexus-e2e-"+strings.ReplaceAll(t.Name(), "/", "_")+"-requests.jsonl")
+			if err := api.Dump(dump); err == nil {
+				t.Logf("the model's requests: %s", dump)
+			}
+		}
+	})
+	return s
+}
+
+// logPayload is the start of every hook script: it appends
+// {"event", "payload"} to the log ($2) and keeps the payload in $payload.
+const logPayload = "payload=$(cat)\nprintf '{\"event\":\"%s\",\"payload\":%s}\\n' \"$1\" \"${payload:-null}\" >> \"$2\"\n"
+
+// loggingHooks is one hook per event that runs the hook script (by
+// default one that only logs) with the event name and the session's hook
+// log, from the session's root.
+func (s *session) loggingHooks(script string) []hookHandler {
+	body := "#!/bin/sh\n# hook.sh EVENT LOG: append the event's stdin payload to LOG.\n" + logPayload + script
+	script = filepath.Join(s.root, "hook.sh")
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	var hs []hookHandler
+	for _, ev := range hookEvents {
+		hs = append(hs, hookHandler{Event: ev, Command: fmt.Sprintf("/bin/sh %s %s %s", script, ev, s.hookLog)})
+	}
+	return hs
+}
+
+// hookRecord is one line of the hook log.
+type hookRecord struct {
+	Event   string         `json:"event"`
+	Payload map[string]any `json:"payload"`
+}
+
+func (s *session) hooks() []hookRecord {
+	s.t.Helper()
+	b, err := os.ReadFile(s.hookLog)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []hookRecord
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r hookRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			s.t.Fatalf("hook log line %q: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// event is one line of `codex exec --json`.
+type event struct {
+	Type     string `json:"type"`
+	ThreadID string `json:"thread_id"`
+	Item     struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Message string `json:"message"`
+		Status  string `json:"status"`
+	} `json:"item"`
+	Raw json.RawMessage `json:"-"`
+}
+
+type result struct {
+	events []event
+	stderr string
+	wall   time.Duration
+}
+
+// lastMessage is the text of the last agent_message item.
+func (r result) lastMessage() string {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if e := r.events[i]; e.Type == "item.completed" && e.Item.Type == "agent_message" {
+			return e.Item.Text
+		}
+	}
+	return ""
+}
+
+// run plays `codex exec --json` with the prompt in the project, approvals
+// and sandbox off (the e2e machine is the sandbox; bubblewrap is not
+// installed), and fails the test unless it ends cleanly with a completed
+// turn.
+func (s *session) run(prompt string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	argv := append([]string{"exec", "--json", "--dangerously-bypass-approvals-and-sandbox"}, args...)
+	argv = append(argv, prompt)
+	cmd := exec.CommandContext(ctx, s.bin, argv...)
+	cmd.Dir, cmd.Env = s.proj, s.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stderr: stderr.String(), wall: time.Since(start)}
+	sc := bufio.NewScanner(&stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	completed := false
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		e.Raw = append(json.RawMessage(nil), sc.Bytes()...)
+		r.events = append(r.events, e)
+		switch {
+		case e.Type == "turn.completed":
+			completed = true
+		case e.Type == "turn.failed", e.Type == "error", e.Type == "item.completed" && e.Item.Type == "error":
+			s.t.Errorf("codex exec reported: %s", e.Raw)
+		}
+	}
+	if err != nil || !completed {
+		s.t.Fatalf("codex exec: %v (turn completed: %v)\nstderr: %s\nstdout: %s", err, completed, r.stderr, tail(stdout.String(), 4000))
+	}
+	return r
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
