@@ -15,13 +15,16 @@ PEER      ?= $(abspath $(wildcard ../shared/peers/claude-nexus-0.27.0/bridge/mcp
 all: build
 
 # A static binary (no cgo) starts faster: no dynamic loader on every hook call.
-# nexus-plugins, the plugin host (gRPC), is installed next to nexus.
+# nexus is the small front the host runs (hook, statusline, version); every
+# other command runs in nexus-full, and plugins in nexus-plugins (gRPC), both
+# installed next to it (docs/architecture.md).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nexus ./cmd/nexus
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nexus-full ./cmd/nexus-full
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/nexus-plugins ./cmd/nexus-plugins
 
 install:
-	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/nexus ./cmd/nexus-plugins
+	CGO_ENABLED=0 $(GO) install -trimpath -ldflags '$(LDFLAGS)' ./cmd/nexus ./cmd/nexus-full ./cmd/nexus-plugins
 
 # The main job: validate the distribution and run the conformance suite
 # (46 cases: tool, lifecycle and scenario fixtures).

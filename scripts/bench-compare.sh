@@ -17,8 +17,9 @@ runs=${2:-200}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/src" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 git worktree add --detach "$tmp/src" "$rev" >/dev/null 2>&1
-# nexus-plugins beside nexus, as installed (`nexus decision` runs there).
-build() { mkdir -p "$2" && (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$2/" ./cmd/nexus ./cmd/nexus-plugins); }
+# nexus-plugins beside nexus, as installed (`nexus decision` runs there),
+# and nexus-full where the build has it (every command but the hot ones).
+build() { mkdir -p "$2" && (cd "$1" && CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$2/" ./cmd/nexus ./cmd/nexus-plugins $(test -d cmd/nexus-full && echo ./cmd/nexus-full)); }
 build "$tmp/src" "$tmp/before"
 build . "$tmp/after"
 go run ./scripts/benchcompare -runs "$runs" \

@@ -18,4 +18,4 @@ set -eu
 cd "$(dirname "$0")/.."
 case "${CORE:-}" in ""|/*) ;; *) CORE=$(pwd)/$CORE ;; esac
 NEXUS_BENCH_HOOKS=1 NEXUS_BENCH_RUNS="${RUNS:-300}" NEXUS_BENCH_CORE="${CORE:-}" \
-	go test ./cmd/nexus -run '^TestHookLatency' -count=1 -v "$@"
+	go test ./cmd/nexus-full -run '^TestHookLatency' -count=1 -v "$@"

@@ -22,5 +22,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 NEXUS_BENCH_PLUGINS=1 NEXUS_BENCH_RUNS="${RUNS:-100}" \
-	go test ./cmd/nexus -run '^TestPluginLatency$' -count=1 -v "$@"
-go test ./cmd/nexus -run '^$' -bench 'DecisionsPluginStart|MCPPluginToolCall' -benchtime "${BENCHTIME:-200x}" -count=1
+	go test ./cmd/nexus-full -run '^TestPluginLatency$' -count=1 -v "$@"
+go test ./cmd/nexus-full -run '^$' -bench 'DecisionsPluginStart|MCPPluginToolCall' -benchtime "${BENCHTIME:-200x}" -count=1

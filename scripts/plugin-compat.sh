@@ -18,7 +18,9 @@ trap 'git worktree remove --force "$tmp/src" >/dev/null 2>&1 || true; rm -rf "$t
 git worktree add --detach "$tmp/src" "$rev" >/dev/null 2>&1
 build() { # SRC OUT
 	mkdir -p "$2"
+	# nexus-full (the whole command line beside the front) where SRC has it.
 	(cd "$1" && CGO_ENABLED=0 go build -trimpath -o "$2/nexus" ./cmd/nexus &&
+		{ [ ! -d cmd/nexus-full ] || CGO_ENABLED=0 go build -trimpath -o "$2/nexus-full" ./cmd/nexus-full; } &&
 		CGO_ENABLED=0 go build -trimpath -o "$2/nexus-plugins" ./cmd/nexus-plugins &&
 		cd examples/plugins/shellguard && go build -trimpath -o "$2/shellguard" .)
 }

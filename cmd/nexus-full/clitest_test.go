@@ -23,7 +23,8 @@ var testBuilds = map[string]struct {
 	pkg    string // relative to this package
 	static bool
 }{
-	"nexus":         {".", true},
+	"nexus":         {"../nexus", true},
+	"nexus-full":    {".", true},
 	"nexus-plugins": {"../nexus-plugins", true},
 	"testplugin":    {"../../harness/pluginhost/launch/testdata/testplugin", false},
 	"shellguard":    {"../../examples/plugins/shellguard", false},
@@ -88,9 +89,13 @@ func built(t testing.TB, name string) string {
 }
 
 // install puts the shared build of name into dir (a hard link; a copy
-// where linking fails) and returns its path there.
+// where linking fails) and returns its path there. nexus, the front, comes
+// with nexus-full beside it, as installed.
 func install(t testing.TB, dir, name string) string {
 	t.Helper()
+	if name == "nexus" {
+		install(t, dir, "nexus-full")
+	}
 	src := built(t, name)
 	dst := filepath.Join(dir, name)
 	if err := os.Link(src, dst); err == nil {
@@ -114,7 +119,8 @@ func install(t testing.TB, dir, name string) string {
 	return dst
 }
 
-// nexusAlone is nexus in a folder of its own, without the plugin host.
+// nexusAlone is nexus (with nexus-full) in a folder of its own, without
+// the plugin host.
 func nexusAlone(t testing.TB) string {
 	t.Helper()
 	return install(t, t.TempDir(), "nexus")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,13 +84,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		}
 		return st.LayoutErr // the configuration's runtime.root or harness.id: a failure, not a wrong call
 	}
-	exe := ""
-	if e, err := os.Executable(); err == nil {
-		if r, err := filepath.EvalSymlinks(e); err == nil {
-			e = r
-		}
-		exe = e
-	}
+	exe, _ := frontExecutable()
 	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution})
 	// Each host's own checks of its setup (harness/host/<host>).
 	for _, h := range hosts.All() {

@@ -1,22 +1,13 @@
 package main
 
 import (
-	"context"
-	"os"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness/compose"
-	"github.com/nexus-harness/nexus/harness/host"
-	"github.com/nexus-harness/nexus/harness/host/hosts"
-	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/cmd/internal/hot"
 )
 
 func newHookCmd(a *app) *cobra.Command {
-	var hostName, variant string
-	var inPlugin bool
+	var ha hot.HookArgs
 	cmd := &cobra.Command{
 		Use:   "hook [EVENT]",
 		Short: "Handle one lifecycle event of a coding-agent host (JSON on stdin, the host's reply on stdout)",
@@ -38,90 +29,12 @@ configuration or distribution does not load, is always denied, and a failure ins
 while handling it denies it when gate.policy is fail-closed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := hosts.Lookup(hostName)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			if inPlugin {
-				variant = "plugin"
-			}
-			a.host, a.hostEnv.Variant, a.lazyCore = h, variant, true
-			event := ""
 			if len(args) == 1 {
-				event = args[0]
+				ha.Event = args[0]
 			}
-			r := host.Runner{
-				Codec: h.Codec(),
-				Event: event,
-				Engine: func(ctx context.Context, ev lifecycle.Event) (*lifecycle.Engine, error) {
-					return hookEngine(ctx, a, h, ev)
-				},
-				Policy: func() string { return hookPolicy(a) },
-				FallbackLog: func(ctx context.Context, event string, ev lifecycle.Event, msg string) {
-					hookProject(a, h, ev)
-					if r, err := a.compose(); err == nil {
-						r.LogWithoutEngine(ctx, event, ev.AgentID, msg)
-					}
-				},
-				Stderr: cmd.ErrOrStderr(),
-			}
-			r.Run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
-			return nil
+			return hot.Hook(cmd.Context(), a.globals(), ha, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: "+strings.Join(hosts.Names(), " or "))
-	// --managed marks entries written by `nexus install`; it changes nothing.
-	var managed bool
-	cmd.Flags().BoolVar(&managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
-	_ = cmd.Flags().MarkHidden("managed")
-	// --variant names the host's own variant of its setup, whose agents,
-	// skills and tools carry other names (Claude Code's "plugin": the nexus
-	// plugin package); --plugin is --variant plugin, as the plugin
-	// package's hooks say.
-	cmd.Flags().StringVar(&variant, "variant", "", "the host's variant of its setup (claude: plugin)")
-	_ = cmd.Flags().MarkHidden("variant")
-	cmd.Flags().BoolVar(&inPlugin, "plugin", false, "the hook runs in the nexus plugin package (--variant plugin)")
-	_ = cmd.Flags().MarkHidden("plugin")
+	hot.HookFlags(cmd.Flags(), &ha)
 	return cmd
-}
-
-// hookProject picks the project a hook event belongs to when --project is
-// not given (compose.HookProject), before the composition root is built.
-func hookProject(a *app, h host.Host, ev lifecycle.Event) {
-	if a.projectFlag != "" || a.cr != nil {
-		return
-	}
-	if p := compose.HookProject(h, os.Getenv, ev.Dir); p != "" {
-		a.projectFlag = p
-	}
-}
-
-// hookEngine builds the lifecycle engine for the event's project (the
-// harness with its plugins reached per event): configuration and the
-// distribution's manifest are loaded once; schemas compile only when a
-// handler writes a state file that has one.
-func hookEngine(ctx context.Context, a *app, h host.Host, ev lifecycle.Event) (*lifecycle.Engine, error) {
-	hookProject(a, h, ev)
-	r, err := a.compose()
-	if err != nil {
-		return nil, err
-	}
-	hs, err := r.Harness(ctx, compose.HarnessOptions{Plugins: compose.PluginsForHook})
-	if err != nil {
-		return nil, err
-	}
-	if hs.MemoryErr != nil {
-		hs.Lifecycle.Log().Log(ctx, "warn", ev.Name, ev.AgentID, "memory features are off: "+hs.MemoryErr.Error())
-	}
-	return hs.Lifecycle, nil
-}
-
-// hookPolicy is gate.policy of this command line's configuration; without
-// one, NEXUS_GATE_POLICY.
-func hookPolicy(a *app) string {
-	r, err := a.compose()
-	if err != nil {
-		return os.Getenv(config.EnvName("gate.policy"))
-	}
-	return r.GatePolicy()
 }

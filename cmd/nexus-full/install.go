@@ -165,13 +165,12 @@ func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []install
 	return err
 }
 
+// thisExecutable is the nexus a host should run: the front, nexus, beside
+// this program when it is nexus-full (frontExecutable).
 func thisExecutable() (string, error) {
-	exe, err := os.Executable()
+	exe, err := frontExecutable()
 	if err != nil {
 		return "", fmt.Errorf("find the nexus executable: %w (pass --command)", err)
-	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = resolved
 	}
 	return exe, nil
 }

@@ -1,5 +1,11 @@
-// Command nexus is a harness for AI coding agents: the host calls
-// `nexus hook` on every lifecycle event and talks to `nexus mcp` for tools.
+// Command nexus-full is nexus's whole command line. nexus is a harness for
+// AI coding agents: the host calls `nexus hook` on every lifecycle event
+// and talks to `nexus mcp` for tools. The program the user installs and
+// registers is the small front, cmd/nexus, which runs the hot commands
+// (hook, statusline, version; package cmd/internal/hot) itself and
+// replaces itself with this program, installed beside it, for every other
+// command: a hook process then links and initialises only what hooks use.
+// This program registers the hot commands too, with the same code.
 package main
 
 import (
@@ -9,7 +15,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
+
+	"github.com/nexus-harness/nexus/cmd/internal/hot"
 )
 
 func main() {
@@ -65,6 +74,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitFailure
 }
 
+// frontExecutable is the nexus program a host runs (symlinks resolved):
+// nexus, the front, when this program is nexus-full with nexus beside it
+// (the front replaced itself with this one), else this program itself.
+func frontExecutable() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	if filepath.Base(exe) == "nexus-full" {
+		front := filepath.Join(filepath.Dir(exe), "nexus")
+		if st, err := os.Stat(front); err == nil && st.Mode().IsRegular() {
+			return front, nil
+		}
+	}
+	return exe, nil
+}
+
 // exitError carries a specific exit code out of a command.
 type exitError struct {
 	Code   int
@@ -90,5 +119,5 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 
 func isUsageError(err error) bool {
 	var u usageError
-	return errors.As(err, &u)
+	return errors.As(err, &u) || hot.IsUsageError(err)
 }

@@ -971,11 +971,7 @@ func TestPluginCommands(t *testing.T) {
 		t.Fatalf("nexus-plugins serve decisions by hand: %d %q", code, errOut)
 	}
 	// Without the plugin host, nexus says what is missing.
-	alone := filepath.Join(t.TempDir(), "nexus")
-	data, _ = os.ReadFile(f.nexus)
-	if err := os.WriteFile(alone, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	alone := nexusAlone(t)
 	// PATH must not lead to an installed nexus-plugins either.
 	bare := append([]string{"PATH=" + t.TempDir()}, withoutPATH(env)...)
 	if _, errOut, code := runNexus(t, alone, proj, bare, "", "plugin", "verify", "shellguard"); code == 0 || !strings.Contains(errOut, "the plugin host nexus-plugins is not installed") {

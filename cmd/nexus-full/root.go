@@ -3,14 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nexus-harness/nexus/cmd/internal/hot"
 	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/internal/config"
@@ -102,9 +101,7 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&a.projectFlag, "project", "", "project root (default: nearest folder above the working directory holding .nexus/ or .git)")
-	pf.StringVar(&a.coreFlag, "core", "", "nexus-core distribution directory (overrides NEXUS_CORE_DIR and core.dir)")
-	pf.BoolVar(&a.jsonOut, "json", false, "print data as JSON where the command prints data")
+	hot.GlobalFlags(pf, &a.projectFlag, &a.coreFlag, &a.jsonOut)
 	a.root = root
 	root.SetHelpCommand(helpCommand(root))
 	for _, c := range commands {
@@ -116,8 +113,10 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 	return root
 }
 
-// flagKeys binds global flags to configuration keys.
-var flagKeys = map[string]string{"core.dir": "core"}
+// globals are the global flags as the hot commands take them.
+func (a *app) globals() hot.Globals {
+	return hot.Globals{Project: a.projectFlag, Flags: a.root.PersistentFlags(), JSON: a.jsonOut}
+}
 
 // compose returns the composition root of this command line, built once:
 // the project (--project, which must be a folder, else the one the working
@@ -125,24 +124,12 @@ var flagKeys = map[string]string{"core.dir": "core"}
 // the host the command serves.
 func (a *app) compose() (*compose.Root, error) {
 	a.once.Do(func() {
-		o := compose.Options{
-			Config:   config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
-			LazyCore: a.lazyCore,
-			Host:     a.host,
-			HostEnv:  a.hostEnv,
+		o, err := hot.ComposeOptions(a.globals())
+		if err != nil {
+			a.err = err
+			return
 		}
-		if a.projectFlag != "" {
-			p, err := filepath.Abs(a.projectFlag)
-			if err != nil {
-				a.err = fmt.Errorf("resolve --project %s: %w", a.projectFlag, err)
-				return
-			}
-			if st, err := os.Stat(p); err != nil || !st.IsDir() {
-				a.err = usagef("--project %s is not a directory", a.projectFlag)
-				return
-			}
-			o.Project = p
-		}
+		o.LazyCore, o.Host, o.HostEnv = a.lazyCore, a.host, a.hostEnv
 		a.cr = compose.New(o)
 	})
 	return a.cr, a.err
@@ -185,42 +172,7 @@ func (a *app) Dist() (vocabulary.Dist, error) {
 	return r.Dist()
 }
 
-func versionLine() string {
-	return fmt.Sprintf("nexus %s (nexus-core %s; built in: %s)", version, vocabulary.SupportedRange, vocabulary.BuiltinVersion)
-}
-
-// distUse describes the distribution nexus would use.
-type distUse struct {
-	Version string `json:"version,omitempty"`
-	Where   string `json:"where,omitempty"`  // a directory, or "built-in nexus-core X"
-	Source  string `json:"source,omitempty"` // --core, NEXUS_CORE_DIR, config core.dir in FILE, node_modules, built in
-	Error   string `json:"error,omitempty"`  // why it cannot be used
-	Builtin bool   `json:"builtin"`
-}
-
-func (u distUse) String() string {
-	if u.Error != "" {
-		return "not usable: " + u.Error
-	}
-	return fmt.Sprintf("nexus-core %s, %s (%s)", u.Version, u.Where, u.Source)
-}
-
-// inUse locates the distribution and reads the version from its manifest's
-// first members (vocabulary.OpenManifestDist: no catalog decoding).
-func inUse(a *app) distUse {
-	d, err := a.Dist()
-	if err != nil {
-		return distUse{Error: err.Error()}
-	}
-	u := distUse{Where: d.Where(), Source: d.Source, Builtin: d.IsBuiltin()}
-	c, err := vocabulary.OpenManifestDist(d)
-	if err != nil {
-		u.Error = err.Error()
-		return u
-	}
-	u.Version = c.Version()
-	return u
-}
+func versionLine() string { return hot.VersionLine(version) }
 
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -231,17 +183,7 @@ into it, and the distribution it would use here (and where that choice came from
 NEXUS_CORE_DIR, core.dir, node_modules, or built in).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			use := inUse(a)
-			if a.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), struct {
-					Version   string  `json:"version"`
-					NexusCore string  `json:"nexus_core"`
-					Builtin   string  `json:"builtin_nexus_core"`
-					InUse     distUse `json:"distribution"`
-				}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
-			return nil
+			return hot.Version(a.globals(), version, cmd.OutOrStdout())
 		},
 	}
 }

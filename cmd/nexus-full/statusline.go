@@ -5,8 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
-	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/cmd/internal/hot"
 )
 
 // newStatusLineCmd is Claude Code's status-line command. Like `nexus hook`
@@ -24,35 +23,11 @@ else this folder), or --project. "nexus install claude --statusline" registers i
 It never fails: a problem is printed as the line itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), statusLine(a, cmd))
+			fmt.Fprintln(cmd.OutOrStdout(), hot.StatusLine(a.globals(), cmd.InOrStdin()))
 			return nil
 		},
 	}
 	var managed bool
-	cmd.Flags().BoolVar(&managed, "managed", false, "marks the status line written by nexus install (no effect)")
-	_ = cmd.Flags().MarkHidden("managed")
+	hot.StatusLineFlags(cmd.Flags(), &managed)
 	return cmd
-}
-
-func statusLine(a *app, cmd *cobra.Command) string {
-	in, err := claude.ReadStatusInput(cmd.InOrStdin())
-	if err != nil {
-		return "nexus: " + err.Error()
-	}
-	if a.projectFlag == "" {
-		a.projectFlag = harness.EventProject(in.Dir())
-	}
-	a.host = claude.Host{}
-	r, err := a.compose()
-	if err != nil {
-		return "nexus: " + err.Error()
-	}
-	if _, err := r.Config(); err != nil {
-		return "nexus: configuration error (run nexus doctor)"
-	}
-	l, err := r.Layout("")
-	if err != nil {
-		return "nexus: " + err.Error()
-	}
-	return claude.StatusLine(l)
 }

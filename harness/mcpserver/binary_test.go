@@ -6,13 +6,14 @@ import (
 	"testing"
 )
 
-// buildNexus builds the real binary.
+// buildNexus builds the real binaries: nexus, the front, with nexus-full,
+// where `nexus mcp` runs, beside it.
 func buildNexus(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "nexus")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/nexus")
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", dir+"/", "../../cmd/nexus", "../../cmd/nexus-full")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return bin
+	return filepath.Join(dir, "nexus")
 }

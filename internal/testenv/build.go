@@ -27,8 +27,14 @@ type build struct {
 
 // Path returns the path of the program built from pkg (module-relative,
 // "./cmd/nexus"), named after its last element; it is built on first use.
+// nexus, the front, comes with nexus-full beside it, as installed.
 func (c *Commands) Path(t testing.TB, pkg string) string {
 	t.Helper()
+	if pkg == "./cmd/nexus" {
+		if _, err := c.build("./cmd/nexus-full"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p, err := c.build(pkg)
 	if err != nil {
 		t.Fatal(err)

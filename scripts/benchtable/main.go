@@ -112,9 +112,10 @@ func main() {
 		e.nexusEnv = append(e.nexusEnv, "NEXUS_CORE_DIR="+e.core)
 	}
 	// Built as `make build` builds it: static (no dynamic loader per
-	// process), stripped, no cgo.
+	// process), stripped, no cgo; nexus-full, where every command but the
+	// hot ones runs, beside it.
 	e.bin = filepath.Join(e.work, "nexus")
-	if out, err := e.goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", e.bin, "./cmd/nexus"); err != nil {
+	if out, err := e.goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", e.work+"/", "./cmd/nexus", "./cmd/nexus-full"); err != nil {
 		fail(fmt.Errorf("build nexus: %v\n%s", err, out))
 	}
 
@@ -365,7 +366,7 @@ func measureDecisionScale(e *env) []*row {
 	} else {
 		pattern = "^BenchmarkDecisionStoreScale$"
 	}
-	lines, cmdline, err := e.goBench("./cmd/nexus/", pattern, "-benchtime", "5x", "-timeout", "60m")
+	lines, cmdline, err := e.goBench("./cmd/nexus-full/", pattern, "-benchtime", "5x", "-timeout", "60m")
 	for _, r := range rows {
 		if r.na == "" {
 			r.command, r.err = "`"+cmdline+"`", err
@@ -554,7 +555,7 @@ func measurePlugins(e *env) []*row {
 	// missed; they are then run here.
 	if _, _, ok := metricMedian(lines, "BenchmarkDecisionsPluginStart", "ms-median"); !ok || err != nil {
 		var cl string
-		lines, cl, err = e.goBench("./cmd/nexus", "^(BenchmarkDecisionsPluginStart|BenchmarkMCPPluginToolCall)$", "-benchtime", "200x")
+		lines, cl, err = e.goBench("./cmd/nexus-full", "^(BenchmarkDecisionsPluginStart|BenchmarkMCPPluginToolCall)$", "-benchtime", "200x")
 		start.command, call.command = "`"+cl+"`", "`"+cl+"`"
 		if err != nil {
 			start.err, call.err = err, err

@@ -19,7 +19,8 @@ import (
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
-// binDir holds nexus and nexus-plugins, built once for the test binary.
+// binDir holds nexus, nexus-full and nexus-plugins, built once for the
+// test binary.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, pkg := range []string{"nexus", "nexus-plugins"} {
+	for _, pkg := range []string{"nexus", "nexus-full", "nexus-plugins"} {
 		// Built as `make build` builds them, so timings match an install.
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, pkg := range []string{"nexus", "nexus-plugins"} {
+	for _, pkg := range []string{"nexus", "nexus-full", "nexus-plugins"} {
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -1,0 +1,69 @@
+package hot
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/nexus-harness/nexus/harness/compose"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// VersionLine is the first line of `nexus version` (and `nexus --version`).
+func VersionLine(version string) string {
+	return fmt.Sprintf("nexus %s (nexus-core %s; built in: %s)", version, vocabulary.SupportedRange, vocabulary.BuiltinVersion)
+}
+
+// DistUse describes the distribution nexus would use.
+type DistUse struct {
+	Version string `json:"version,omitempty"`
+	Where   string `json:"where,omitempty"`  // a directory, or "built-in nexus-core X"
+	Source  string `json:"source,omitempty"` // --core, NEXUS_CORE_DIR, config core.dir in FILE, node_modules, built in
+	Error   string `json:"error,omitempty"`  // why it cannot be used
+	Builtin bool   `json:"builtin"`
+}
+
+func (u DistUse) String() string {
+	if u.Error != "" {
+		return "not usable: " + u.Error
+	}
+	return fmt.Sprintf("nexus-core %s, %s (%s)", u.Version, u.Where, u.Source)
+}
+
+// InUse locates the distribution and reads the version from its manifest's
+// first members (vocabulary.OpenManifestDist: no catalog decoding).
+func InUse(r *compose.Root) DistUse {
+	d, err := r.Dist()
+	if err != nil {
+		return DistUse{Error: err.Error()}
+	}
+	u := DistUse{Where: d.Where(), Source: d.Source, Builtin: d.IsBuiltin()}
+	c, err := vocabulary.OpenManifestDist(d)
+	if err != nil {
+		u.Error = err.Error()
+		return u
+	}
+	u.Version = c.Version()
+	return u
+}
+
+// Version is `nexus version`: the nexus version (version), the nexus-core
+// versions it implements, the one built in, and the distribution it would
+// use here and why.
+func Version(g Globals, version string, w io.Writer) error {
+	var use DistUse
+	if o, err := ComposeOptions(g); err != nil {
+		use.Error = err.Error()
+	} else {
+		use = InUse(compose.New(o))
+	}
+	if g.JSON {
+		return writeJSON(w, struct {
+			Version   string  `json:"version"`
+			NexusCore string  `json:"nexus_core"`
+			Builtin   string  `json:"builtin_nexus_core"`
+			InUse     DistUse `json:"distribution"`
+		}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
+	}
+	fmt.Fprintf(w, "%s\ndistribution: %s\n", VersionLine(version), use)
+	return nil
+}

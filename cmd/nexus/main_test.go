@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
+)
+
+var commands testenv.Commands
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	commands.Remove()
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func run(t *testing.T, bin, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env, cmd.Stdin = dir, env, strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	code := 0
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func env(t *testing.T, home string) []string {
+	return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"NEXUS_CORE_DIR=" + testenv.CoreDir(t)}
+}
+
+// TestFrontMatchesFull runs the same session through the front (nexus,
+// which runs the hot commands itself) and through nexus-full, each in a
+// fresh project, and wants the same replies, messages and exit statuses:
+// the front is a faster way to run the same code, never another
+// behaviour. Invocations the front does not take (help, a global flag
+// before the command, an extra argument) reach nexus-full through it.
+func TestFrontMatchesFull(t *testing.T) {
+	front := commands.Path(t, "./cmd/nexus")
+	full := filepath.Join(filepath.Dir(front), "nexus-full")
+	steps := []struct {
+		stdin string
+		args  []string
+	}{
+		{`{"hook_event_name":"SessionStart","cwd":"PROJ","session_id":"s1"}`, []string{"hook", "--host", "claude", "--managed"}},
+		{`{"hook_event_name":"UserPromptSubmit","cwd":"PROJ","session_id":"s1","prompt":"[plan] a cache"}`, []string{"hook", "--host=claude"}},
+		{`{"hook_event_name":"SubagentStart","cwd":"PROJ","session_id":"s1","agent_id":"a1","agent_type":"nexus:architect"}`, []string{"hook", "SubagentStart"}},
+		{`{"hook_event_name":"PreToolUse","cwd":"PROJ","session_id":"s1","agent_id":"a1","agent_type":"nexus:architect","tool_name":"Edit","tool_input":{"file_path":"PROJ/x.go"}}`, []string{"hook"}},
+		{`{"hook_event_name":"PostToolUse","cwd":"PROJ","session_id":"s1","tool_name":"Read","tool_input":{"file_path":"PROJ/x.go"},"tool_response":{}}`, []string{"hook", "--host", "claude", "--plugin"}},
+		{`{"session_id":"neutral","event":"session_start","cwd":"PROJ"}`, []string{"hook", "--host", "neutral"}},
+		{`not json`, []string{"hook", "--host", "claude"}},
+		{`{"hook_event_name":"PreToolUse"}`, []string{"hook", "--host", "claude", "--project", "PROJ/missing"}},
+		{``, []string{"hook", "--host", "nope"}},
+		{``, []string{"hook", "--frob"}},
+		{``, []string{"hook", "a", "b"}},
+		{``, []string{"hook", "--help"}},
+		{`{"cwd":"PROJ","workspace":{"project_dir":"PROJ"}}`, []string{"statusline", "--managed"}},
+		{``, []string{"statusline"}},
+		{``, []string{"version"}},
+		{``, []string{"version", "--json"}},
+		{``, []string{"version", "--project", "PROJ"}},
+		{``, []string{"version", "extra"}},
+		{``, []string{"--project", "PROJ", "version"}},
+		{``, []string{"config", "keys"}},
+		{``, []string{"frob"}},
+		{``, nil},
+	}
+	var got [2][]result
+	for i, bin := range []string{front, full} {
+		proj, home := t.TempDir(), t.TempDir()
+		if err := os.Mkdir(filepath.Join(proj, ".git"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			args := make([]string, len(s.args))
+			for j, a := range s.args {
+				args[j] = strings.ReplaceAll(a, "PROJ", proj)
+			}
+			r := run(t, bin, proj, env(t, home), strings.ReplaceAll(s.stdin, "PROJ", proj), args...)
+			for _, p := range []*string{&r.stdout, &r.stderr} {
+				*p = strings.ReplaceAll(*p, proj, "PROJ")
+			}
+			got[i] = append(got[i], r)
+		}
+	}
+	for i, s := range steps {
+		if got[0][i] != got[1][i] {
+			t.Errorf("nexus %s: the front and nexus-full differ:\nfront: %+v\nfull:  %+v", strings.Join(s.args, " "), got[0][i], got[1][i])
+		}
+	}
+	// The session did something: the checks above compare real replies.
+	if !strings.Contains(got[0][0].stdout, "nexus is active for this project") || !strings.Contains(got[0][3].stdout, `"deny"`) {
+		t.Errorf("the session's replies are not what a session gets:\n%+v", got[0][:4])
+	}
+}
+
+// TestFrontWithoutFull: with no nexus-full beside it nor on PATH, the hot
+// commands still run, and every other command says what is missing.
+func TestFrontWithoutFull(t *testing.T) {
+	src := commands.Path(t, "./cmd/nexus")
+	bin := filepath.Join(t.TempDir(), "nexus")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home, proj := t.TempDir(), t.TempDir()
+	e := append([]string{"PATH=" + t.TempDir()}, env(t, home)[1:]...)
+	if r := run(t, bin, proj, e, "", "version"); r.code != 0 || !strings.Contains(r.stdout, "distribution: nexus-core") {
+		t.Errorf("version without nexus-full: %+v", r)
+	}
+	r := run(t, bin, proj, e, "", "config", "keys")
+	if r.code != 1 || !strings.Contains(r.stderr, "nexus-full is not installed in "+filepath.Dir(bin)+" nor on PATH") {
+		t.Errorf("config keys without nexus-full: %+v", r)
+	}
+}
