@@ -8,7 +8,9 @@
 #   2. The engine has one constructor outside tests: harness.New is called
 #      in harness/compose alone.
 #   3. A host's package (harness/host/<host>) is imported only by the host
-#      registry (harness/host/hosts) and the commands.
+#      registries (harness/host/hosts, harness/host/setups), its own setup
+#      (harness/host/<host>/setup) and the commands; its setup only by
+#      harness/host/setups and the commands.
 #   4. The host-neutral packages name no host (Claude Code, Codex, OpenCode),
 #      not even in comments.
 #   5. The bundled decision store imports nothing of nexus's own but the
@@ -37,13 +39,16 @@ if [ "$n" -ne 1 ] || ! printf '%s\n' "$ctors" | grep -q '^harness/compose/'; the
 	fail=1
 fi
 
-hosts=$(cd harness/host && ls -d */ | tr -d / | grep -v -x hosts)
+hosts=$(cd harness/host && ls -d */ | tr -d / | grep -v -x -e hosts -e setups)
 for h in $hosts; do
 	bad=$(printf '%s\n' "$imports" | awk -v p="$mod/harness/host/$h" '
 		{ for (i = 2; i <= NF; i++) if ($i == p) print $1 }' |
-		grep -v -E "^$mod/(cmd/|harness/host/hosts$)" || true)
+		grep -v -E "^$mod/(cmd/|harness/host/hosts$|harness/host/setups$|harness/host/$h/setup$)" || true)
+	bad=$bad$(printf '%s\n' "$imports" | awk -v p="$mod/harness/host/$h/setup" '
+		{ for (i = 2; i <= NF; i++) if ($i == p) print $1 }' |
+		grep -v -E "^$mod/(cmd/|harness/host/setups$)" || true)
 	if [ -n "$bad" ]; then
-		echo "check-layering: harness/host/$h is imported outside the registry and the commands:"
+		echo "check-layering: harness/host/$h (or its setup) is imported outside the registries and the commands:"
 		echo "$bad" | sed 's/^/  /'
 		fail=1
 	fi

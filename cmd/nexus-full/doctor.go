@@ -8,7 +8,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/doctor"
-	"github.com/nexus-harness/nexus/harness/host/hosts"
+	"github.com/nexus-harness/nexus/harness/host/setups"
 )
 
 type doctorFlags struct {
@@ -87,7 +87,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	exe, _ := frontExecutable()
 	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution})
 	// Each host's own checks of its setup (harness/host/<host>).
-	for _, h := range hosts.All() {
+	for _, h := range setups.All() {
 		if hc, ok := h.(doctor.HostChecker); ok {
 			env := st.HostEnv(exe, version)
 			env.Install.Models = st.Settings.HostModels(h.Name())

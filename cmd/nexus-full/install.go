@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness/host/hosts"
+	"github.com/nexus-harness/nexus/harness/host/setups"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
 
@@ -37,7 +37,7 @@ func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
 		use, short = "uninstall", "Remove what \"nexus install\" registered with a host"
 	}
 	cmd := &cobra.Command{Use: use, Short: short, Long: short + "."}
-	for _, h := range hosts.All() {
+	for _, h := range setups.All() {
 		inst, ok := h.(installpkg.Installer)
 		if !ok {
 			continue

@@ -11,6 +11,13 @@ import (
 // Name is Claude Code's host name (--host claude).
 const Name = "claude"
 
+// MCPServerName is the name nexus registers its MCP server under.
+const MCPServerName = "nexus"
+
+// PluginMCPPrefix is how Claude Code names the tools of the plugin's MCP
+// server: mcp__plugin_<plugin>_<server>__<tool>.
+const PluginMCPPrefix = "mcp__plugin_" + PluginName + "_" + MCPServerName + "__"
+
 // MCPToolPrefix is how Claude Code names the tools of nexus's MCP server
 // ("nexus", as install registers it): mcp__nexus__nx_plan_start.
 const MCPToolPrefix = "mcp__" + MCPServerName + "__"

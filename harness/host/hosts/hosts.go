@@ -1,7 +1,11 @@
 // Package hosts is the registry of the hosts nexus serves: the composition
 // root (harness/compose) and the commands pick a host from it by name. A
-// new host is a package under harness/host implementing host.Host (and, as
-// it can, install.Installer and doctor.HostChecker), added to All.
+// new host is a package under harness/host implementing host.Host, added
+// to All; what installing nexus into it and checking that installation
+// take (install.Installer, doctor.HostChecker) lives in its setup package,
+// harness/host/<host>/setup, registered in harness/host/setups. This
+// registry is linked into every hook process: a host package here imports
+// only what a hook uses.
 package hosts
 
 import (

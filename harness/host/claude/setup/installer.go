@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"bytes"
@@ -7,8 +7,16 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/doctor"
 	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
+
+// Host is Claude Code with what installing nexus into it and checking that
+// installation take: claude.Host (what a hook needs) plus the Installer,
+// Packager and HostChecker the install and doctor commands ask for. The
+// setup lives in a package of its own so that a hook process, which
+// needs claude.Host alone, does not link it.
+type Host struct{ claude.Host }
 
 // Install implements install.Installer: nexus's hooks, MCP servers, agents
 // and skills (and, asked, its status line) in the scope's Claude Code
@@ -112,7 +120,7 @@ func (h Host) packageFiles(req installpkg.Request, o *InstallOptions) ([]install
 	if req.Catalog == nil {
 		return nil, fmt.Errorf("the distribution could not be loaded")
 	}
-	rendered, coreVersion, err := h.catalogFiles(req, VariantPlugin)
+	rendered, coreVersion, err := h.catalogFiles(req, claude.VariantPlugin)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +131,7 @@ func (h Host) packageFiles(req installpkg.Request, o *InstallOptions) ([]install
 	// Inside a plugin, Claude Code names the MCP server's tools
 	// mcp__plugin_nexus_nexus__* (the skills' notes name them too).
 	for i := range rendered {
-		rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte(MCPToolPrefix), []byte(PluginMCPPrefix))
+		rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte(claude.MCPToolPrefix), []byte(claude.PluginMCPPrefix))
 	}
 	o.CoreVersion = coreVersion
 	return append(own, rendered...), nil
@@ -131,7 +139,7 @@ func (h Host) packageFiles(req installpkg.Request, o *InstallOptions) ([]install
 
 // PackageHint implements install.Packager.
 func (Host) PackageHint(dir string) string {
-	return fmt.Sprintf("plugin written; add it to Claude Code with:\n  claude plugin marketplace add %s\n  claude plugin install %s@%s\n", ShellQuote(filepath.Clean(dir)), PluginName, PluginMarketplace)
+	return fmt.Sprintf("plugin written; add it to Claude Code with:\n  claude plugin marketplace add %s\n  claude plugin install %s@%s\n", ShellQuote(filepath.Clean(dir)), claude.PluginName, PluginMarketplace)
 }
 
 // DoctorChecks implements doctor.HostChecker: nexus's registration in

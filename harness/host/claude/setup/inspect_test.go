@@ -1,6 +1,7 @@
-package claude
+package setup
 
 import (
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func TestHookExecutable(t *testing.T) {
 		"/a/'b'/c",
 		"relative/nexus",
 	} {
-		for _, ev := range []string{PreToolUse, SessionEnd} {
+		for _, ev := range []string{claude.PreToolUse, claude.SessionEnd} {
 			if got := HookExecutable(HookCommand(exe, "", ev)); got != exe {
 				t.Errorf("HookExecutable(HookCommand(%q)) = %q", exe, got)
 			}

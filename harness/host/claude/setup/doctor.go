@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
@@ -190,12 +191,12 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 	}
 	switch {
 	case r.MCP == nil:
-		out = append(out, doctor.Fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, MCPServerName), fix).RepairedBy(reinstall))
+		out = append(out, doctor.Fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, claude.MCPServerName), fix).RepairedBy(reinstall))
 	case !r.MCP.Ours:
-		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
+		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", claude.MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
 	case !sameExecutable(r.MCP.Command, c.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
+		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", claude.MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
 	}
 	return out
 }
@@ -377,7 +378,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	}
 	defer os.RemoveAll(dir)
 	payload, _ := json.Marshal(map[string]any{
-		"hook_event_name": PreToolUse,
+		"hook_event_name": claude.PreToolUse,
 		"session_id":      "nexus-doctor-canary",
 		"cwd":             dir,
 		"tool_name":       "Edit",
@@ -385,7 +386,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	})
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", PreToolUse)
+	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", claude.PreToolUse)
 	if r := c.Registered; r != nil && len(r.Hook) > 0 {
 		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{"CLAUDE_PROJECT_DIR": dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
 	}
@@ -409,7 +410,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	// The denial must be the engine's unplanned-edit rule: a hook that
 	// could not load its configuration or distribution denies every call
 	// too, naming that problem instead.
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" ||
 		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {

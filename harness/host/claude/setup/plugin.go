@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
 
@@ -13,10 +14,6 @@ import (
 // plugin: `claude plugin marketplace add DIR`, then
 // `claude plugin install nexus@nexus-local`.
 const PluginMarketplace = "nexus-local"
-
-// PluginMCPPrefix is how Claude Code names the tools of the plugin's MCP
-// server: mcp__plugin_<plugin>_<server>__<tool>.
-const PluginMCPPrefix = "mcp__plugin_" + PluginName + "_" + MCPServerName + "__"
 
 // PluginOptions describe the plugin package.
 type PluginOptions struct {
@@ -35,7 +32,7 @@ func PluginFiles(o PluginOptions) ([]installpkg.OwnedFile, error) {
 	}
 	desc := "nexus harness for nexus-core: lifecycle hooks with the capability gate, the nx_* MCP tools, the nine role agents and the nx-* skills"
 	manifest := map[string]any{
-		"name":        PluginName,
+		"name":        claude.PluginName,
 		"version":     o.Version,
 		"description": desc,
 		"author":      map[string]any{"name": "nexus"},
@@ -45,7 +42,7 @@ func PluginFiles(o PluginOptions) ([]installpkg.OwnedFile, error) {
 		"description": "the nexus plugin for this machine, written by `nexus install claude --plugin`",
 		"owner":       map[string]any{"name": "nexus"},
 		"plugins": []any{map[string]any{
-			"name":        PluginName,
+			"name":        claude.PluginName,
 			"source":      "./",
 			"description": desc,
 			"version":     o.Version,

@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
@@ -87,7 +88,7 @@ func Inspect(o InstallOptions) (*Registration, error) {
 	} else if root != nil {
 		servers, _ := getAs[*object](root, "mcpServers")
 		if servers != nil {
-			r.MCP = server(servers, MCPServerName, o.Command)
+			r.MCP = server(servers, claude.MCPServerName, o.Command)
 			r.Nauro = server(servers, decisionsapi.ServerName, o.Command)
 		}
 	}

@@ -1,10 +1,12 @@
-package claude
+package setup
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/nexus-harness/nexus/harness/host/claude"
 )
 
 // FindRegistered finds what `nexus install claude` registered (the
@@ -26,10 +28,10 @@ func FindRegistered(proj, home, exe string) *Registered {
 			continue
 		}
 		r, err := Inspect(o)
-		if err != nil || len(r.Hooks[PreToolUse]) == 0 {
+		if err != nil || len(r.Hooks[claude.PreToolUse]) == 0 {
 			continue
 		}
-		hook, ok := SplitCommand(r.Hooks[PreToolUse][0])
+		hook, ok := SplitCommand(r.Hooks[claude.PreToolUse][0])
 		if !ok || o.Scope == ScopeProject && !runsThis(hook[0], exe, proj) {
 			continue
 		}

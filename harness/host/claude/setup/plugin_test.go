@@ -1,7 +1,8 @@
-package claude
+package setup
 
 import (
 	"encoding/json"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func TestPluginPackage(t *testing.T) {
 	var manifest struct {
 		Name, Version string
 	}
-	if err := json.Unmarshal(byPath[".claude-plugin/plugin.json"], &manifest); err != nil || manifest.Name != PluginName || manifest.Version != "1.2.3" {
+	if err := json.Unmarshal(byPath[".claude-plugin/plugin.json"], &manifest); err != nil || manifest.Name != claude.PluginName || manifest.Version != "1.2.3" {
 		t.Fatalf("plugin.json %s: %v", byPath[".claude-plugin/plugin.json"], err)
 	}
 	var market struct {
@@ -30,7 +31,7 @@ func TestPluginPackage(t *testing.T) {
 		Plugins []struct{ Name, Source string }
 	}
 	if err := json.Unmarshal(byPath[".claude-plugin/marketplace.json"], &market); err != nil || market.Name != PluginMarketplace || market.Owner.Name == "" ||
-		len(market.Plugins) != 1 || market.Plugins[0].Name != PluginName || market.Plugins[0].Source != "./" {
+		len(market.Plugins) != 1 || market.Plugins[0].Name != claude.PluginName || market.Plugins[0].Source != "./" {
 		t.Fatalf("marketplace.json %s: %v", byPath[".claude-plugin/marketplace.json"], err)
 	}
 	var hooks struct {
@@ -54,7 +55,7 @@ func TestPluginPackage(t *testing.T) {
 			Args    []string
 		} `json:"mcpServers"`
 	}
-	if err := json.Unmarshal(byPath[".mcp.json"], &mcp); err != nil || mcp.MCPServers[MCPServerName].Command != "/opt/nexus bin/nexus" || mcp.MCPServers[MCPServerName].Args[0] != "mcp" {
+	if err := json.Unmarshal(byPath[".mcp.json"], &mcp); err != nil || mcp.MCPServers[claude.MCPServerName].Command != "/opt/nexus bin/nexus" || mcp.MCPServers[claude.MCPServerName].Args[0] != "mcp" {
 		t.Fatalf(".mcp.json %s: %v", byPath[".mcp.json"], err)
 	}
 	if _, err := PluginFiles(PluginOptions{}); err == nil {

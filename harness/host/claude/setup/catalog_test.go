@@ -1,8 +1,9 @@
-package claude
+package setup
 
 import (
 	"bytes"
 	"flag"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
@@ -84,7 +86,7 @@ func TestClaudeRendersEveryAgentAndSkill(t *testing.T) {
 			t.Errorf("%s: unexpanded macro left", f.Path)
 		}
 	}
-	g, _, err := gate.New(gate.Options{Core: core, HostMap: CapabilityMap(), ToolPrefix: defaultPrefix, ToolRefPrefix: MCPToolPrefix})
+	g, _, err := gate.New(gate.Options{Core: core, HostMap: claude.CapabilityMap(), ToolPrefix: defaultPrefix, ToolRefPrefix: claude.MCPToolPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +193,19 @@ func TestModelsFromConfig(t *testing.T) {
 }
 
 func TestPluginPrefixesAgents(t *testing.T) {
-	files := renderFiles(t, loadCore(t), VariantPlugin, CatalogOptions{AgentPrefix: "nexus:"})
+	files := renderFiles(t, loadCore(t), claude.VariantPlugin, CatalogOptions{AgentPrefix: "nexus:"})
 	for _, f := range files {
 		if f.Path == "skills/nx-plan/SKILL.md" && !strings.Contains(string(f.Content), `subagent_type "nexus:researcher"`) {
 			t.Error("plugin skills must spawn nexus:<id>")
 		}
 	}
+}
+
+func loadCore(t *testing.T) *vocabulary.Core {
+	t.Helper()
+	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }

@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
@@ -36,9 +37,6 @@ func CheckOwned(dir string, files []installpkg.OwnedFile) ([]installpkg.OwnedSta
 // accepts and ignores it. Uninstall removes only commands carrying it.
 const ManagedFlag = "--managed"
 
-// MCPServerName is the name nexus registers its MCP server under.
-const MCPServerName = "nexus"
-
 // HookTimeout is the timeout (seconds) written on each hook entry.
 const HookTimeout = 30
 
@@ -46,14 +44,14 @@ const HookTimeout = 30
 // with their matcher ("" = no matcher: every occurrence). Stop, PreCompact
 // and PostCompact are left out: nexus has nothing to do on them.
 var InstalledEvents = []struct{ Event, Matcher string }{
-	{SessionStart, ""},
-	{UserPromptSubmit, ""},
-	{PreToolUse, "*"},
-	{PostToolUse, "*"},
-	{PostToolUseFailure, "*"},
-	{SubagentStart, ""},
-	{SubagentStop, ""},
-	{SessionEnd, ""},
+	{claude.SessionStart, ""},
+	{claude.UserPromptSubmit, ""},
+	{claude.PreToolUse, "*"},
+	{claude.PostToolUse, "*"},
+	{claude.PostToolUseFailure, "*"},
+	{claude.SubagentStart, ""},
+	{claude.SubagentStop, ""},
+	{claude.SessionEnd, ""},
 }
 
 // InstallOptions say where and what to install.
@@ -445,7 +443,7 @@ func editMCP(root *object, nexus, coreDir string, install, nauro bool) []string 
 			if cur, exists := servers.Get(decisionsapi.ServerName); exists && !ourServer(cur, nexus) {
 				// Nauro's own server (or another tool) holds the name: the
 				// store's tools stay on the nexus entry.
-				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", decisionsapi.ServerName, MCPServerName))
+				notes = append(notes, fmt.Sprintf("an MCP server named %q already exists and does not run nexus; the decision store's tools are served by %q instead", decisionsapi.ServerName, claude.MCPServerName))
 				nauro = false
 			}
 		}
@@ -459,7 +457,7 @@ func editMCP(root *object, nexus, coreDir string, install, nauro bool) []string 
 		nexusArgs = append(nexusArgs, "--core", coreDir)
 		nauroArgs = append(nauroArgs, "--core", coreDir)
 	}
-	notes = append(notes, editServer(root, MCPServerName, nexus, nexusArgs, install)...)
+	notes = append(notes, editServer(root, claude.MCPServerName, nexus, nexusArgs, install)...)
 	return append(notes, editServer(root, decisionsapi.ServerName, nexus, nauroArgs, install && nauro)...)
 }
 
@@ -477,7 +475,7 @@ func editServer(root *object, name, nexus string, args []any, want bool) []strin
 			return nil
 		}
 		if !ourServer(cur, nexus) {
-			if name == MCPServerName {
+			if name == claude.MCPServerName {
 				return []string{fmt.Sprintf("the MCP server %q was not written by nexus install; left alone", name)}
 			}
 			return nil

@@ -1,4 +1,4 @@
-package claude
+package setup
 
 import (
 	"github.com/nexus-harness/nexus/harness/install"
