@@ -243,7 +243,9 @@ func schemaTypes(sch map[string]any) map[string]bool {
 	return out
 }
 
-var printer = message.NewPrinter(language.English)
+// printer renders the schema library's messages; made on first use, not
+// in every process that links this package.
+var printer = sync.OnceValue(func() *message.Printer { return message.NewPrinter(language.English) })
 
 // describe renders a validation failure as one line per problem, in words
 // a model can act on: which parameter, what is wrong, what is expected.
@@ -317,9 +319,9 @@ func describe(ve *jsonschema.ValidationError, doc map[string]any, overrides map[
 		}
 		if len(e.Causes) == 0 {
 			if where == "" {
-				add("", "arguments: "+e.ErrorKind.LocalizedString(printer))
+				add("", "arguments: "+e.ErrorKind.LocalizedString(printer()))
 			} else {
-				add(top, fmt.Sprintf("parameter %q: %s", where, e.ErrorKind.LocalizedString(printer)))
+				add(top, fmt.Sprintf("parameter %q: %s", where, e.ErrorKind.LocalizedString(printer())))
 			}
 			return
 		}

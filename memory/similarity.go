@@ -2,6 +2,7 @@ package memory
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -110,7 +111,7 @@ func words(text string) []string {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
 		w := strings.ToLower(f)
-		if len([]rune(w)) < 2 || stopWords[w] || allDigits(w) {
+		if len([]rune(w)) < 2 || stopWords()[w] || allDigits(w) {
 			continue
 		}
 		out = append(out, fold(w))
@@ -137,7 +138,8 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-var stopWords = func() map[string]bool {
+// stopWords is built on first use (see categoryCues).
+var stopWords = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, w := range strings.Fields(`a about above after again against all also am an and any are as at be
 		because been before being below between both but by can could did do does doing down during each
@@ -149,4 +151,4 @@ var stopWords = func() map[string]bool {
 		m[w] = true
 	}
 	return m
-}()
+})

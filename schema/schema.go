@@ -175,7 +175,9 @@ func Check(sch *jsonschema.Schema, v any) []Problem {
 	return Problems(err)
 }
 
-var printer = message.NewPrinter(language.English)
+// printer renders the schema library's messages; made on first use, not
+// in every process that links this package.
+var printer = sync.OnceValue(func() *message.Printer { return message.NewPrinter(language.English) })
 
 // Problems flattens a validation error into leaf problems. The library's
 // BasicOutput mislabels leaves reached through a cross-file $ref as
@@ -201,11 +203,11 @@ func collect(e *jsonschema.ValidationError, out *[]Problem) {
 			collect(best, out)
 			return
 		}
-		*out = append(*out, leaf(e, k.LocalizedString(printer)))
+		*out = append(*out, leaf(e, k.LocalizedString(printer())))
 		return
 	}
 	if len(e.Causes) == 0 {
-		*out = append(*out, leaf(e, e.ErrorKind.LocalizedString(printer)))
+		*out = append(*out, leaf(e, e.ErrorKind.LocalizedString(printer())))
 		return
 	}
 	for _, c := range e.Causes {
