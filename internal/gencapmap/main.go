@@ -19,7 +19,7 @@ import (
 	"os"
 	"sort"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 type shell struct {

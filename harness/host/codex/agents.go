@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Codex's custom agents are one TOML file each, in <project>/.codex/agents/

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	nexuscore "github.com/nexus-harness/nexus/third_party/nexus-core"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/install"
