@@ -24,6 +24,9 @@ import (
 type HookPlugins struct {
 	// Options are the project's plugin options (read when an event comes).
 	Options func() (pluginhost.Options, error)
+	// Program, when Options leave HostProgram empty, finds the plugin host
+	// once an event has subscribers ("" = not installed).
+	Program func() string
 	// HookServer says whether a warm hook server may serve the events
 	// (plugins.hook_server).
 	HookServer func() bool
@@ -44,6 +47,9 @@ func (h *HookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 	subs, budget := pluginhost.Subscribed(o, ev.Name, tool)
 	if len(subs) == 0 {
 		return lifecycle.PluginReply{}
+	}
+	if o.HostProgram == "" && h.Program != nil {
+		o.HostProgram = h.Program()
 	}
 	sev, err := PluginEvent(ev)
 	if err != nil {

@@ -145,9 +145,10 @@ func (r *Root) Harness(ctx context.Context, o HarnessOptions) (*Harness, error) 
 	}
 	switch o.Plugins {
 	case PluginsForHook:
-		po := func() (pluginhost.Options, error) { return r.pluginOptions(cfg, proj, nexusDir, id), nil }
+		po := func() (pluginhost.Options, error) { return pluginOptionsFor(cfg, proj, nexusDir, id, ""), nil }
 		lo.Plugins = &harness.HookPlugins{
 			Options:    po,
+			Program:    hookHostProgram,
 			HookServer: func() bool { return set.HookServer },
 			Spawn:      spawnHookServer,
 		}

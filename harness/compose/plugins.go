@@ -54,6 +54,30 @@ func (r *Root) pluginOptions(cfg *config.Config, project, nexusDir, id string) p
 }
 
 func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.Options {
+	prog, err := hostProgram()
+	o := pluginOptionsFor(cfg, project, nexusDir, id, prog)
+	if err == nil {
+		o.HostProgram = prog
+	} // else the Backend reports the missing program when a plugin must run
+	return o
+}
+
+// hookHostProgram is the plugin host a hook needs once an event has
+// subscribers ("" when it is not installed: the in-process dispatch
+// reports it).
+func hookHostProgram() string {
+	p, err := pluginhost.DefaultHostProgram()
+	if err != nil {
+		return ""
+	}
+	return p
+}
+
+// pluginOptionsFor are the plugin options with prog as the bundled
+// store's executable and no HostProgram: a hook finds the plugin host
+// only when an event has subscribers (harness.HookPlugins.Program), which
+// saves every other hook the lookup.
+func pluginOptionsFor(cfg *config.Config, project, nexusDir, id, prog string) pluginhost.Options {
 	o := pluginhost.Options{
 		ProjectDir:  project,
 		Paths:       cfg.StringList("plugins.paths"),
@@ -80,10 +104,6 @@ func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.
 	if p := toolPrefix(cfg); p != "" {
 		o.ReservedPrefixes = []string{p}
 	}
-	prog, err := hostProgram()
-	if err == nil {
-		o.HostProgram = prog
-	} // else the Backend reports the missing program when a plugin must run
 	if cfg.Bool("decisions.enabled") {
 		o.Builtin = append(o.Builtin, harness.DecisionsManifest(project, prog))
 	}
