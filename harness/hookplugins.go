@@ -24,9 +24,10 @@ import (
 type HookPlugins struct {
 	// Options are the project's plugin options (read when an event comes).
 	Options func() (pluginhost.Options, error)
-	// Program, when Options leave HostProgram empty, finds the plugin host
-	// once an event has subscribers ("" = not installed).
-	Program func() string
+	// Complete, when set, finishes the options once an event has
+	// subscribers: it finds the plugin host program, a lookup every other
+	// hook is spared.
+	Complete func(*pluginhost.Options)
 	// HookServer says whether a warm hook server may serve the events
 	// (plugins.hook_server).
 	HookServer func() bool
@@ -48,8 +49,8 @@ func (h *HookPlugins) Dispatch(ctx context.Context, ev lifecycle.Event) lifecycl
 	if len(subs) == 0 {
 		return lifecycle.PluginReply{}
 	}
-	if o.HostProgram == "" && h.Program != nil {
-		o.HostProgram = h.Program()
+	if h.Complete != nil {
+		h.Complete(&o)
 	}
 	sev, err := PluginEvent(ev)
 	if err != nil {

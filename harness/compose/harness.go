@@ -148,7 +148,7 @@ func (r *Root) Harness(ctx context.Context, o HarnessOptions) (*Harness, error) 
 		po := func() (pluginhost.Options, error) { return pluginOptionsFor(cfg, proj, nexusDir, id, ""), nil }
 		lo.Plugins = &harness.HookPlugins{
 			Options:    po,
-			Program:    hookHostProgram,
+			Complete:   completeHookOptions,
 			HookServer: func() bool { return set.HookServer },
 			Spawn:      spawnHookServer,
 		}

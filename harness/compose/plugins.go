@@ -62,20 +62,24 @@ func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.
 	return o
 }
 
-// hookHostProgram is the plugin host a hook needs once an event has
-// subscribers ("" when it is not installed: the in-process dispatch
-// reports it).
-func hookHostProgram() string {
-	p, err := pluginhost.DefaultHostProgram()
-	if err != nil {
-		return ""
+// completeHookOptions finds the plugin host for a hook's options once its
+// event has subscribers (harness.HookPlugins.Complete): the program, and
+// the bundled store's executable, which pluginOptionsFor left empty.
+func completeHookOptions(o *pluginhost.Options) {
+	prog, err := hostProgram()
+	if err == nil {
+		o.HostProgram = prog
 	}
-	return p
+	for _, b := range o.Builtin {
+		if b.Name == decisionsapi.Name {
+			b.Executable = prog
+		}
+	}
 }
 
 // pluginOptionsFor are the plugin options with prog as the bundled
-// store's executable and no HostProgram: a hook finds the plugin host
-// only when an event has subscribers (harness.HookPlugins.Program), which
+// store's executable and no HostProgram. A hook passes "" and completes
+// them only when an event has subscribers (completeHookOptions), which
 // saves every other hook the lookup.
 func pluginOptionsFor(cfg *config.Config, project, nexusDir, id, prog string) pluginhost.Options {
 	o := pluginhost.Options{
