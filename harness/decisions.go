@@ -1,6 +1,9 @@
 package harness
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/plugins/sdk"
@@ -38,4 +41,16 @@ func DecisionsManifest(project, hostProgram string) *pluginhost.Manifest {
 		BareToolNames:   true,
 		Source:          pluginhost.SourceBuiltin,
 	}
+}
+
+// DecisionsSpecs are the bundled store's own descriptions of its tools
+// (decisionsapi.ToolSpecs, which its tests keep equal to what it describes
+// when it starts), for DecisionsManifest's Specs: with them an MCP server
+// lists the store's tools at once and starts the store on the first call.
+func DecisionsSpecs() ([]sdk.ToolSpec, error) {
+	var specs []sdk.ToolSpec
+	if err := json.Unmarshal(decisionsapi.ToolSpecs(), &specs); err != nil {
+		return nil, fmt.Errorf("the decision store's tool specs: %w", err)
+	}
+	return specs, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,24 +19,35 @@ import (
 const pluginStartSlack = 2 * time.Second
 
 // ServePlugins puts the tools of m's plugins into the engine's registry
-// beside nexus's own, answered by the plugin: every plugin with tools
+// beside nexus's own, answered by the plugin. A tool its manifest
+// describes (pluginhost.Manager.Known: the bundled decision store's) is
+// served at once and its plugin starts on the first call; when some tool
+// to serve is described only by its plugin, every plugin with tools
 // starts first, in parallel, so the registry is complete when this
-// returns. serve picks the tools to take (nil: all). A tool named like one
-// of nexus's is not taken. It returns one line per tool or plugin not
-// served (refused for its name, failed to start, or named like a nexus
-// tool); the others are served. The caller closes m when it stops serving.
+// returns. serve picks the tools to take (nil: all). A tool named like one of nexus's is not
+// taken. It returns one line per tool or plugin not served (refused for
+// its name, failed to start, or named like a nexus tool); the others are
+// served. The caller closes m when it stops serving.
 func (e *Engine) ServePlugins(ctx context.Context, m *pluginhost.Manager, serve func(pluginhost.Tool) bool) (notServed []string) {
 	for _, p := range m.Problems() {
 		if p.Tool != "" { // a manifest that is not loaded is Open's to log
 			notServed = append(notServed, p.Error())
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.StartBudget()+pluginStartSlack)
-	defer cancel()
-	list, err := m.Tools(ctx)
-	if err != nil {
-		// One line per plugin that did not start, naming it.
-		notServed = append(notServed, strings.Split(err.Error(), "\n")...)
+	list := m.Known()
+	if slices.ContainsFunc(m.Undescribed(), func(ref pluginhost.ToolRef) bool { return serve == nil || serve(pluginhost.Tool{ToolRef: ref}) }) {
+		ctx, cancel := context.WithTimeout(ctx, m.StartBudget()+pluginStartSlack)
+		defer cancel()
+		started, err := m.Tools(ctx)
+		if err != nil {
+			// One line per plugin that did not start, naming it.
+			notServed = append(notServed, strings.Split(err.Error(), "\n")...)
+		}
+		for _, t := range started {
+			if !slices.ContainsFunc(list, func(k pluginhost.Tool) bool { return k.Name == t.Name }) {
+				list = append(list, t)
+			}
+		}
 	}
 	for _, t := range list {
 		if serve != nil && !serve(t) {

@@ -117,3 +117,91 @@ func TestServePlugins(t *testing.T) {
 		})
 	}
 }
+
+// countingBackend is fakeBackend counting the plugin starts it is asked for.
+type countingBackend struct {
+	fakeBackend
+	starts, calls int
+}
+
+func (c *countingBackend) Tools(ctx context.Context) ([]pluginhost.Tool, error) {
+	c.starts++
+	return c.fakeBackend.Tools(ctx)
+}
+
+func (c *countingBackend) CallTool(ctx context.Context, ref pluginhost.ToolRef, args json.RawMessage) (*sdk.ToolResult, error) {
+	c.calls++
+	return c.fakeBackend.CallTool(ctx, ref, args)
+}
+
+// A tool its manifest describes (Manifest.Specs: the bundled decision
+// store's) is served without starting its plugin, which the first call
+// starts; a plugin described only by itself is still started to list its
+// tools, and then a described one is not served twice.
+func TestServePluginsKnownFromSpecs(t *testing.T) {
+	withSpecs := func(m *pluginhost.Manifest) *pluginhost.Manifest {
+		for _, d := range m.Tools {
+			m.Specs = append(m.Specs, sdk.ToolSpec{Name: d.Name, Description: "spec of " + d.Name, InputSchema: json.RawMessage(`{"type":"object"}`)})
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name       string
+		builtins   []*pluginhost.Manifest
+		wantStarts int
+		wantServed []string
+	}{
+		{"every tool described", []*pluginhost.Manifest{withSpecs(bare(builtin("store", "check", "propose")))}, 0, []string{"check", "propose"}},
+		{"one plugin described, one not", []*pluginhost.Manifest{withSpecs(bare(builtin("store", "check"))), builtin("other", "ping")}, 1, []string{"check", "other_ping"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := harness.New(harness.Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The plugin itself describes check differently: the manifest's
+			// spec is what is served.
+			fake := &countingBackend{fakeBackend: fakeBackend{tools: []pluginhost.Tool{described("other", "ping"),
+				{ToolRef: pluginhost.ToolRef{Plugin: "store", Tool: "check", Name: "check"}, Spec: sdk.ToolSpec{Name: "check", Description: "live"}}}}}
+			m, err := pluginhost.Open(pluginhost.Options{
+				ProjectDir: t.TempDir(), NoUserPlugins: true, Logger: pluginhost.NopLogger{}, Builtin: tt.builtins,
+				Backend: func(*pluginhost.Manager) (pluginhost.Backend, error) { return fake, nil },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if notServed := e.ServePlugins(context.Background(), m, nil); len(notServed) > 0 {
+				t.Fatalf("not served: %q", notServed)
+			}
+			if fake.starts != tt.wantStarts || fake.calls != 0 {
+				t.Fatalf("%d starts and %d calls to serve the tools, want %d and none", fake.starts, fake.calls, tt.wantStarts)
+			}
+			var served []string
+			for _, tool := range e.Tools() {
+				if tool.Plugin != "" {
+					served = append(served, tool.Name)
+				}
+			}
+			if !slices.Equal(served, tt.wantServed) {
+				t.Fatalf("served %v, want %v", served, tt.wantServed)
+			}
+			if c, _ := e.Tool("check"); c.Description != "spec of check" {
+				t.Errorf("check is described as %q, not by its manifest's spec", c.Description)
+			}
+			res, err := e.CallTool(context.Background(), "check", map[string]any{})
+			if err != nil || res["text"] != "check {}" || fake.calls != 1 {
+				t.Fatalf("the first call: %v %v (%d calls)", res, err, fake.calls)
+			}
+		})
+	}
+}
+
+// A spec for a tool the manifest does not declare is a programming error.
+func TestSpecOfUndeclaredToolRefused(t *testing.T) {
+	m := bare(builtin("store", "check"))
+	m.Specs = []sdk.ToolSpec{{Name: "other"}}
+	if _, err := pluginhost.New([]*pluginhost.Manifest{m}, pluginhost.Options{Logger: pluginhost.NopLogger{}}); err == nil || !strings.Contains(err.Error(), `tool "other", which the manifest does not declare`) {
+		t.Fatalf("want a refusal, got %v", err)
+	}
+}

@@ -645,8 +645,16 @@ func TestPluginsMCPShutdownAndGate(t *testing.T) {
 		if !slices.Equal(names, want) {
 			t.Fatalf("--only decisions serves %v, want %v", names, want)
 		}
+		// Listed from the store's own descriptions: the store starts on
+		// the first call, not before the server answers.
+		if store := childPIDs(t, s.cmd.Process.Pid, "serve decisions"); len(store) != 0 {
+			t.Errorf("--only decisions started the store before its first call: %v", store)
+		}
 		if text, isErr := s.call("check_decision", map[string]any{"proposed_approach": "use redis"}, nil); isErr {
 			t.Fatalf("check_decision: %q", text)
+		}
+		if store := childPIDs(t, s.cmd.Process.Pid, "serve decisions"); len(store) != 1 {
+			t.Errorf("the store runs as %v after its first call", store)
 		}
 		s.closeStdin()
 

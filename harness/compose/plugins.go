@@ -58,6 +58,13 @@ func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.
 	o := pluginOptionsFor(cfg, project, nexusDir, id, prog)
 	if err == nil {
 		o.HostProgram = prog
+		// The store can start: its tools are listed from its own
+		// descriptions before it does (a server answers tools/list at once).
+		for _, b := range o.Builtin {
+			if b.Name == decisionsapi.Name {
+				b.Specs, _ = harness.DecisionsSpecs()
+			}
+		}
 	} // else the Backend reports the missing program when a plugin must run
 	return o
 }

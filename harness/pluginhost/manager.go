@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -404,6 +405,45 @@ func (m *Manager) StartBudget() time.Duration {
 		}
 	}
 	return d
+}
+
+// Known returns the tools whose manifest carries the plugin's own
+// description of them (Manifest.Specs), in plugin then manifest order,
+// without starting anything.
+func (m *Manager) Known() []Tool {
+	var out []Tool
+	for _, n := range m.names {
+		man := m.byName[n]
+		for _, t := range man.Tools {
+			ref, ok := m.tools[man.exposedName(t.Name)]
+			if !ok || ref.Plugin != man.Name {
+				continue // refused for its name
+			}
+			for _, s := range man.Specs {
+				if s.Name == t.Name {
+					out = append(out, Tool{ToolRef: ref, Spec: s})
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Undescribed returns the declared tools without a spec in their
+// manifest: only Tools, which starts the plugins, can describe them.
+func (m *Manager) Undescribed() []ToolRef {
+	var out []ToolRef
+	for _, n := range m.names {
+		man := m.byName[n]
+		for _, t := range man.Tools {
+			ref, ok := m.tools[man.exposedName(t.Name)]
+			if ok && ref.Plugin == man.Name && !slices.ContainsFunc(man.Specs, func(s sdk.ToolSpec) bool { return s.Name == t.Name }) {
+				out = append(out, ref)
+			}
+		}
+	}
+	return out
 }
 
 // Tools starts every plugin that declares tools (in parallel) and returns

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -122,6 +123,13 @@ type Manifest struct {
 	// store serves check_decision, propose_decision, ... under the names
 	// agents prompted for Nauro already use.
 	BareToolNames bool `json:"-"`
+	// Specs are the plugin's own descriptions of its tools, known without
+	// starting it (Manager.Known): an MCP server lists them at once and
+	// starts the plugin on its first call. Only manifests built in code set
+	// them, for a plugin nexus ships and tests against them (the decision
+	// store's, decisionsapi.ToolSpecs); a tool without a spec is learnt by
+	// starting the plugin, as a discovered plugin's are.
+	Specs []sdk.ToolSpec `json:"-"`
 }
 
 // exposedName is the name a tool is served under.
@@ -166,6 +174,11 @@ func (m *Manifest) checkBuiltin() error {
 	for _, t := range m.Tools {
 		if !ValidToolName(t.Name) {
 			probs = append(probs, fmt.Sprintf("tool name %q does not match %s", t.Name, ToolNamePattern))
+		}
+	}
+	for _, s := range m.Specs {
+		if !slices.ContainsFunc(m.Tools, func(t ToolDecl) bool { return t.Name == s.Name }) {
+			probs = append(probs, fmt.Sprintf("a spec describes tool %q, which the manifest does not declare", s.Name))
 		}
 	}
 	for e, s := range m.Events {

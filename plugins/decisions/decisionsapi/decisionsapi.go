@@ -8,7 +8,10 @@
 // the store without linking it.
 package decisionsapi
 
-import "slices"
+import (
+	_ "embed"
+	"slices"
+)
 
 // Name is the store's plugin name (and the only tool set
 // `nexus mcp --only/--without` can name); Version its version.
@@ -55,6 +58,21 @@ func Tools() []string { return slices.Clone(tools) }
 
 // IsTool says whether name is one of the store's tools.
 func IsTool(name string) bool { return slices.Contains(tools, name) }
+
+// toolSpecs is the store's description of its tools as it gives it to
+// nexus when it starts (a JSON array of the plugin SDK's ToolSpec: name,
+// description, input_schema, annotations), kept here by the store's test
+// TestToolSpecsPublished (go test ./plugins/decisions -run
+// TestToolSpecsPublished -update writes it).
+//
+//go:embed tools.json
+var toolSpecs []byte
+
+// ToolSpecs returns the store's tools as it describes them, so that nexus
+// can list them over MCP before the store has started (the "nauro"
+// server's tools/list is answered at once; the store starts on the first
+// call).
+func ToolSpecs() []byte { return slices.Clone(toolSpecs) }
 
 // The environment the store reads.
 const (
