@@ -58,13 +58,6 @@ func pluginOptions(cfg *config.Config, project, nexusDir, id string) pluginhost.
 	o := pluginOptionsFor(cfg, project, nexusDir, id, prog)
 	if err == nil {
 		o.HostProgram = prog
-		// The store can start: its tools are listed from its own
-		// descriptions before it does (a server answers tools/list at once).
-		for _, b := range o.Builtin {
-			if b.Name == decisionsapi.Name {
-				b.Specs, _ = harness.DecisionsSpecs()
-			}
-		}
 	} // else the Backend reports the missing program when a plugin must run
 	return o
 }
@@ -185,6 +178,15 @@ func (r *Root) servePlugins(ctx context.Context, h *Harness, cfg *config.Config,
 	po := r.pluginOptions(cfg, proj, nexusDir, id)
 	if o.Builtin != nil {
 		po.Builtin = slices.DeleteFunc(po.Builtin, func(m *pluginhost.Manifest) bool { return !o.Builtin(m) })
+	}
+	if po.HostProgram != "" {
+		// The store can start: its tools are listed from its own
+		// descriptions before it does (a server answers tools/list at once).
+		for _, b := range po.Builtin {
+			if b.Name == decisionsapi.Name {
+				b.Specs, _ = harness.DecisionsSpecs()
+			}
+		}
 	}
 	po.Logger = o.PluginLog
 	if po.Logger == nil {
