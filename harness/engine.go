@@ -79,7 +79,9 @@ func New(o Options) (*Engine, error) {
 	}
 	schemas := o.Schemas
 	if schemas == nil {
-		schemas = schema.NewCoreSetFS(core.Dist.FS)
+		// The schemas the built-in distribution ships are known valid:
+		// compiled without checking them against the metaschema first.
+		schemas = schema.NewCoreSetKnown(core.Dist.FS, vocabulary.BuiltinFile)
 	}
 	now := o.Now
 	if now == nil {

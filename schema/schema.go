@@ -11,8 +11,10 @@
 package schema
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 	"strings"
@@ -54,6 +56,10 @@ const (
 type Set struct {
 	base string
 	fsys fs.FS
+	// known reports whether a schema file's bytes are known valid against
+	// its metaschema (nil: none is); trusted holds the URLs it said so of.
+	known   func(rel string, raw []byte) bool
+	trusted map[string]bool
 
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
@@ -77,6 +83,21 @@ func NewCoreSet(coreDir string) *Set {
 // (vocabulary.Dist.FS: a directory or the built-in copy).
 func NewCoreSetFS(fsys fs.FS) *Set {
 	return NewSet(CoreBaseURL, fsys)
+}
+
+// NewCoreSetKnown is NewCoreSetFS for a process that uses the schemas
+// rather than checks them (hooks, the MCP server): a file for which known
+// reports true (its bytes are those of a schema nexus's tests checked, see
+// vocabulary.BuiltinFile) is compiled without first being validated
+// against its draft's metaschema, which would compile the metaschema too
+// (about 1 ms and 500 KB on every process that writes a state file).
+// Every other file is validated as NewCoreSetFS does: a distribution
+// found on disk may hold anything.
+func NewCoreSetKnown(fsys fs.FS, known func(rel string, raw []byte) bool) *Set {
+	s := NewSet(CoreBaseURL, fsys)
+	s.known, s.trusted = known, map[string]bool{}
+	s.compiler.TrustSchemas(func(url string) bool { return s.trusted[url] })
+	return s
 }
 
 // NewSet serves schemas whose URLs start with base from fsys (URL path
@@ -104,7 +125,17 @@ func (l loader) Load(url string) (any, error) {
 		return nil, fmt.Errorf("load schema %s: %w", rel, err)
 	}
 	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
+	var r io.Reader = f
+	if l.s.known != nil {
+		raw, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("load schema %s: %w", rel, err)
+		}
+		// Called with the Set's lock held (Compile): trusted is safe.
+		l.s.trusted[url] = l.s.known(rel, raw)
+		r = bytes.NewReader(raw)
+	}
+	doc, err := jsonschema.UnmarshalJSON(r)
 	if err != nil {
 		return nil, fmt.Errorf("parse schema %s: %w", rel, err)
 	}

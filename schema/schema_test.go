@@ -84,3 +84,40 @@ func BenchmarkCompileAndValidateTracker(b *testing.B) {
 		}
 	}
 }
+
+// A file known valid is compiled without the metaschema check; any other
+// is checked as always. The same schema, invalid against the metaschema
+// ("type": 5), is refused when not known and accepted unchecked when known,
+// which shows that the check is what known skips.
+func TestKnownSchemasSkipTheMetaschema(t *testing.T) {
+	fsys := fstest.MapFS{
+		"known.json":   {Data: []byte(`{"type":"object","properties":{"n":{"type":5}}}`)},
+		"unknown.json": {Data: []byte(`{"type":"object","properties":{"n":{"type":5}}}`)},
+	}
+	var asked []string
+	set := NewCoreSetKnown(fsys, func(rel string, raw []byte) bool {
+		asked = append(asked, rel)
+		return rel == "known.json" && string(raw) == string(fsys["known.json"].Data)
+	})
+	if _, err := set.Compile("unknown.json"); err == nil || !strings.Contains(err.Error(), "is not valid against metaschema") {
+		t.Fatalf("an unknown file invalid against the metaschema: %v", err)
+	}
+	if _, err := set.Compile("known.json"); err != nil {
+		t.Fatalf("a known file was checked against the metaschema: %v", err)
+	}
+	if strings.Join(asked, " ") != "unknown.json known.json" {
+		t.Errorf("known was asked about %v", asked)
+	}
+}
+
+// The state schema a hook compiles, known valid, costs no metaschema.
+func BenchmarkCompileAndValidateTrackerKnown(b *testing.B) {
+	dir := testenv.CoreDir(b)
+	v := []any{map[string]any{"harness_id": "nexus", "started_at": "2026-01-01T00:00:00.000Z"}}
+	for i := 0; i < b.N; i++ {
+		set := NewCoreSetKnown(NewCoreSet(dir).fsys, func(string, []byte) bool { return true })
+		if ps, err := set.Validate(StateTracker, v); err != nil || len(ps) > 0 {
+			b.Fatal(err, ps)
+		}
+	}
+}

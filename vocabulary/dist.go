@@ -1,6 +1,7 @@
 package vocabulary
 
 import (
+	"bytes"
 	"io/fs"
 	"path"
 	"path/filepath"
@@ -52,6 +53,15 @@ func DirDist(dir, source string) Dist {
 // the binary and are decoded only when asked for.
 func Builtin() Dist {
 	return Dist{FS: nexuscore.FS(), Source: SourceBuiltin}
+}
+
+// BuiltinFile reports whether raw is, byte for byte, the file at rel of
+// the distribution built into nexus: a schema that is one of its files is
+// known valid against its metaschema (TestBuiltinSchemasAreValid), so
+// schema.NewCoreSetKnown need not check it again in every process.
+func BuiltinFile(rel string, raw []byte) bool {
+	b, err := fs.ReadFile(nexuscore.FS(), rel)
+	return err == nil && bytes.Equal(b, raw)
 }
 
 // BuiltinVersion is the nexus-core version built into nexus.

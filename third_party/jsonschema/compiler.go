@@ -44,6 +44,17 @@ func (c *Compiler) DefaultDraft(d *Draft) {
 	c.roots.defaultDraft = d
 }
 
+// TrustSchemas skips validating the documents trusted reports true for
+// against their metaschema when they are loaded: the caller knows them
+// valid (nexus patch: its built-in distribution's schemas, checked by its
+// tests, so a short-lived process compiling one state schema does not
+// compile the draft's metaschema to check it first).
+//
+// NOTE: must be called before compiling any schemas.
+func (c *Compiler) TrustSchemas(trusted func(url string) bool) {
+	c.roots.trusted = trusted
+}
+
 // AssertFormat always enables format assertions.
 //
 // Default Behavior:
