@@ -27,6 +27,12 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 3 && os.Args[1] == hookTimerArg {
 		os.Exit(hookTimer(os.Args[2], os.Args[3:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == mcpStandInArg {
+		os.Exit(mcpStandIn(os.Args[2]))
+	}
+	if len(os.Args) > 4 && os.Args[1] == mcpTimerArg {
+		os.Exit(mcpTimer(os.Args[2], os.Args[3], os.Args[4:]))
+	}
 	dir, err := os.MkdirTemp("", "nexus-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -78,6 +84,9 @@ type sessionOpts struct {
 	noNexus bool
 	// noMCP: the timing removes nexus's MCP server after install.
 	noMCP bool
+	// standInMCP: the timing replaces nexus's MCP servers with stand-ins
+	// answering at once (session.standInMCP).
+	standInMCP bool
 	// bare starts Claude Code with only what a launcher gives (no
 	// NEXUS_CORE_DIR, no nexus on PATH).
 	bare bool
@@ -179,6 +188,7 @@ type mcpStatus struct {
 type result struct {
 	events []event
 	stderr string
+	start  time.Time // when claude was started
 	wall   time.Duration
 }
 
@@ -243,10 +253,10 @@ func (s *session) converse(prompts []string, args ...string) result {
 		stdin.Write(append(msg, '\n'))
 	}
 	start := time.Now()
+	r := result{start: start}
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("start claude: %v", err)
 	}
-	var r result
 	var raw strings.Builder
 	send(prompts[0])
 	next := 1
