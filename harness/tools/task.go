@@ -103,7 +103,7 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any,
 	if !ok {
 		return map[string]any{"exists": false}, nil
 	}
-	tasks, err := state.MarshalCompact(t.Tasks)
+	tasks, err := env.Store.AppendTasksJSON(nil, 0, t)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func runTaskListJSON(_ context.Context, env *Env, _ map[string]any) ([]byte, err
 	if !ok {
 		return state.MarshalCompact(map[string]any{"exists": false})
 	}
-	return env.results.taskListJSON(t)
+	return env.results.taskListJSON(env.Store, t)
 }
 
 // taskListResult is task_list's answer for t, whose tasks are encoded.

@@ -38,13 +38,10 @@ type cacheEntry struct {
 	idKnown  bool // the platform gives an identity (else always racy)
 	hash     uint64
 	verified time.Time // when id and hash were last confirmed
-	value    any       // *Plan, *Tasks or []TrackerEntry
-	// valid: this version is known to match its schema (nexus wrote it
-	// after validating it, or validated it whole).
-	valid bool
-	// layout: for a tasks.json this process wrote, the bytes and where
-	// each task sits in them (encodeTasks).
-	layout *taskLayout
+	value    any       // *Plan, *Tasks or *[]TrackerEntry
+	// items: what is known of each item of value (items.go); nil when
+	// the file was decoded whole.
+	items *itemSet
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -84,15 +81,16 @@ func (c *fileCache) put(path string, e *cacheEntry) {
 
 // loaded is one read of a cached state file.
 type loaded struct {
-	value  any
-	valid  bool
-	layout *taskLayout
+	value any
+	items *itemSet
 }
 
 // load returns the parsed content of path: from the cache when the file
-// is unchanged, else read (once) and decoded by decode. A missing file is
-// (nil, false, nil). The returned value is shared: do not modify it.
-func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*loaded, bool, error) {
+// is unchanged, else read (once) and decoded by doc, which re-uses what
+// the cache knows of the items whose bytes did not change. A missing
+// file is (nil, false, nil). The returned value is shared: do not modify
+// it.
+func (s *Store) loadCached(path string, doc itemDoc) (*loaded, bool, error) {
 	c := s.cache
 	e := c.get(path)
 	if e != nil && !e.racy() {
@@ -103,7 +101,7 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 		}
 		if err == nil {
 			if id, ok := idOf(st); ok && id == e.id {
-				return &loaded{e.value, e.valid, e.layout}, true, nil
+				return &loaded{e.value, e.items}, true, nil
 			}
 		}
 	}
@@ -116,21 +114,26 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 	h := hashBytes(b)
 	if e != nil && e.hash == h {
 		// Same bytes: keep the parsed value, note the identity it has now.
-		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, valid: e.valid, layout: e.layout})
-		return &loaded{e.value, e.valid, e.layout}, true, nil
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, items: e.items})
+		return &loaded{e.value, e.items}, true, nil
 	}
-	v, err := decode(b)
+	var prevValue any
+	var prev *itemSet
+	if e != nil {
+		prevValue, prev = e.value, e.items
+	}
+	v, items, err := doc.decode(b, prevValue, prev)
 	if err != nil {
 		c.put(path, nil)
 		return nil, true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
 	}
-	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v})
-	return &loaded{v, false, nil}, true, nil
+	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v, items: items})
+	return &loaded{v, items}, true, nil
 }
 
 // remember records what a transaction just wrote to path, so the next read
 // needs no parse (it is confirmed by hash while the write is recent).
-func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
+func (s *Store) remember(path string, data []byte, v any, items *itemSet) {
 	if s.cache == nil {
 		return
 	}
@@ -144,7 +147,7 @@ func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
 		return
 	}
 	id, idKnown := idOf(st)
-	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true, layout: layout})
+	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, items: items})
 }
 
 // readWithID reads a whole file of the layout (beneath its anchor, through
