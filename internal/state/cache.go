@@ -2,7 +2,9 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -105,12 +107,17 @@ func (s *Store) loadCached(path string, doc itemDoc) (*loaded, bool, error) {
 			}
 		}
 	}
-	b, id, idKnown, ok, err := readWithID(s.L, path)
+	b, id, idKnown, ok, err := readWithID(s.L, path, e)
 	if err != nil || !ok {
 		c.put(path, nil)
 		return nil, ok, err
 	}
 	now := time.Now()
+	if b == nil {
+		// Same identity, same bytes (hashed as read, not kept).
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: e.hash, verified: now, value: e.value, items: e.items})
+		return &loaded{e.value, e.items}, true, nil
+	}
 	h := hashBytes(b)
 	if e != nil && e.hash == h {
 		// Same bytes: keep the parsed value, note the identity it has now.
@@ -151,8 +158,12 @@ func (s *Store) remember(path string, data []byte, v any, items *itemSet) {
 }
 
 // readWithID reads a whole file of the layout (beneath its anchor, through
-// the limit of its kind) and the identity of the very file read.
-func readWithID(l Layout, path string) (b []byte, id fileID, idKnown, ok bool, err error) {
+// the limit of its kind) and the identity of the very file read. When the
+// file still has the identity of e (a racy entry being confirmed), its
+// bytes are hashed as they are read and, when they are e's, not kept: b
+// is nil. A write's next read confirms the file this way without holding
+// a second copy of it.
+func readWithID(l Layout, path string, e *cacheEntry) (b []byte, id fileID, idKnown, ok bool, err error) {
 	f, fi, err := l.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -161,11 +172,42 @@ func readWithID(l Layout, path string) (b []byte, id fileID, idKnown, ok bool, e
 		return nil, fileID{}, false, false, err
 	}
 	defer f.Close()
+	id, idKnown = idOf(fi)
+	if e != nil && idKnown && e.idKnown && id == e.id && fi.Size() <= LimitFor(path) {
+		if same, err := hashesTo(safefile.Reader(f, path, LimitFor(path)), e.hash); err != nil {
+			return nil, fileID{}, false, false, err
+		} else if same {
+			return nil, id, idKnown, true, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 	if b, err = safefile.ReadAll(f, path, fi.Size(), LimitFor(path)); err != nil {
 		return nil, fileID{}, false, false, err
 	}
-	id, idKnown = idOf(fi)
 	return b, id, idKnown, true, nil
+}
+
+var hashBuffers = sync.Pool{New: func() any { return new([256 << 10]byte) }}
+
+// hashesTo reports whether r's bytes hash to sum (as hashBytes of all of
+// them would), reading through a pooled buffer.
+func hashesTo(r io.Reader, sum uint64) (bool, error) {
+	buf := hashBuffers.Get().(*[256 << 10]byte)
+	defer hashBuffers.Put(buf)
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	for {
+		n, err := r.Read(buf[:])
+		h.Write(buf[:n])
+		if err == io.EOF {
+			return h.Sum64() == sum, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }
 
 // StableVersion returns a comparable value naming the version of the file
