@@ -43,9 +43,11 @@ type item struct {
 	// start and end delimit the item's bytes in the version's data.
 	start, end int
 	// enc is Encode's rendering of the decoded item at its depth in the
-	// file, nil until known (it is the item's own bytes in a file nexus
-	// wrote).
-	enc []byte
+	// file, nil until known; encIsRaw: it is the item's own bytes (in a
+	// file nexus wrote, and in later versions that kept them), so it
+	// lies in data and holds no older version's bytes alive.
+	enc      []byte
+	encIsRaw bool
 	// compact is MarshalCompact's rendering, nil until asked for
 	// (guarded by itemSet.mu: readers fill it).
 	compact []byte
@@ -71,6 +73,17 @@ type itemSet struct {
 }
 
 func (s *itemSet) raw(i int) []byte { return s.data[s.items[i].start:s.items[i].end] }
+
+// carry returns what s knows of its item j for a later version whose data
+// has the same bytes at start..end (s.mu is held).
+func (s *itemSet) carry(j int, data []byte, start, end int) item {
+	p := &s.items[j]
+	it := item{start: start, end: end, enc: p.enc, compact: p.compact, valid: p.valid}
+	if p.encIsRaw {
+		it.enc, it.encIsRaw = data[start:end:end], true
+	}
+	return it
+}
 
 // find returns the index of the item of s whose bytes are raw (the one
 // at i first: most items keep their place), or -1.
@@ -237,8 +250,7 @@ func (d *arrayDoc[V, T]) decodeItems(data []byte, pv *V, prev *itemSet) (any, *i
 				it.start = it.end - len(v)
 				if j := prev.find(i, data[it.start:it.end]); j >= 0 {
 					x = old[j]
-					p := &prev.items[j]
-					it.enc, it.compact, it.valid = p.enc, p.compact, p.valid
+					it = prev.carry(j, data, it.start, it.end)
 				} else if err := jsonv2.Unmarshal(v, &x, readOpts); err != nil {
 					return err
 				}
@@ -400,8 +412,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 	set := &itemSet{data: data, open: prev.open, close: prev.close + delta, items: make([]item, 0, cap(items))}
 	items = append(items, oldItems[:k]...)
 	for i := range k {
-		it := prev.items[i]
-		set.items = append(set.items, item{start: it.start, end: it.end, enc: it.enc, compact: it.compact, valid: it.valid})
+		set.items = append(set.items, prev.carry(i, data, prev.items[i].start, prev.items[i].end))
 	}
 	for _, sp := range spans {
 		it := item{start: sp[0] - base + ms, end: sp[1] - base + ms}
@@ -412,8 +423,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 		raw := data[it.start:it.end]
 		if m := prev.findIn(len(items), raw, k, j); m >= 0 {
 			x = oldItems[m]
-			pm := &prev.items[m]
-			it.enc, it.compact, it.valid = pm.enc, pm.compact, pm.valid
+			it = prev.carry(m, data, it.start, it.end)
 		} else if err := jsonv2.Unmarshal(raw, &x, readOpts); err != nil {
 			return nil, nil, false
 		}
@@ -422,8 +432,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 	}
 	items = append(items, oldItems[j:]...)
 	for i := j; i < n; i++ {
-		it := prev.items[i]
-		set.items = append(set.items, item{start: it.start + delta, end: it.end + delta, enc: it.enc, compact: it.compact, valid: it.valid})
+		set.items = append(set.items, prev.carry(i, data, prev.items[i].start+delta, prev.items[i].end+delta))
 	}
 	v := d.clone(pv)
 	*d.items(v) = items
@@ -512,11 +521,13 @@ func (d *arrayDoc[V, T]) encode(vAny, baseAny any, baseSet *itemSet) ([]byte, *i
 		set.data = sb
 		return sb, set, nil
 	}
-	size := len(sb)
+	// Room for the base's bytes and about a kilobyte per item it lacks:
+	// a large file is allocated once, not doubled while appending.
+	size := len(sb) + 4096 + 1024*max(len(items)-len(baseItems), 0)
 	if baseSet != nil {
 		size += len(baseSet.data)
 	}
-	out := make([]byte, 0, size+size/8)
+	out := make([]byte, 0, size)
 	out = append(out, sb[:open+1]...)
 	if baseSet != nil {
 		baseSet.mu.Lock()
@@ -548,7 +559,7 @@ func (d *arrayDoc[V, T]) encode(vAny, baseAny any, baseSet *itemSet) ([]byte, *i
 	set.data = out
 	// Each item's encoding is its bytes in what is written.
 	for i := range set.items {
-		set.items[i].enc = set.raw(i)
+		set.items[i].enc, set.items[i].encIsRaw = set.raw(i), true
 	}
 	return out, set, nil
 }
