@@ -182,7 +182,7 @@ func touchTask(b testing.TB, path string, round int) {
 		}
 	}
 	out := append(append(append([]byte(nil), data[:at]...), status...), data[end:]...)
-	writeOver(b, path, out)
+	writeDurably(b, path, out)
 }
 
 // appendCycle appends a cycle to history.json as another harness would
@@ -207,7 +207,32 @@ func appendCycle(b testing.TB, path string, round int) {
       "note": "appended by another process, round %d"
     }`, round)
 	out := append(append(append([]byte(nil), data[:end]...), cycle...), data[end:]...)
-	writeOver(b, path, out)
+	writeDurably(b, path, out)
+}
+
+// writeDurably is writeOver with the new file fsynced before the rename:
+// the other process pays for its own durability (unsynced, the next fsync
+// of the engine's own write would write its data out; see
+// scripts/benchtable's changeAsAnotherProcess).
+func writeDurably(b testing.TB, path string, data []byte) {
+	b.Helper()
+	tmp := path + ".other"
+	f, err := os.Create(tmp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func writeOver(b testing.TB, path string, data []byte) {
