@@ -38,8 +38,12 @@ type resultCache struct {
 	taskList *state.Tasks // the version taskListJSON encodes
 	encoded  []byte
 
-	historyMu sync.Mutex // one history_search at a time (searches update their state)
+	historyMu sync.Mutex // one history reader at a time (they update their state)
 	history   map[historyKey]*historyMatches
+	planIDs   struct {
+		mark state.HistoryMark
+		max  int64 // the largest plan id in the cycles mark covers
+	}
 }
 
 // taskListJSON returns task_list's answer for t, a value from the store's

@@ -33,6 +33,7 @@ const racyWindow = 20 * time.Millisecond
 type fileCache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
+	history HistoryMark // see history.go
 }
 
 type cacheEntry struct {

@@ -100,7 +100,9 @@ func (s *Store) ReadHistorySince(mark HistoryMark, restart func(), fn func(raw [
 			}
 			if ok {
 				h.Write(tail[:n])
-				return HistoryMark{id: id, idKnown: idKnown, verified: now, prefix: mark.prefix + int64(n), sum: h.Sum64(), cycles: mark.cycles + cycles}, nil
+				m := HistoryMark{id: id, idKnown: idKnown, verified: now, prefix: mark.prefix + int64(n), sum: h.Sum64(), cycles: mark.cycles + cycles}
+				s.cache.setHistoryMark(m)
+				return m, nil
 			}
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -118,6 +120,7 @@ func (s *Store) ReadHistorySince(mark HistoryMark, restart func(), fn func(raw [
 		return HistoryMark{}, corrupt(err)
 	}
 	m.id, m.idKnown, m.verified = id, idKnown, now
+	s.cache.setHistoryMark(m)
 	return m, nil
 }
 
@@ -287,4 +290,68 @@ func (hr *hashingReader) advance(to int64) {
 	hr.h.Write(hr.pending[hr.start : hr.start+k])
 	hr.start += k
 	hr.off = to
+}
+
+// The store keeps the latest mark any read of history.json made (or its
+// own append left), so closing a cycle finds the end of the cycles
+// without parsing them.
+
+func (c *fileCache) historyMark() HistoryMark {
+	if c == nil {
+		return HistoryMark{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.history
+}
+
+func (c *fileCache) setHistoryMark(m HistoryMark) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.history = m
+}
+
+// markHistory records the mark of a history.json the store just wrote:
+// data, whose cycles (count of them) end at end.
+func (s *Store) markHistory(data []byte, end, count int) {
+	st, err := os.Stat(s.L.HistoryPath())
+	if err != nil {
+		s.cache.setHistoryMark(HistoryMark{})
+		return
+	}
+	id, idKnown := idOf(st)
+	s.cache.setHistoryMark(HistoryMark{id: id, idKnown: idKnown, verified: time.Now(), prefix: int64(end), sum: hashBytes(data[:end]), cycles: count})
+}
+
+// appendPoint returns where a new cycle goes in a history.json laid out as
+// nexus writes it (the cycles two spaces in, each four: the bytes after
+// the last cycle are "\n  ]", or "]" right after the '[' of no cycles),
+// and how many cycles it has; -1 for any other file. The bytes through
+// the last cycle are found from mark when data still begins with the
+// bytes mark covers (hashed, not parsed), else by reading data whole.
+func appendPoint(data []byte, mark HistoryMark) (at, cycles int) {
+	at = -1
+	if mark.prefix > 0 && int64(len(data)) >= mark.prefix && hashBytes(data[:mark.prefix]) == mark.sum {
+		if n, k, ok, _ := appendedCycles(data[mark.prefix:], mark.cycles > 0, func([]byte) error { return nil }); ok {
+			at, cycles = int(mark.prefix)+n, mark.cycles+k
+		}
+	}
+	if at < 0 {
+		m, err := walkHistory(bytes.NewReader(data), func([]byte) error { return nil })
+		if err != nil || m.prefix == 0 {
+			return -1, 0
+		}
+		at, cycles = int(m.prefix), m.cycles
+	}
+	rest := data[at:]
+	switch {
+	case cycles > 0 && bytes.HasPrefix(rest, []byte("\n  ]")):
+	case cycles == 0 && bytes.HasPrefix(rest, []byte("]")) && at > 0 && data[at-1] == '[':
+	default:
+		return -1, 0
+	}
+	return at, cycles
 }

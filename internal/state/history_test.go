@@ -1,11 +1,14 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // historyText renders a history.json of cycles named c0..c(n-1), in the
@@ -198,4 +201,119 @@ func FuzzReadHistorySince(f *testing.F) {
 			t.Fatalf("from the mark: %q\nfrom the start: %q\nbase %q\nnext %q", got, want, base, next)
 		}
 	})
+}
+
+// BenchmarkAppendCycle measures closing a cycle (Tx.AppendCycle and the
+// durable write) on a history.json of n cycles of about 3.8 KB each, as
+// the side-by-side benchmark generates them.
+//
+//	go test -run '^$' -bench AppendCycle -benchtime 10x ./internal/state/
+func BenchmarkAppendCycle(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("cycles=%d", n), func(b *testing.B) {
+			s := newStore(b)
+			os.MkdirAll(s.L.Nexus, 0o755)
+			task := Task{ID: 1, Title: "Implement part 1 of the storage layer", Context: strings.Repeat("context ", 16), Status: TaskCompleted, Deps: []int64{}, Approach: Ptr(strings.Repeat("approach ", 8))}
+			c := Cycle{SchemaVersion: SchemaVersion, CompletedAt: "2026-01-01T00:00:00.000Z", Branch: "main",
+				Plan:  jsontext.Value(`{"id":1,"topic":"Cycle: storage work","issues":[{"id":1,"title":"Which format","status":"decided","decision":"JSON"}],"created_at":"2026-01-01T00:00:00.000Z"}`),
+				Tasks: []Task{task, task, task, task, task}}
+			raw, _ := MarshalCompact(c)
+			h := History{SchemaVersion: SchemaVersion, Cycles: make([]jsontext.Value, n)}
+			for i := range h.Cycles {
+				h.Cycles[i] = raw
+			}
+			data, _ := Encode(&h)
+			replaceFile(b, s.L.HistoryPath(), string(data))
+			ctx := context.Background()
+			for b.Loop() {
+				if err := s.Update(ctx, []string{s.L.HistoryPath()}, func(tx *Tx) error { _, err := tx.AppendCycle(c); return err }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// appendWhole is AppendCycle's other way: decode, append, re-indent.
+func appendWhole(t testing.TB, data []byte, c Cycle) []byte {
+	t.Helper()
+	var h History
+	if err := Decode(data, &h); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := MarshalCompact(c)
+	h.Cycles = append(h.Cycles, raw)
+	out, err := Encode(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// On a history.json nexus wrote, putting the new cycle after the last one
+// in the file's bytes gives what decoding, appending and re-indenting
+// gives, whether the store has a mark of the file or not; a file laid out
+// otherwise is re-indented as before.
+func TestAppendCycleSpliceIsEncode(t *testing.T) {
+	legacy := []string{
+		`{"completed_at":"2020-01-01T00:00:00Z","branch":"old","plan":{"id":3,"topic":"x & <y> \u00e9","issues":[],"created_at":"2020-01-01T00:00:00Z"},"tasks":[],"memoryHint":1.50}`,
+		`{"schema_version":"0.5","completed_at":"2026-01-01T00:00:00Z","branch":"main","plan":null,"tasks":[{"id":1,"title":"t","context":"c","status":"completed","deps":[]}],"x":{"y":[[],{}]}}`,
+	}
+	c := Cycle{SchemaVersion: SchemaVersion, CompletedAt: "2026-02-01T00:00:00.000Z", Branch: "main", Plan: jsontext.Value(`{"id":1,"topic":"t","issues":[],"created_at":"2026-02-01T00:00:00Z"}`),
+		Tasks: []Task{{ID: 1, Title: "t \"q\" </x>", Context: "line\nbreak", Status: TaskCompleted, Deps: []int64{}}}}
+	var files []string
+	for n := range 4 {
+		h := History{SchemaVersion: SchemaVersion, Cycles: []jsontext.Value{}}
+		for i := range n {
+			h.Cycles = append(h.Cycles, jsontext.Value(legacy[i%2]))
+		}
+		for _, extra := range []Extra{nil, {"x_after": jsontext.Value(`{"cycles":[1]}`)}} {
+			h.Extra = extra
+			b, _ := Encode(&h)
+			files = append(files, string(b))
+		}
+	}
+	files = append(files,
+		`{"cycles":[`+legacy[0]+`]}`,                      // compact
+		"{\n\t\"cycles\": [\n\t\t"+legacy[1]+"\n\t]\n}\n", // tabs
+		"{\n  \"cycles\": []\n}\n",
+	)
+	for i, f := range files {
+		for _, marked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d/marked=%v", i, marked), func(t *testing.T) {
+				s := newStore(t)
+				os.MkdirAll(s.L.Nexus, 0o755)
+				replaceFile(t, s.L.HistoryPath(), f)
+				if marked {
+					if _, err := s.ReadHistorySince(HistoryMark{}, func() {}, func([]byte) error { return nil }); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Files laid out as Encode writes them take the splice.
+				if at, _ := appendPoint([]byte(f), s.cache.historyMark()); (at >= 0) != (i < 8 || i == 10) {
+					t.Fatalf("appendPoint = %d", at)
+				}
+				want := appendWhole(t, []byte(f), c)
+				for round := range 2 { // the second append starts from the first's mark
+					var total int
+					err := s.Update(context.Background(), []string{s.L.HistoryPath()}, func(tx *Tx) (err error) {
+						total, err = tx.AppendCycle(c)
+						return err
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, _ := os.ReadFile(s.L.HistoryPath())
+					var h History
+					if Decode(got, &h) != nil || total != len(h.Cycles) {
+						t.Fatalf("round %d: total %d for %d cycles:\n%s", round, total, len(h.Cycles), got)
+					}
+					if string(got) != string(want) {
+						t.Fatalf("round %d:\n%s\nwant (decoded, appended, re-indented):\n%s", round, got, want)
+					}
+					want = appendWhole(t, got, c)
+				}
+			})
+		}
+	}
 }

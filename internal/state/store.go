@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/schema"
@@ -253,6 +255,8 @@ type Tx struct {
 	// items are what is known of the items of the staged values (their
 	// encodings, which are known valid), kept with them in the cache.
 	items map[string]*itemSet
+	// after run once every staged write is done.
+	after []func()
 }
 
 // rank orders lock acquisition so concurrent transactions never deadlock.
@@ -348,12 +352,6 @@ func (tx *Tx) Tasks() (*Tasks, bool, error) {
 	return l.value.(*Tasks).clone(), true, nil
 }
 
-// History returns history.json as of this transaction.
-func (tx *Tx) History() (*History, bool, error) {
-	tx.mustLock(tx.s.L.HistoryPath())
-	return tx.s.ReadHistory()
-}
-
 // Tracker returns a copy of agent-tracker.json as of this transaction.
 func (tx *Tx) Tracker() ([]TrackerEntry, bool, error) {
 	l, err := tx.read(tx.s.L.TrackerPath(), trackerDoc)
@@ -413,14 +411,32 @@ func (tx *Tx) PutTracker(entries []TrackerEntry) error {
 // AppendCycle stages history.json with one more cycle. Existing cycles are
 // carried over byte for byte; only the new cycle is checked against the
 // cycle schema (legacy cycles from other versions are not ours to fix).
+// When the file is laid out as nexus writes it, the new cycle is put
+// after the last one in the file's bytes (found from the store's history
+// mark without parsing the cycles before it, see appendPoint); otherwise
+// the file is decoded and re-indented whole, which changes only
+// whitespace. Both give Encode's bytes for a file Encode wrote
+// (TestAppendCycleSpliceIsEncode).
 func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 	path := tx.s.L.HistoryPath()
-	h, ok, err := tx.History()
+	tx.mustLock(path)
+	b, ok, err := tx.s.L.readFile(path)
 	if err != nil {
 		return 0, err
 	}
-	if !ok {
+	at, count := -1, 0
+	var h *History
+	switch {
+	case !ok:
 		h = &History{SchemaVersion: SchemaVersion}
+	default:
+		if at, count = appendPoint(b, tx.s.cache.historyMark()); at < 0 {
+			h = new(History)
+			if err := Decode(b, h); err != nil {
+				return 0, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
+			}
+			count = len(h.Cycles)
+		}
 	}
 	raw, err := marshalCompact(c)
 	if err != nil {
@@ -436,20 +452,41 @@ func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 		ps = tx.s.tolerated(path, v, ps)
 		if len(ps) > 0 {
 			for i := range ps {
-				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", len(h.Cycles), ps[i].Pointer)
+				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", count, ps[i].Pointer)
 			}
 			return 0, &InvalidWriteError{Path: path, Problems: ps}
 		}
 	}
-	h.Cycles = append(h.Cycles, raw)
-	// Re-indenting changes only whitespace: every existing cycle keeps its
-	// members, their order, number spellings and escapes.
-	b, err := Encode(h)
-	if err != nil {
-		return 0, err
+	if h != nil {
+		h.Cycles = append(h.Cycles, raw)
+		// Re-indenting changes only whitespace: every existing cycle keeps its
+		// members, their order, number spellings and escapes.
+		out, err := Encode(h)
+		if err != nil {
+			return 0, err
+		}
+		tx.put(path, out)
+		return len(h.Cycles), nil
 	}
-	tx.put(path, b)
-	return len(h.Cycles), nil
+	var one bytes.Buffer
+	if err := jsonv2.MarshalWrite(&one, &c, indentOpts); err != nil {
+		return 0, fmt.Errorf("encode history cycle: %w", err)
+	}
+	sep := ",\n    "
+	if count == 0 {
+		sep = "\n    "
+	}
+	out := make([]byte, 0, len(b)+len(sep)+one.Len()*2+4)
+	out = append(append(out, b[:at]...), sep...)
+	out = appendIndented(out, bytes.TrimSuffix(one.Bytes(), []byte("\n")), []byte("\n    "))
+	end := len(out)
+	if count == 0 {
+		out = append(out, "\n  "...)
+	}
+	out = append(out, b[at:]...)
+	tx.put(path, out)
+	tx.after = append(tx.after, func() { tx.s.markHistory(out, end, count+1) })
+	return count + 1, nil
 }
 
 // Delete stages the removal of a file: nil content removes it at commit.
@@ -514,6 +551,9 @@ func (tx *Tx) commit() error {
 		if v, ok := tx.values[path]; ok {
 			tx.s.remember(path, b, v, tx.items[path])
 		}
+	}
+	for _, f := range tx.after {
+		f()
 	}
 	return nil
 }
