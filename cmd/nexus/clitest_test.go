@@ -28,7 +28,7 @@ var testBuilds = map[string]struct {
 	"testplugin":    {"../../harness/pluginhost/launch/testdata/testplugin", false},
 	"shellguard":    {"../../examples/plugins/shellguard", false},
 	"bareplugin":    {"../../harness/pluginhost/launch/testdata/bareplugin", false},
-	"rssrun":        {"testdata/rssrun", true},
+	"rssrun":        {"../../internal/testenv/rssrun", true},
 }
 
 var (

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	sft "github.com/nexus-harness/nexus/internal/safefile/safefiletest"
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // Issue 22 item 2 at the commands: a project whose state files are
@@ -79,34 +76,19 @@ func containsAny(s string, subs []string) bool {
 	return false
 }
 
-// runBounded runs bin with a deadline and returns its combined output and
-// peak resident set (bytes, from getrusage of the child, measured by
-// rssrun: see testdata/rssrun). A run past the deadline is killed with
-// its process group.
+// runBounded runs bin with a deadline and returns its output (stdout,
+// then stderr) and peak resident set (bytes, from getrusage of the child:
+// see testenv.RunBounded). A run past the deadline is killed with its
+// process group.
 func runBounded(t *testing.T, bin, dir string, env []string, stdin string, d time.Duration, args ...string) (string, int64, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	rssFile := filepath.Join(t.TempDir(), "maxrss")
-	cmd := exec.CommandContext(ctx, built(t, "rssrun"), append([]string{rssFile, bin}, args...)...)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdin = strings.NewReader(stdin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		return out.String(), 0, ctx.Err()
+	o := testenv.RunBounded(testenv.Bounded{RSSRun: built(t, "rssrun"), Bin: bin, Args: args, Dir: dir, Env: env, Stdin: []byte(stdin), Wall: d})
+	out := string(o.Stdout) + string(o.Stderr)
+	if o.Killed != "" {
+		return out, o.MaxRSS, context.DeadlineExceeded
 	}
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		t.Fatal(err)
+	if o.Err != nil {
+		t.Fatalf("run %s: %v\n%s", bin, o.Err, out)
 	}
-	kib, rerr := os.ReadFile(rssFile)
-	n, perr := strconv.ParseInt(string(kib), 10, 64)
-	if rerr != nil || perr != nil {
-		t.Fatalf("no peak RSS from rssrun (%v, %v):\n%s", rerr, perr, out.String())
-	}
-	return out.String(), n << 10, nil
+	return out, o.MaxRSS, nil
 }

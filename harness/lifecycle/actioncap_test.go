@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/nexus-harness/nexus/harness/tags"
 )
 
 // TestInlineActionCap: a message runs at most MaxInlineActions inline
@@ -76,6 +78,33 @@ func TestInlineActionCap(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTagScanWindow: tags past the first tags.MaxScanBytes of a message
+// are not read; the reply and the log say how many bracket tokens were
+// left, and a long message without any past the window passes unchanged.
+func TestTagScanWindow(t *testing.T) {
+	mem := &recMemory{}
+	e, s := newEngine(t, Options{Memory: mem, Tools: &fakeTools{}})
+	long := strings.Repeat("x", tags.MaxScanBytes)
+	r := handle(t, e, Event{Name: UserMessage, Prompt: "[m] note " + long + " [m] late [plan]"})
+	want := "and not the 2 bracket tokens after that"
+	if len(mem.calls) != 1 || !strings.Contains(r.Context, want) || !strings.Contains(r.Notice, want) {
+		t.Errorf("%d saves; reply %q / %q", len(mem.calls), clip(r.Context), r.Notice)
+	}
+	if l := logLines(t, s.L.LogPath()); len(l) == 0 || l[len(l)-1].Level != "warn" || !strings.Contains(l[len(l)-1].Msg, want) {
+		t.Errorf("log %+v", l)
+	}
+	if r := handle(t, e, Event{Name: UserMessage, Prompt: long + long}); r.Context != "" || r.Notice != "" {
+		t.Errorf("a long message without tags: %q / %q", clip(r.Context), r.Notice)
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
 }
 
 func logLines(t *testing.T, path string) []LogLine {

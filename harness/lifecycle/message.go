@@ -30,8 +30,8 @@ const (
 const MaxInlineActions = 20
 
 func (e *Engine) profile() *tags.Profile {
-	p := tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
-	p.AgentPrefix = e.o.AgentPrefix
+	p := tags.NewProfile(e.o.Host.Skills, e.Detector(), e.prefix())
+	p.AgentPrefix = e.o.Host.AgentPrefix
 	return p
 }
 
@@ -42,7 +42,7 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
-	if e.o.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
+	if e.o.Host.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
 		// A slash command of an installed skill (/nx-plan, /nexus:nx-plan):
 		// the host loads it; nexus records it as the active skill.
 		cmd, _, _ := strings.Cut(strings.TrimPrefix(ev.Prompt, "/"), " ")
@@ -93,6 +93,13 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 		notices = append(notices, text)
 		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
 	}
+	if res.Unread > 0 {
+		text := fmt.Sprintf("nexus read the first %d KiB of this message for tags and not the %d bracket tokens after that (a message is read for tags up to %d KiB). Send tags still wanted in a shorter message.",
+			tags.MaxScanBytes>>10, res.Unread, tags.MaxScanBytes>>10)
+		parts = append(parts, part{text: text})
+		notices = append(notices, text)
+		e.log.Log(ctx, "warn", UserMessage, ev.AgentID, text)
+	}
 	parts = append(parts, e.guidance(len(res.Fired) > 0)...)
 	if len(parts) == 0 {
 		return Reply{}, nil
@@ -117,7 +124,7 @@ func (e *Engine) markSkillLoaded(ctx context.Context, name string) {
 	if _, ok := e.o.Core.Skill(name); !ok {
 		return
 	}
-	a := ActiveSkill{Skill: name, Tag: e.o.SkillTool + " tool", ActivatedAt: e.o.Store.Timestamp(), HostLoaded: true}
+	a := ActiveSkill{Skill: name, Tag: e.o.Host.SkillTool + " tool", ActivatedAt: e.o.Store.Timestamp(), HostLoaded: true}
 	if cur, ok := e.readActiveSkill(); ok && cur.Skill == name {
 		if cur.HostLoaded {
 			return

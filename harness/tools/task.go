@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"path/filepath"
 
 	"github.com/nexus-harness/nexus/internal/state"
@@ -23,7 +22,7 @@ func taskAdd() *Tool {
 		// goal replaces the list's goal, so a call can overwrite data.
 		Annotations: Annotations{Title: "Add a task", Destructive: true, Idempotent: false, OpenWorld: false},
 		Classes:     []string{ClassTaskCreation},
-		Run:         runTaskAdd,
+		Handle:      Object(runTaskAdd),
 	}
 }
 
@@ -90,40 +89,32 @@ func taskList() *Tool {
 			"Returns {\"exists\": false} when there is no task list.",
 		Params:      params("task_list"),
 		Annotations: withTitle(readOnly, "List tasks"),
-		Run:         runTaskList,
-		RunJSON:     runTaskListJSON,
+		Handle:      runTaskList,
 	}
 }
 
-func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any, error) {
+// runTaskList answers from the encoded answer kept per version of
+// tasks.json, so a repeated call neither re-encodes nor re-validates
+// megabytes of tasks.
+func runTaskList(_ context.Context, env *Env, _ map[string]any) (*Result, error) {
 	t, ok, err := env.Store.ReadTasks()
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return map[string]any{"exists": false}, nil
+		b, err := state.MarshalCompact(map[string]any{"exists": false})
+		return Encoded(b), err
 	}
-	tasks, err := env.Store.AppendTasksJSON(nil, 0, t)
+	b, err := env.results.taskListJSON(env.Store, t)
 	if err != nil {
 		return nil, err
 	}
-	return taskListResult(t, tasks), nil
+	return Encoded(b), nil
 }
 
-// runTaskListJSON is runTaskList encoded, kept per version of tasks.json.
-func runTaskListJSON(_ context.Context, env *Env, _ map[string]any) ([]byte, error) {
-	t, ok, err := env.Store.ReadTasks()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return state.MarshalCompact(map[string]any{"exists": false})
-	}
-	return env.results.taskListJSON(env.Store, t)
-}
-
-// taskListResult is task_list's answer for t, whose tasks are encoded.
-func taskListResult(t *state.Tasks, tasks []byte) map[string]any {
+// taskListHead is task_list's answer for t without its tasks (the goal
+// and the summary; taskListJSON adds the tasks).
+func taskListHead(t *state.Tasks) map[string]any {
 	status := make(map[int64]string, len(t.Tasks))
 	completed, pending, inProgress := 0, 0, 0
 	for _, x := range t.Tasks {
@@ -154,8 +145,7 @@ func taskListResult(t *state.Tasks, tasks []byte) map[string]any {
 		}
 	}
 	return map[string]any{
-		"goal":  t.Goal,
-		"tasks": jsontext.Value(tasks),
+		"goal": t.Goal,
 		"summary": map[string]any{
 			"total":     len(t.Tasks),
 			"completed": completed,
@@ -174,7 +164,7 @@ func taskUpdate() *Tool {
 		Params:      params("task_update"),
 		Annotations: Annotations{Title: "Update a task", Destructive: true, Idempotent: true, OpenWorld: false},
 		Classes:     []string{ClassTaskStateTransition, ClassTaskMetadataModified},
-		Run:         runTaskUpdate,
+		Handle:      Object(runTaskUpdate),
 	}
 }
 
@@ -214,7 +204,7 @@ func taskClose() *Tool {
 		Params:      params("task_close"),
 		Annotations: Annotations{Title: "Close the cycle", Destructive: true, Idempotent: false, OpenWorld: false},
 		Classes:     []string{ClassTaskStateTransition, ClassTaskMetadataModified},
-		Run:         runTaskClose,
+		Handle:      Object(runTaskClose),
 	}
 }
 

@@ -2,13 +2,11 @@ package crashtest
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,42 +33,21 @@ func TestMain(m *testing.M) {
 		runJail() // execs or exits
 	}
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	commands.Remove()
 	os.Exit(code)
 }
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
+// commands builds cmd/nexus once per test run, the way `make build` does
+// (static, stripped): the crash and co-running tests kill and race the
+// program users run, not a test double.
+var commands testenv.Commands
 
-// nexusBinary builds cmd/nexus once per test run, the way `make build`
-// does (static, stripped): the crash and co-running tests kill and race
-// the program users run, not a test double. The plugin host (nexus-plugins,
-// which runs `nexus decision`) is built beside it, as installed.
 func nexusBinary(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "nexus-crashtest-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "nexus")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", binDir, "./cmd/nexus", "./cmd/nexus-plugins")
-		cmd.Dir = testenv.ModuleRoot(t)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ./cmd/nexus ./cmd/nexus-plugins: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	// The plugin host (nexus-plugins, which runs `nexus decision`) is
+	// built beside it, as installed.
+	commands.Path(t, "./cmd/nexus-plugins")
+	return commands.Path(t, "./cmd/nexus")
 }
 
 // nexusEnv is a clean environment for nexus processes: no user

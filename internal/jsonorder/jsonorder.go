@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"iter"
+
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // Object is a JSON object that keeps insertion order.
@@ -72,8 +74,14 @@ func (o *Object) Len() int { return len(o.keys) }
 // Parse decodes one JSON value. Objects become *Object, arrays []any,
 // numbers whatever number returns (json.Number itself when nil), strings,
 // booleans and null as encoding/json gives them. A duplicate member keeps
-// the last value at the first position.
+// the last value at the first position. A value nested deeper than
+// jsonscan.MaxDepth is refused before anything is decoded: the files
+// parsed here come from repositories too, and a 20 KB .mcp.json nested
+// 10,000 deep took the installer 1.6 GB and came back as a 200 MB file.
 func Parse(data []byte, number func(json.Number) (any, error)) (any, error) {
+	if err := jsonscan.CheckDepth(data, jsonscan.MaxDepth); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := parseValue(dec, number)

@@ -2,8 +2,12 @@ package jsonorder
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 func TestParseKeepsOrder(t *testing.T) {
@@ -34,6 +38,22 @@ func TestParseErrors(t *testing.T) {
 	for _, in := range []string{`{"a":1} x`, `{"a":`, `{1:2}`, `]`} {
 		if _, err := Parse([]byte(in), nil); err == nil {
 			t.Errorf("Parse(%q) succeeded", in)
+		}
+	}
+}
+
+// Nesting is bounded at jsonscan.MaxDepth, the outermost value included.
+func TestParseDepthLimit(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	if _, err := Parse(nest(jsonscan.MaxDepth), nil); err != nil {
+		t.Fatalf("%d levels: %v", jsonscan.MaxDepth, err)
+	}
+	for _, n := range []int{jsonscan.MaxDepth + 1, 10_000} {
+		var de *jsonscan.DepthError
+		if _, err := Parse(nest(n), nil); !errors.As(err, &de) {
+			t.Errorf("%d levels: %v", n, err)
 		}
 	}
 }

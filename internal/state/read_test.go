@@ -142,6 +142,53 @@ func TestAppendLineRefusesAFIFO(t *testing.T) {
 	}
 }
 
+// A log over its read limit is refused before anything is scanned for its
+// last line: an 8 GiB sparse tool log a repository ships made every hook
+// that logs a tool call take 27 s. At the limit, a log without a newline
+// is cut back to nothing and appended to, within the deadline.
+func TestAppendLineRefusesALogOverItsLimit(t *testing.T) {
+	// "at the limit": a sparse log of exactly the limit ending in a
+	// newline (writing 128 MiB would be most of the test's time).
+	for _, k := range []sft.Kind{sft.Sparse, sft.OverLimit, "at the limit"} {
+		t.Run(string(k), func(t *testing.T) {
+			s := newStore(t)
+			p := s.L.ToolLogPath()
+			if k == "at the limit" {
+				sft.Plant(t, p, sft.AtLimit, 0, 0)
+				f, err := os.OpenFile(p, os.O_WRONLY, 0)
+				if err == nil {
+					_, err = f.WriteAt([]byte("\n"), MaxToolLogBytes-1)
+					f.Close()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				sft.Plant(t, p, k, MaxToolLogBytes, 'x')
+			}
+			var err error
+			sft.Within(t, sft.Deadline, "AppendLineNoSync", func() { err = s.AppendLineNoSync(context.Background(), p, map[string]int{"a": 1}) })
+			st, serr := os.Stat(p)
+			if serr != nil {
+				t.Fatal(serr)
+			}
+			if k == "at the limit" {
+				if err != nil || st.Size() != MaxToolLogBytes+int64(len("{\"a\":1}\n")) {
+					t.Fatalf("append to a log at its limit: %v; the log is now %d bytes", err, st.Size())
+				}
+				return
+			}
+			var tl *safefile.TooLargeError
+			if !errors.As(err, &tl) || tl.Limit != MaxToolLogBytes {
+				t.Fatalf("append to a log over its limit: %v", err)
+			}
+			if st.Size() <= MaxToolLogBytes {
+				t.Errorf("the refused log was changed: %d bytes", st.Size())
+			}
+		})
+	}
+}
+
 // Branch reads .git/HEAD through a limit and never blocks on it.
 func TestBranchOfAHostileHead(t *testing.T) {
 	for _, k := range []sft.Kind{sft.DevZero, sft.FIFO, sft.Sparse, sft.Folder} {

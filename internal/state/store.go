@@ -723,6 +723,10 @@ func (s *Store) appendLines(ctx context.Context, path string, vs []any, durable 
 		return fmt.Errorf("open %s: %w", path, err)
 	} else if err := safefile.CheckRegular(path, st); err != nil {
 		return err
+	} else if limit := LimitFor(path); st.Size() > limit {
+		// No reader takes a log over its limit, and finding the end of
+		// its last line could mean scanning gigabytes of a sparse file.
+		return &safefile.TooLargeError{Path: path, Limit: limit}
 	}
 	if err := cutTornTail(f); err != nil {
 		return fmt.Errorf("repair %s: %w", path, err)
@@ -752,12 +756,14 @@ func cutTornTail(f *os.File) error {
 	if last[0] == '\n' {
 		return nil
 	}
-	// Find the end of the last complete line.
-	const chunk = 4096
+	// Find the end of the last complete line (the file is within its
+	// read limit: the caller checked).
+	const chunk = 64 << 10
 	end := int64(0)
+	buf := make([]byte, chunk)
 	for off := size; off > 0; {
 		start := max(off-chunk, 0)
-		buf := make([]byte, off-start)
+		buf := buf[:off-start]
 		if _, err := f.ReadAt(buf, start); err != nil {
 			return err
 		}

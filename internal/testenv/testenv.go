@@ -29,7 +29,7 @@ func ProjectConfig(t testing.TB, dir, yaml string) *config.Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(os.DevNull, "none"), IgnoreEnv: true})
+	cfg, err := config.Load(config.Options{ProjectDir: dir, NoUserFile: true, IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,15 @@ func moduleRoot() string {
 // files (new inodes), the same bytes.
 func CopyTree(t testing.TB, from, to string) {
 	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+	if err := CopyDir(from, to); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CopyDir is CopyTree for code that has no testing.TB (a goroutine of
+// its own): it returns the error.
+func CopyDir(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -88,7 +96,4 @@ func CopyTree(t testing.TB, from, to string) {
 		}
 		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -2,10 +2,13 @@ package claude
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/harness/install"
+	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	sft "github.com/nexus-harness/nexus/internal/safefile/safefiletest"
 	"github.com/nexus-harness/nexus/internal/state"
@@ -19,10 +22,10 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 		rel   string
 		limit int64
 	}{
-		{".claude/settings.json", maxSettings},
-		{".mcp.json", maxSettings},
-		{".claude/" + RecordName, maxRecord},
-		{".claude/agents/architect.md", maxOwnedFile},
+		{".claude/settings.json", install.MaxSettings},
+		{".mcp.json", install.MaxSettings},
+		{".claude/" + install.RecordName, install.MaxRecord},
+		{".claude/agents/architect.md", install.MaxOwnedFile},
 	} {
 		for _, k := range sft.Hostile {
 			t.Run(f.rel+"/"+string(k), func(t *testing.T) {
@@ -46,10 +49,10 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 					}},
 					{"check owned", func() error { _, err := CheckOwned(filepath.Join(proj, ".claude"), o.Files); return err }},
 				} {
-					if op.name == "inspect" && !strings.HasSuffix(f.rel, ".json") || op.name == "inspect" && strings.Contains(f.rel, RecordName) {
+					if op.name == "inspect" && !strings.HasSuffix(f.rel, ".json") || op.name == "inspect" && strings.Contains(f.rel, install.RecordName) {
 						continue // Inspect reads the two settings files only
 					}
-					if op.name == "check owned" && !strings.Contains(f.rel, "agents") && !strings.Contains(f.rel, RecordName) {
+					if op.name == "check owned" && !strings.Contains(f.rel, "agents") && !strings.Contains(f.rel, install.RecordName) {
 						continue
 					}
 					var err error
@@ -57,7 +60,7 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 					if op.name == "uninstall" && strings.Contains(f.rel, "agents") && err == nil {
 						continue // no record: nothing of nexus's to remove, nothing read
 					}
-					var se *SymlinkError
+					var se *install.SymlinkError
 					if !sft.Refused(err) && !errors.As(err, &se) {
 						t.Errorf("%s: want a refusal, got %v", op.name, err)
 						continue
@@ -71,6 +74,34 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 	}
 }
 
+// A settings or MCP file nested deeper than jsonscan.MaxDepth is refused
+// by name before it is decoded, and left as it is: a 20 KB .mcp.json
+// nested 10,000 deep took install 1.6 GB and was rewritten as 200 MB.
+func TestInstallRefusesDeepJSON(t *testing.T) {
+	for _, rel := range []string{".claude/settings.json", ".mcp.json"} {
+		proj := t.TempDir()
+		p := filepath.Join(proj, filepath.FromSlash(rel))
+		deep := `{"a":` + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) + "}"
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(deep), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := testInstallOptions()
+		o.Scope, o.Project, o.Files = ScopeProject, proj, ownedFiles("1")
+		var err error
+		sft.Within(t, sft.Deadline, "install", func() { _, err = Install(o) })
+		limit := (&jsonscan.DepthError{Limit: jsonscan.MaxDepth}).Error()
+		if err == nil || !strings.Contains(err.Error(), limit) || !strings.Contains(err.Error(), filepath.Base(p)) {
+			t.Errorf("%s: want a depth refusal naming the file, got %v", rel, err)
+		}
+		if b, _ := os.ReadFile(p); string(b) != deep {
+			t.Errorf("%s was changed (%d bytes)", rel, len(b))
+		}
+	}
+}
+
 // At its limit a settings file is read; one byte more is refused.
 func TestSettingsLimitBoundary(t *testing.T) {
 	for _, over := range []bool{false, true} {
@@ -80,7 +111,7 @@ func TestSettingsLimitBoundary(t *testing.T) {
 		if over {
 			k = sft.OverLimit
 		}
-		sft.Plant(t, p, k, maxSettings, ' ')
+		sft.Plant(t, p, k, install.MaxSettings, ' ')
 		_, err := Inspect(InstallOptions{Scope: ScopeProject, Project: proj})
 		var tl *safefile.TooLargeError
 		if over != errors.As(err, &tl) || !over && err != nil {

@@ -147,6 +147,14 @@ func PeekEvent(data []byte) string {
 	return jsonscan.String(data, "event")
 }
 
+// Unjudged is the reply to a pre_tool_use nexus has nothing to check
+// with (its configuration or distribution could not be loaded): a
+// denial, whatever gate.policy says.
+func Unjudged(problem string) []byte {
+	b, _ := Encode(lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run."})
+	return b
+}
+
 // Unreadable is the reply to a pre_tool_use whose payload nexus could not
 // read: a denial, whatever gate.policy says.
 func Unreadable(problem string) []byte {

@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
 	"github.com/nexus-harness/nexus/internal/fakeresponses"
 	"github.com/nexus-harness/nexus/internal/testenv"
 )
@@ -73,19 +72,6 @@ var hookEvents = []string{
 	"PreCompact", "PostCompact", "SubagentStart", "SubagentStop", "Stop", "SessionEnd", "Interrupt",
 }
 
-// eventKey is the snake_case label Codex uses for an event in hook keys
-// and trust hashes.
-func eventKey(event string) string {
-	var b strings.Builder
-	for i, r := range event {
-		if i > 0 && r >= 'A' && r <= 'Z' {
-			b.WriteByte('_')
-		}
-		b.WriteString(strings.ToLower(string(r)))
-	}
-	return b.String()
-}
-
 // hookHandler is one command hook as nexus would write it.
 type hookHandler struct {
 	Event   string
@@ -95,54 +81,15 @@ type hookHandler struct {
 	Status  string
 }
 
-// effectiveTimeout is the timeout Codex normalises a handler to before
-// hashing it: 600 s by default, at least 1; SessionEnd and Interrupt
-// default to 1 s and are clamped to 3 s.
-func (h hookHandler) effectiveTimeout() int {
-	t := h.Timeout
-	short := h.Event == "SessionEnd" || h.Event == "Interrupt"
-	switch {
-	case t == 0 && short:
-		return 1
-	case t == 0:
-		return 600
-	case short && t > 3:
-		return 3
-	}
-	return max(t, 1)
-}
-
-// matcherKept says whether Codex keeps a group's matcher for the event (it
-// drops it, also from the hash, for events that take none).
-func matcherKept(event string) bool {
-	return event != "UserPromptSubmit" && event != "Stop" && event != "Interrupt"
-}
-
-// trustHash is the hash Codex 0.169.0 records as a hook's trusted_hash
-// (codex-rs/hooks/src/engine/discovery.rs command_hook_hash and
-// codex-rs/config/src/fingerprint.rs version_for_toml): SHA-256 of the
-// compact JSON, keys sorted, of {"event_name": <snake_case event>,
-// "matcher": <matcher, absent when none>, "hooks": [<the one handler,
-// normalised: type, command, timeout, async, statusMessage when set>]},
-// with no HTML escaping. TestE2ECodexTrustHash checks it against the hash
-// Codex itself reports.
+// trustHash is the hash nexus records as a hook's trusted_hash: the
+// production codexhost.TrustHash, which TestE2ECodexTrustHash checks
+// against the hash Codex itself reports.
 func trustHash(h hookHandler) string {
-	handler := map[string]any{"type": "command", "command": h.Command, "timeout": h.effectiveTimeout(), "async": false}
-	if h.Status != "" {
-		handler["statusMessage"] = h.Status
+	var matcher *string
+	if h.Matcher != "" {
+		matcher = &h.Matcher
 	}
-	id := map[string]any{"event_name": eventKey(h.Event), "hooks": []any{handler}}
-	if h.Matcher != "" && matcherKept(h.Event) {
-		id["matcher"] = h.Matcher
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(id); err != nil {
-		panic(err)
-	}
-	sum := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return codexhost.TrustHash(codexhost.Hook{Event: h.Event, Matcher: matcher, Command: h.Command, Timeout: h.Timeout, StatusMessage: h.Status})
 }
 
 // hooksJSON renders handlers as a hooks.json, one matcher group per
@@ -179,7 +126,7 @@ func trustTOML(path string, hs []hookHandler) string {
 	_, group := hooksJSON(hs)
 	var b strings.Builder
 	for i, h := range hs {
-		key := fmt.Sprintf("%s:%s:%d:0", path, eventKey(h.Event), group[i])
+		key := codexhost.HookKey(path, h.Event, group[i], 0)
 		fmt.Fprintf(&b, "\n[hooks.state.%s]\ntrusted_hash = %s\n", strconv.Quote(key), strconv.Quote(trustHash(h)))
 	}
 	return b.String()

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 )
 
@@ -211,7 +212,8 @@ func TestE2ECodexUntrustedHooksSkipped(t *testing.T) {
 	}
 }
 
-// TestE2ECodexTrustHash checks trustHash against the hash Codex itself
+// TestE2ECodexTrustHash checks nexus's hook key and trust hash
+// (harness/host/codex HookKey and TrustHash) against those Codex itself
 // reports for each hook (the app server's hooks/list, what /hooks shows),
 // for handlers with and without matcher, timeout and status message, on
 // events with clamped timeouts and events that drop their matcher, in
@@ -240,14 +242,14 @@ func TestE2ECodexTrustHash(t *testing.T) {
 	}
 	listed := s.hooksList()
 	for i, h := range hs {
-		key := fmt.Sprintf("%s:%s:%d:0", path, eventKey(h.Event), group[i])
+		key := codexhost.HookKey(path, h.Event, group[i], 0)
 		got, ok := listed[key]
 		if !ok {
 			t.Errorf("Codex lists no hook %s (it lists %v)", key, listed)
 			continue
 		}
 		if want := trustHash(h); got != want {
-			t.Errorf("%s: Codex's hash %s, trustHash %s", key, got, want)
+			t.Errorf("%s: Codex's hash %s, codex.TrustHash %s", key, got, want)
 		}
 	}
 }
@@ -255,6 +257,19 @@ func TestE2ECodexTrustHash(t *testing.T) {
 // hooksList asks `codex app-server` (JSON-RPC over stdio) for hooks/list in
 // the project and returns each hook's key and currentHash.
 func (s *session) hooksList() map[string]string {
+	s.t.Helper()
+	out := map[string]string{}
+	for k, h := range s.hooksListFull() {
+		out[k] = h.hash
+	}
+	return out
+}
+
+// listedHook is what hooks/list says about one hook.
+type listedHook struct{ hash, trust string }
+
+// hooksListFull is hooksList with each hook's trust status.
+func (s *session) hooksListFull() map[string]listedHook {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -291,6 +306,7 @@ func (s *session) hooksList() map[string]string {
 					Hooks []struct {
 						Key         string `json:"key"`
 						CurrentHash string `json:"currentHash"`
+						TrustStatus string `json:"trustStatus"`
 					} `json:"hooks"`
 					Warnings []string `json:"warnings"`
 					Errors   []any    `json:"errors"`
@@ -304,10 +320,10 @@ func (s *session) hooksList() map[string]string {
 		if msg.Error != nil {
 			s.t.Fatalf("hooks/list: %s", msg.Error)
 		}
-		got := map[string]string{}
+		got := map[string]listedHook{}
 		for _, d := range msg.Result.Data {
 			for _, h := range d.Hooks {
-				got[h.Key] = h.CurrentHash
+				got[h.Key] = listedHook{h.CurrentHash, h.TrustStatus}
 			}
 			if len(d.Errors) > 0 {
 				s.t.Errorf("hooks/list errors: %v", d.Errors)

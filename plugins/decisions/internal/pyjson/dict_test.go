@@ -2,7 +2,9 @@ package pyjson
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +48,22 @@ func TestParseErrors(t *testing.T) {
 		if v, err := Parse(in); err == nil {
 			t.Errorf("Parse(%q) = %#v, want an error", in, v)
 		}
+	}
+}
+
+// Nesting is bounded at MaxDepth, the outermost value included.
+func TestParseDepthLimit(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	if _, err := Parse(nest(MaxDepth)); err != nil {
+		t.Fatalf("%d levels: %v", MaxDepth, err)
+	}
+	for _, n := range []int{MaxDepth + 1, 10_000} {
+		if _, err := Parse(nest(n)); !errors.Is(err, ErrTooDeep) {
+			t.Errorf("%d levels: %v", n, err)
+		}
+	}
+	if _, err := Parse(`{"a":` + nest(MaxDepth) + `}`); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("%d levels inside an object: %v", MaxDepth+1, err)
 	}
 }
 

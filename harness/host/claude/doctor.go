@@ -1,0 +1,689 @@
+package claude
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/install"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
+)
+
+// ClaudeInstall checks what `nexus install claude` registered in Claude
+// Code's settings: in every scope where nexus is registered, a nexus hook
+// for each event the installer writes and the nexus MCP server, all running
+// this executable. --fix re-runs the installer for that scope, which adds
+// what is missing, points nexus's own entries at this executable and never
+// touches anyone else's.
+type ClaudeInstall struct {
+	Project string // project scope ("" = skip)
+	Home    string // user scope ("" = skip)
+	// Executable is this nexus (absolute, symlinks resolved).
+	Executable string
+	// ChosenCore is the distribution chosen by flag or NEXUS_CORE_DIR (as
+	// install records it), for repairs of commands that name none.
+	ChosenCore string
+}
+
+// registeredCore is the --core the scope's commands were registered with
+// (any hook or the MCP server), else chosen.
+func registeredCore(r *Registration, chosen string) string {
+	for _, cmds := range r.Hooks {
+		for _, c := range cmds {
+			if d := RegisteredCoreDir(c); d != "" {
+				return d
+			}
+		}
+	}
+	if r.MCP != nil {
+		for i := 0; i+1 < len(r.MCP.Args); i++ {
+			if r.MCP.Args[i] == "--core" {
+				return r.MCP.Args[i+1]
+			}
+		}
+	}
+	return chosen
+}
+
+func (ClaudeInstall) Name() string { return "claude-install" }
+
+func (c ClaudeInstall) Run(context.Context) []doctor.Finding {
+	if c.Executable == "" {
+		return []doctor.Finding{doctor.Fault("cannot tell which executable this nexus is, so its registration cannot be compared", "run nexus by its full path")}
+	}
+	var regs []*Registration
+	var out []doctor.Finding
+	for _, o := range c.scopes() {
+		r, err := Inspect(o)
+		if err != nil {
+			out = append(out, doctor.Fault(err.Error(), "check the file's permissions"))
+			continue
+		}
+		for _, u := range r.Unreadable {
+			out = append(out, doctor.Fault(u+"; Claude Code cannot read it either", "fix the JSON by hand (nexus does not rewrite a file it cannot parse)"))
+		}
+		regs = append(regs, r)
+	}
+	var installed []*Registration
+	for _, r := range regs {
+		if r.Installed() {
+			installed = append(installed, r)
+		}
+	}
+	if len(installed) == 0 {
+		if len(out) > 0 {
+			return out
+		}
+		var files []string
+		for _, r := range regs {
+			files = append(files, r.Settings, r.MCPFile)
+		}
+		return []doctor.Finding{doctor.Warn("nexus is not registered with Claude Code (no nexus hooks or MCP server in "+strings.Join(files, ", ")+")",
+			"run `nexus install claude` in the project (or `nexus install claude --scope user` for every project); the doctor does not choose a scope for you")}
+	}
+	withHooks := 0
+	for _, r := range installed {
+		if len(r.Hooks) > 0 {
+			withHooks++
+		}
+		out = append(out, c.scope(r)...)
+	}
+	if withHooks > 1 {
+		out = append(out, doctor.Warn("nexus hooks are registered in both the project and the user scope: Claude Code runs both, so every event reaches nexus twice",
+			"remove one: `nexus uninstall claude --scope user` (or --scope project)"))
+	}
+	if doctor.AllOK(out) {
+		var where []string
+		for _, r := range installed {
+			where = append(where, fmt.Sprintf("%s scope (%s, %s)", r.Scope, r.Settings, r.MCPFile))
+		}
+		out = append([]doctor.Finding{doctor.OK("hooks for %d events and the MCP server run this nexus (%s) in the %s",
+			len(InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
+	}
+	return out
+}
+
+func (c ClaudeInstall) scopes() []InstallOptions {
+	var out []InstallOptions
+	if c.Project != "" {
+		out = append(out, InstallOptions{Scope: ScopeProject, Project: c.Project, Command: c.Executable})
+	}
+	if c.Home != "" {
+		out = append(out, InstallOptions{Scope: ScopeUser, Home: c.Home, Command: c.Executable})
+	}
+	return out
+}
+
+// scope checks one scope where nexus is registered.
+func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
+	o := InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable, CoreDir: registeredCore(r, c.ChosenCore)}
+	flag := ""
+	if r.Scope == ScopeUser {
+		flag = " --scope user"
+	}
+	fix := fmt.Sprintf("run `nexus install claude%s` with this nexus (it keeps a backup and leaves other entries alone)", flag)
+	reinstall := doctor.Once(func(context.Context) (string, error) {
+		changes, err := Install(o)
+		var did []string
+		for _, ch := range changes {
+			if !ch.Changed {
+				continue
+			}
+			d := "updated " + ch.Path
+			if ch.Backup != "" {
+				d += " (previous content in " + filepath.Base(ch.Backup) + ")"
+			}
+			did = append(did, d)
+		}
+		if len(did) == 0 && err == nil {
+			return "", nil
+		}
+		return fmt.Sprintf("ran the %s-scope install: %s", r.Scope, strings.Join(did, "; ")), err
+	})
+	var out []doctor.Finding
+	var missing []string
+	others := map[string][]string{} // other executable → events
+	dups := []string{}
+	for _, ie := range InstalledEvents {
+		cmds := r.Hooks[ie.Event]
+		if len(cmds) == 0 {
+			missing = append(missing, ie.Event)
+			continue
+		}
+		if len(cmds) > 1 {
+			dups = append(dups, ie.Event)
+		}
+		if exe := HookExecutable(cmds[0]); !sameExecutable(exe, c.Executable) {
+			others[exe] = append(others[exe], ie.Event)
+		}
+	}
+	if len(missing) > 0 {
+		out = append(out, doctor.Fault(fmt.Sprintf("%s has no nexus hook for %s, so nexus never sees those events", r.Settings, strings.Join(missing, ", ")), fix).RepairedBy(reinstall))
+	}
+	exes := make([]string, 0, len(others))
+	for exe := range others {
+		exes = append(exes, exe)
+	}
+	sort.Strings(exes)
+	for _, exe := range exes {
+		events := others[exe]
+		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), exe, c.Executable, fix, reinstall))
+	}
+	if len(dups) > 0 {
+		out = append(out, doctor.Warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
+			fmt.Sprintf("run `nexus uninstall claude%s` and then `nexus install claude%s`", flag, flag)))
+	}
+	switch {
+	case r.MCP == nil:
+		out = append(out, doctor.Fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, MCPServerName), fix).RepairedBy(reinstall))
+	case !r.MCP.Ours:
+		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
+			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
+	case !sameExecutable(r.MCP.Command, c.Executable):
+		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
+	}
+	return out
+}
+
+// otherExecutable reports entries that run another nexus: an error when it
+// cannot run, a warning when it is merely another build or copy.
+func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
+	if err := runnable(exe); err != nil {
+		return doctor.Fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).RepairedBy(repair)
+	}
+	return doctor.Warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).RepairedBy(repair)
+}
+
+func runnable(exe string) error {
+	if !filepath.IsAbs(exe) {
+		if _, err := exec.LookPath(exe); err != nil {
+			return errors.New("is not found in PATH")
+		}
+		return nil
+	}
+	st, err := os.Stat(exe)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return errors.New("does not exist")
+	case err != nil:
+		return err
+	case st.IsDir() || st.Mode().Perm()&0o111 == 0:
+		return errors.New("is not an executable file")
+	}
+	return nil
+}
+
+// sameExecutable reports whether two paths name the same file.
+func sameExecutable(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if !filepath.IsAbs(a) {
+		if p, err := exec.LookPath(a); err == nil {
+			a = p
+		}
+	}
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// Probe runs this nexus as a subprocess in a scratch project, so that the
+// user's project and configuration are never touched: the scratch folder is
+// both the project and the user configuration folder, the NEXUS_*
+// variables and CLAUDE_PROJECT_DIR are dropped, and the distribution is
+// passed with --core (none for the built-in one, which the child falls back
+// to on its own).
+type Probe struct {
+	Executable string
+	CoreDir    string // "" = the built-in distribution
+	// NoCore is set when no usable distribution was located.
+	NoCore  bool
+	Timeout time.Duration // per subprocess (default 10s)
+	// Registered, when set, is what `nexus install claude` registered:
+	// the probes then run those command lines, in the environment Claude
+	// Code gives them (the settings' env and no shell variables), so they
+	// fail where a real session would.
+	Registered *Registered
+	// Find, when set, looks Registered up when the probe runs (after
+	// --fix may have changed the settings).
+	Find func() *Registered
+}
+
+// Registered is a scope's registered nexus commands.
+type Registered struct {
+	Where string   // the settings file, for messages
+	Hook  []string // the PreToolUse hook command line, split into words
+	MCP   []string // the MCP server's command and arguments
+	// Nauro is the "nauro" server's command and arguments (`nexus mcp
+	// --only decisions`), when install registered the decision store on
+	// its own; nil otherwise.
+	Nauro []string
+	// Env is the settings' env; MCPEnv and NauroEnv the server entries'
+	// own env.
+	Env, MCPEnv, NauroEnv map[string]string
+}
+
+// hostEnv is the environment Claude Code started without a shell gives
+// its hooks and MCP servers: a few login variables, a system PATH, the
+// settings' env.
+func hostEnv(extra ...map[string]string) []string {
+	var env []string
+	for _, k := range []string{"HOME", "USER", "LOGNAME", "TMPDIR", "LANG", "LC_ALL"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
+	for _, m := range extra {
+		for k, v := range m {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func (p Probe) timeout() time.Duration {
+	if p.Timeout <= 0 {
+		return 10 * time.Second
+	}
+	return p.Timeout
+}
+
+// scratch makes the scratch project and the subprocess environment.
+func (p Probe) scratch() (dir string, env []string, err error) {
+	dir, err = os.MkdirTemp("", "nexus-doctor-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("create a scratch project: %w", err)
+	}
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", nil, err
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "NEXUS_") || k == "CLAUDE_PROJECT_DIR" || k == "XDG_CONFIG_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
+		// The canary's expected answer: pin the rule whatever the defaults.
+		"NEXUS_GATE_UNPLANNED_EDIT=deny",
+		"NEXUS_GATE_POLICY=fail-open",
+	)
+	return dir, env, nil
+}
+
+// start looks the registered commands up (when Find is set), checks that
+// the probe can run and makes its scratch project. A non-nil finding is
+// the probe's whole result; otherwise the caller removes dir.
+func (p *Probe) start() (dir string, env []string, stop *doctor.Finding) {
+	if p.Find != nil {
+		p.Registered = p.Find()
+	}
+	if f := p.precondition(); f != nil {
+		return "", nil, f
+	}
+	dir, env, err := p.scratch()
+	if err != nil {
+		f := doctor.Fault(err.Error(), "check the temporary folder ($TMPDIR)")
+		return "", nil, &f
+	}
+	return dir, env, nil
+}
+
+func (p Probe) precondition() *doctor.Finding {
+	switch {
+	case p.Registered != nil:
+		return nil
+	case p.Executable == "":
+		f := doctor.Fault("cannot tell which executable this nexus is", "run nexus by its full path")
+		return &f
+	case p.NoCore:
+		f := doctor.Warn("not run: no nexus-core distribution (see the distribution check)", "fix the distribution first")
+		return &f
+	}
+	return nil
+}
+
+// HookCanary sends Claude Code's PreToolUse for an Edit by the lead in a
+// scratch project with no tasks.json through `nexus hook`: the engine's gate
+// must answer with a denial of the unplanned edit. Any other answer (none,
+// an error on stderr, a crash) means hooks do not reach the engine.
+type HookCanary struct{ Probe }
+
+func (HookCanary) Name() string { return "claude-hook" }
+
+func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
+	dir, env, f := c.start()
+	if f != nil {
+		return []doctor.Finding{*f}
+	}
+	defer os.RemoveAll(dir)
+	payload, _ := json.Marshal(map[string]any{
+		"hook_event_name": PreToolUse,
+		"session_id":      "nexus-doctor-canary",
+		"cwd":             dir,
+		"tool_name":       "Edit",
+		"tool_input":      map[string]any{"file_path": filepath.Join(dir, "canary.txt"), "old_string": "a", "new_string": "b"},
+	})
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", PreToolUse)
+	if r := c.Registered; r != nil && len(r.Hook) > 0 {
+		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{"CLAUDE_PROJECT_DIR": dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
+	}
+	cmd.Stdin = bytes.NewReader(payload)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	took := time.Since(start)
+	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
+	if err != nil {
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, tail(stderr.String())), c.fixFor(fix))}
+	}
+	var reply struct {
+		Out struct {
+			Event    string `json:"hookEventName"`
+			Decision string `json:"permissionDecision"`
+			Reason   string `json:"permissionDecisionReason"`
+		} `json:"hookSpecificOutput"`
+	}
+	// The denial must be the engine's unplanned-edit rule: a hook that
+	// could not load its configuration or distribution denies every call
+	// too, naming that problem instead.
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
+		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
+		got := strings.TrimSpace(stdout.String())
+		if got == "" {
+			got = "nothing"
+		}
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), clip(got), tail(stderr.String())), c.fixFor(fix))}
+	}
+	return []doctor.Finding{doctor.OK("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)%s", took.Round(time.Millisecond), c.how())}
+}
+
+// command runs this nexus in the probe's scratch project dir.
+func (p Probe) command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	args = append(args, "--project", dir)
+	if p.CoreDir != "" {
+		args = append(args, "--core", p.CoreDir)
+	}
+	return inScratch(exec.CommandContext(ctx, p.Executable, args...), dir, env)
+}
+
+// inScratch runs cmd in the scratch project dir with env.
+func inScratch(cmd *exec.Cmd, dir string, env []string) *exec.Cmd {
+	cmd.Dir, cmd.Env = dir, env
+	// A child that inherited the output pipe must not keep the doctor waiting.
+	cmd.WaitDelay = time.Second
+	return cmd
+}
+
+// registered runs a registered command line in the scratch project dir.
+func (p Probe) registered(ctx context.Context, dir string, argv []string, env []string) *exec.Cmd {
+	args := append(append([]string(nil), argv[1:]...), "--project", dir)
+	return inScratch(exec.CommandContext(ctx, argv[0], args...), dir, env)
+}
+
+// fixFor adds, for a registered command, the usual cause of a failure
+// that the shell does not show.
+func (p Probe) fixFor(fix string) string {
+	if p.Registered == nil {
+		return fix
+	}
+	return "if it cannot find the nexus-core distribution, Claude Code lacks a variable your shell has: re-run `nexus install claude` with --core DIR (it records it in the commands) or set core.dir in ~/.config/nexus/config.yaml; otherwise " + fix
+}
+
+// how says how a probe ran, for its findings.
+func (p Probe) how() string {
+	if p.Registered != nil {
+		return " (the command registered in " + p.Registered.Where + ", in Claude Code's environment: its settings' env, no shell variables)"
+	}
+	return ""
+}
+
+// MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
+// initialize and expects a result naming the server. When install
+// registered the decision store as its own "nauro" server, that command is
+// probed too, the same way, and its tools/list must offer check_decision:
+// a nauro entry that starts but serves no tools (the plugin host missing,
+// the store turned off in Claude Code's environment) is what a session
+// would silently get.
+type MCPInitialize struct{ Probe }
+
+func (MCPInitialize) Name() string { return "claude-mcp" }
+
+func (c MCPInitialize) Run(ctx context.Context) []doctor.Finding {
+	dir, env, f := c.start()
+	if f != nil {
+		return []doctor.Finding{*f}
+	}
+	defer os.RemoveAll(dir)
+	cmd := func(ctx context.Context) *exec.Cmd {
+		if r := c.Registered; r != nil && len(r.MCP) > 0 {
+			return c.registered(ctx, dir, r.MCP, hostEnv(r.Env, r.MCPEnv))
+		}
+		return c.command(ctx, dir, env, "mcp")
+	}
+	out := []doctor.Finding{c.probe(ctx, cmd, "`nexus mcp`", "", "run `"+c.Executable+" mcp` by hand and look at what it prints on stderr")}
+	if r := c.Registered; r != nil && len(r.Nauro) > 0 {
+		nauro := func(ctx context.Context) *exec.Cmd {
+			return c.registered(ctx, dir, r.Nauro, hostEnv(r.Env, r.NauroEnv))
+		}
+		what := fmt.Sprintf("the %q MCP server (`%s`)", decisionsapi.ServerName, strings.Join(r.Nauro, " "))
+		fix := "run `" + strings.Join(r.Nauro, " ") + "` by hand and look at what it prints on stderr: the decision store needs the plugin host nexus-plugins installed beside nexus (make install); to do without the store, set decisions.enabled: false and run `nexus install claude` again"
+		out = append(out, c.probe(ctx, nauro, what, decisionsapi.ToolCheckDecision, fix))
+	}
+	return out
+}
+
+// probe starts one MCP server with mcp-go's client, as an MCP host would:
+// the initialize handshake (the newest protocol version that still has
+// one, what Claude Code speaks) and, when tool is set, tools/list, which
+// must list tool.
+func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) doctor.Finding {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout())
+	defer cancel()
+	// The server's stderr is copied by exec itself, so once the client is
+	// closed (the process waited for) all of it has arrived.
+	var stderr lockedBuffer
+	tr := transport.NewStdioWithOptions("nexus", nil, nil,
+		transport.WithCommandFunc(func(ctx context.Context, _ string, _ []string, _ []string) (*exec.Cmd, error) {
+			cmd := mk(ctx)
+			cmd.Stderr = &stderr
+			return cmd, nil
+		}),
+		transport.WithCommandLogger(slog.New(slog.DiscardHandler)))
+	// The newest version the library knows that still has the initialize
+	// handshake: what an MCP host of today (Claude Code) speaks.
+	cl := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	defer cl.Close()
+	said := func() string {
+		_ = cl.Close()
+		return tail(stderr.String())
+	}
+	start := time.Now()
+	if err := cl.Start(ctx); err != nil {
+		return doctor.Fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
+	}
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "nexus-doctor", Version: "1"}
+	res, err := cl.Initialize(ctx, req)
+	if err != nil {
+		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.how()+said(), c.fixFor(fix))
+	}
+	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
+		res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
+	if tool == "" {
+		return doctor.OK("%s in %s%s", answered, time.Since(start).Round(time.Millisecond), c.how())
+	}
+	list, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
+	took := time.Since(start)
+	if err != nil {
+		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.how()+said(), c.fixFor(fix))
+	}
+	for _, t := range list.Tools {
+		if t.Name == tool {
+			return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(list.Tools), took.Round(time.Millisecond), c.how())
+		}
+	}
+	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
+		what, tool, len(list.Tools), c.how(), said()), c.fixFor(fix))
+}
+
+// lockedBuffer collects a probed server's stderr (written by the client's
+// drain while the probe may read it).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// maxStderr bounds what is kept of a probed server's stderr.
+const maxStderr = 64 << 10
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := maxStderr - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// tail quotes the end of a subprocess's stderr.
+func tail(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	return "; it said: " + clip(s)
+}
+
+func clip(s string) string {
+	const n = 400
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// ClaudeCatalog checks the agents and skills `nexus install claude` wrote
+// into each scope where nexus is registered (or has a record): every file
+// the distribution renders to is present and current. Missing or outdated
+// files are re-installed by --fix; a file someone edited is only reported.
+type ClaudeCatalog struct {
+	Project, Home string
+	Executable    string
+	// Render renders the agents and skills as install would.
+	Render func() ([]install.OwnedFile, string, error)
+	// Version is this nexus's version (for the record).
+	Version string
+	// ChosenCore: see ClaudeInstall.
+	ChosenCore string
+}
+
+func (ClaudeCatalog) Name() string { return "claude-agents" }
+
+func (c ClaudeCatalog) Run(context.Context) []doctor.Finding {
+	var out []doctor.Finding
+	checked := 0
+	for _, o := range (ClaudeInstall{Project: c.Project, Home: c.Home, Executable: c.Executable}).scopes() {
+		dir, err := ClaudeDir(o)
+		if err != nil {
+			continue
+		}
+		rec, err := ReadRecord(dir)
+		if err != nil {
+			out = append(out, doctor.Fault(err.Error(), "move the file aside and run `nexus install claude`"))
+			continue
+		}
+		reg, err := Inspect(o)
+		if err != nil || (rec == nil && !reg.Installed()) {
+			continue
+		}
+		checked++
+		flag := ""
+		if o.Scope == ScopeUser {
+			flag = " --scope user"
+		}
+		fix := fmt.Sprintf("run `nexus install claude%s` (it never overwrites a file you edited)", flag)
+		if c.Render == nil {
+			continue
+		}
+		files, coreVersion, err := c.Render()
+		if err != nil {
+			// The distribution and config checks report the cause.
+			return append(out, doctor.OK("not checked: the agents and skills cannot be rendered (%v)", err))
+		}
+		reinstall := doctor.Once(func(context.Context) (string, error) {
+			o.Files, o.Version, o.CoreVersion = files, c.Version, coreVersion
+			o.CoreDir = registeredCore(reg, c.ChosenCore)
+			changes, err := Install(o)
+			n := 0
+			for _, ch := range changes {
+				if ch.Changed {
+					n++
+				}
+			}
+			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", o.Scope, n), err
+		})
+		st, err := CheckOwned(dir, files)
+		if err != nil {
+			out = append(out, doctor.Fault(err.Error(), fix))
+			continue
+		}
+		by := map[string][]string{}
+		for _, s := range st {
+			by[s.State] = append(by[s.State], s.Path)
+		}
+		if m := by[install.OwnedMissing]; len(m) > 0 {
+			msg := fmt.Sprintf("%s lacks %s", dir, strings.Join(m, ", "))
+			if rec == nil {
+				msg = fmt.Sprintf("nexus is registered in %s but its agents and skills are not installed in %s, so Claude Code cannot spawn a nexus role (\"Agent type 'architect' not found\")", reg.Settings, dir)
+			}
+			out = append(out, doctor.Fault(msg, fix).RepairedBy(reinstall))
+		}
+		if m := by[install.OwnedOutdated]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", dir, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
+		}
+		if m := by[install.OwnedEdited]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", dir, strings.Join(m, ", ")),
+				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install claude%s --force` (a backup is kept)", flag)))
+		}
+		if m := by[install.OwnedForeign]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", dir, strings.Join(m, ", ")),
+				fmt.Sprintf("rename them, or replace them with `nexus install claude%s --force` (a backup is kept)", flag)))
+		}
+		if len(st) > 0 && len(by[install.OwnedCurrent]) == len(st) {
+			out = append(out, doctor.OK("%d agent and skill files in %s are present and current", len(st), dir))
+		}
+	}
+	if checked == 0 {
+		return []doctor.Finding{doctor.OK("nexus is not registered with Claude Code; no agents or skills to check")}
+	}
+	return out
+}
