@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"weak"
 
 	"github.com/nexus-harness/nexus/internal/state"
 )
@@ -35,7 +36,10 @@ type Env struct {
 // cover (history.go).
 type resultCache struct {
 	mu       sync.Mutex
-	taskList *state.Tasks // the version taskListJSON encodes
+	// taskList is the version taskListJSON encodes, held weakly: an
+	// answer for a version the store no longer holds is never asked for
+	// again, and its ten thousand tasks are not kept for it.
+	taskList weak.Pointer[state.Tasks]
 	encoded  []byte
 
 	historyMu sync.Mutex // one history reader at a time (they update their state)
@@ -56,7 +60,7 @@ type resultCache struct {
 func (c *resultCache) taskListJSON(s *state.Store, t *state.Tasks) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.taskList == t && c.encoded != nil {
+	if c.taskList == weak.Make(t) && c.encoded != nil {
 		return c.encoded, nil
 	}
 	head, err := state.MarshalCompact(taskListHead(t))
@@ -68,7 +72,7 @@ func (c *resultCache) taskListJSON(s *state.Store, t *state.Tasks) ([]byte, erro
 		return nil, err
 	}
 	b = append(b, '}')
-	c.taskList, c.encoded = t, b
+	c.taskList, c.encoded = weak.Make(t), b
 	return b, nil
 }
 

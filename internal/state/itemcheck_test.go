@@ -60,15 +60,19 @@ func wholeAndSplit(t testing.TB, s *Store, k splitKind, doc []byte) (whole, spli
 		m[k.member] = []any{}
 		shell, _ = json.Marshal(m)
 	}
-	items := make([]item, len(arr))
+	set := &itemSet{shell: shell, items: make([]item, len(arr))}
 	for i, x := range arr {
-		items[i].enc, _ = json.Marshal(x)
+		b, _ := json.Marshal(x)
+		set.items[i].start = len(set.data)
+		set.data = append(set.data, b...)
+		set.items[i].end = len(set.data)
 	}
+	items := set.items
 	itemLoc, ok := s.itemLocation(k.loc, k.member)
 	if !ok {
 		t.Fatalf("%s: the store would not check %s item by item", k.name, k.loc)
 	}
-	split, err = s.checkSplit(path, k.loc, itemLoc, k.member, shell, items)
+	split, err = s.checkSplit(path, k.loc, itemLoc, k.member, set)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,18 +42,16 @@ import (
 type item struct {
 	// start and end delimit the item's bytes in the version's data.
 	start, end int
-	// enc is Encode's rendering of the decoded item at its depth in the
-	// file, nil until known; encIsRaw: it is the item's own bytes (in a
-	// file nexus wrote, and in later versions that kept them), so it
-	// lies in data and holds no older version's bytes alive.
-	enc      []byte
-	encIsRaw bool
 	// compact is MarshalCompact's rendering, nil until asked for
 	// (guarded by itemSet.mu: readers fill it).
 	compact []byte
 	// valid: the decoded item matches its schema (checked at a commit,
 	// and carried over while its bytes stay the same).
 	valid bool
+	// encoded: the item's bytes are Encode's rendering of the decoded
+	// item at its depth in the file (in a file nexus wrote, and in later
+	// versions that kept them), so a write copies them.
+	encoded bool
 }
 
 // itemSet is what the store knows of the items of one version of a file,
@@ -74,15 +72,11 @@ type itemSet struct {
 
 func (s *itemSet) raw(i int) []byte { return s.data[s.items[i].start:s.items[i].end] }
 
-// carry returns what s knows of its item j for a later version whose data
-// has the same bytes at start..end (s.mu is held).
-func (s *itemSet) carry(j int, data []byte, start, end int) item {
+// carry returns what s knows of its item j for a later version that has
+// the same bytes at start..end (s.mu is held).
+func (s *itemSet) carry(j int, start, end int) item {
 	p := &s.items[j]
-	it := item{start: start, end: end, enc: p.enc, compact: p.compact, valid: p.valid}
-	if p.encIsRaw {
-		it.enc, it.encIsRaw = data[start:end:end], true
-	}
-	return it
+	return item{start: start, end: end, encoded: p.encoded, compact: p.compact, valid: p.valid}
 }
 
 // find returns the index of the item of s whose bytes are raw (the one
@@ -250,7 +244,7 @@ func (d *arrayDoc[V, T]) decodeItems(data []byte, pv *V, prev *itemSet) (any, *i
 				it.start = it.end - len(v)
 				if j := prev.find(i, data[it.start:it.end]); j >= 0 {
 					x = old[j]
-					it = prev.carry(j, data, it.start, it.end)
+					it = prev.carry(j, it.start, it.end)
 				} else if err := jsonv2.Unmarshal(v, &x, readOpts); err != nil {
 					return err
 				}
@@ -412,7 +406,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 	set := &itemSet{data: data, open: prev.open, close: prev.close + delta, items: make([]item, 0, cap(items))}
 	items = append(items, oldItems[:k]...)
 	for i := range k {
-		set.items = append(set.items, prev.carry(i, data, prev.items[i].start, prev.items[i].end))
+		set.items = append(set.items, prev.carry(i, prev.items[i].start, prev.items[i].end))
 	}
 	for _, sp := range spans {
 		it := item{start: sp[0] - base + ms, end: sp[1] - base + ms}
@@ -423,7 +417,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 		raw := data[it.start:it.end]
 		if m := prev.findIn(len(items), raw, k, j); m >= 0 {
 			x = oldItems[m]
-			it = prev.carry(m, data, it.start, it.end)
+			it = prev.carry(m, it.start, it.end)
 		} else if err := jsonv2.Unmarshal(raw, &x, readOpts); err != nil {
 			return nil, nil, false
 		}
@@ -432,7 +426,7 @@ func (d *arrayDoc[V, T]) decodeEdit(data []byte, pv *V, prev *itemSet) (any, *it
 	}
 	items = append(items, oldItems[j:]...)
 	for i := j; i < n; i++ {
-		set.items = append(set.items, prev.carry(i, data, prev.items[i].start+delta, prev.items[i].end+delta))
+		set.items = append(set.items, prev.carry(i, prev.items[i].start+delta, prev.items[i].end+delta))
 	}
 	v := d.clone(pv)
 	*d.items(v) = items
@@ -541,8 +535,8 @@ func (d *arrayDoc[V, T]) encode(vAny, baseAny any, baseSet *itemSet) ([]byte, *i
 		out = append(out, d.indent...)
 		start := len(out)
 		it := &set.items[i]
-		if baseSet != nil && i < len(baseItems) && baseSet.items[i].enc != nil && d.equal(&items[i], &baseItems[i]) {
-			out = append(out, baseSet.items[i].enc...)
+		if baseSet != nil && i < len(baseItems) && baseSet.items[i].encoded && d.equal(&items[i], &baseItems[i]) {
+			out = append(out, baseSet.raw(i)...)
 			it.valid, it.compact = baseSet.items[i].valid, baseSet.items[i].compact
 		} else {
 			one.Reset()
@@ -559,7 +553,7 @@ func (d *arrayDoc[V, T]) encode(vAny, baseAny any, baseSet *itemSet) ([]byte, *i
 	set.data = out
 	// Each item's encoding is its bytes in what is written.
 	for i := range set.items {
-		set.items[i].enc, set.items[i].encIsRaw = set.raw(i), true
+		set.items[i].encoded = true
 	}
 	return out, set, nil
 }

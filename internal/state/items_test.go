@@ -292,8 +292,8 @@ func TestDecodeReusesUnchangedItems(t *testing.T) {
 	}
 	for i, it := range ns.items {
 		reused := i != 0 && i != 3 // the new task, and task 3 whose status changed
-		if it.valid != reused || (it.enc != nil) != reused {
-			t.Fatalf("item %d (task %d): valid %v, encoding known %v; want %v", i, edited.Tasks[i].ID, it.valid, it.enc != nil, reused)
+		if it.valid != reused || it.encoded != reused {
+			t.Fatalf("item %d (task %d): valid %v, encoding known %v; want %v", i, edited.Tasks[i].ID, it.valid, it.encoded, reused)
 		}
 		if !bytes.Contains(next, ns.raw(i)) {
 			t.Fatalf("item %d's bytes are not the new file's", i)

@@ -581,7 +581,7 @@ func (tx *Tx) validate(path string, b []byte) ([]schema.Problem, error) {
 	if !ok {
 		return s.check(path, loc, b)
 	}
-	ps, err := s.checkSplit(path, loc, itemLoc, doc.arrayMember(), items.shell, items.items)
+	ps, err := s.checkSplit(path, loc, itemLoc, doc.arrayMember(), items)
 	if err != nil {
 		return nil, err
 	}
@@ -611,12 +611,13 @@ func (s *Store) itemLocation(loc, member string) (string, bool) {
 	return sp.ItemLocation(loc, member)
 }
 
-// checkSplit checks a file given as its shell (the file with its items'
-// array emptied) against loc and each item not marked valid against
-// itemLoc, its problems pointing into the array. With no problem every
-// item is marked valid.
-func (s *Store) checkSplit(path, loc, itemLoc, member string, shell []byte, items []item) ([]schema.Problem, error) {
-	ps, err := s.check(path, loc, shell)
+// checkSplit checks a staged file given as its items (set) and its shell
+// (set.shell: the file with its items' array emptied): the shell against
+// loc and each item not marked valid against itemLoc, its problems
+// pointing into the array. With no problem every item is marked valid.
+func (s *Store) checkSplit(path, loc, itemLoc, member string, set *itemSet) ([]schema.Problem, error) {
+	items := set.items
+	ps, err := s.check(path, loc, set.shell)
 	if err != nil {
 		return nil, err
 	}
@@ -629,7 +630,7 @@ func (s *Store) checkSplit(path, loc, itemLoc, member string, shell []byte, item
 			continue
 		}
 		var v any
-		if err := json.Unmarshal(items[i].enc, &v); err != nil {
+		if err := json.Unmarshal(set.raw(i), &v); err != nil {
 			return nil, fmt.Errorf("check %s: item %d: %w", path, i, err)
 		}
 		ips, err := s.V.Validate(itemLoc, v)
