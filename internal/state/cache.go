@@ -210,21 +210,3 @@ func hashesTo(r io.Reader, sum uint64) (bool, error) {
 		}
 	}
 }
-
-// StableVersion returns a comparable value naming the version of the file
-// at path when stat alone can vouch for it: the platform gives the file's
-// identity and the file last changed at least racyWindow ago. ok is false
-// otherwise (missing file, unknown identity, a change too recent): the
-// caller must read the file. Results derived from a file can be kept under
-// its stable version.
-func StableVersion(path string) (v any, ok bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, false
-	}
-	id, known := idOf(st)
-	if !known || time.Since(id.changed()) < racyWindow {
-		return nil, false
-	}
-	return id, true
-}
