@@ -61,9 +61,10 @@ type historyMatches struct {
 const (
 	// maxHistorySearches bounds the searches kept.
 	maxHistorySearches = 16
-	// maxHistoryKept bounds the bytes of cycles one kept search holds; a
-	// search whose last_n matches are larger is not kept.
-	maxHistoryKept = 1 << 20
+	// maxHistoryKept bounds the bytes of cycles one kept search holds (so
+	// the searches kept hold at most 4 MiB); a search whose last_n
+	// matches are larger is not kept and reads the file whole next time.
+	maxHistoryKept = 256 << 10
 )
 
 func (c *resultCache) searchHistory(s *state.Store, k historyKey) (map[string]any, error) {
