@@ -46,11 +46,15 @@ func buildGraph(tasks []state.Task) *taskGraph {
 	n := len(tasks)
 	g := &taskGraph{tasks: tasks, index: make(map[int64]int, n), deps: make([][]int, n), users: make([][]int, n),
 		depth: make([]int, n), ready: make([]bool, n), cycle: make([]int, n), problems: map[int]string{}}
+	// A repeated id names its last task, as task_list's ready set reads
+	// it; every task with that id is marked.
 	for i, t := range tasks {
-		if _, dup := g.index[t.ID]; dup {
-			g.dupes = append(g.dupes, t.ID)
-			g.problems[i] = "duplicate id #" + strconv.FormatInt(t.ID, 10) + ": this task cannot be named as a dependency"
-			continue
+		if j, dup := g.index[t.ID]; dup {
+			if !slices.Contains(g.dupes, t.ID) {
+				g.dupes = append(g.dupes, t.ID)
+				g.addProblem(j, "duplicate id #"+strconv.FormatInt(t.ID, 10))
+			}
+			g.addProblem(i, "duplicate id #"+strconv.FormatInt(t.ID, 10))
 		}
 		g.index[t.ID] = i
 	}
