@@ -132,7 +132,12 @@
       } finally {
         delete loading[name];
         document.body.dataset["rendered" + name[0].toUpperCase() + name.slice(1)] = String(Date.now());
-        if (name === active) document.body.dataset.ready = "1";
+        if (name === active && !document.body.dataset.ready) {
+          // Interactive: the view on screen is filled in (milliseconds
+          // since the navigation began).
+          document.body.dataset.readyMs = String(Math.round(performance.now()));
+          document.body.dataset.ready = "1";
+        }
       }
     })();
     return state.p;
@@ -339,8 +344,17 @@
       const a1 = pos[from], b1 = pos[to];
       if (!a1 || !b1) continue;
       const x1 = a1.x + NODE_W, y1 = a1.y + NODE_H / 2, x2 = b1.x, y2 = b1.y + NODE_H / 2;
-      const mx = (x1 + x2) / 2;
-      edges.append(svg("path", { d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2 - 4},${y2}`, "marker-end": "url(#arrow)" }));
+      let d;
+      if (x2 - x1 > GAP_X + 1) {
+        // Skips a column: leave through the gap below the row and come
+        // back up, instead of running under the tasks in between.
+        const yb = Math.max(a1.y, b1.y) + NODE_H + GAP_Y / 2;
+        d = `M${x1},${y1} C${x1 + GAP_X / 2},${y1} ${x1 + GAP_X / 2},${yb} ${x1 + GAP_X},${yb} L${x2 - GAP_X},${yb} C${x2 - GAP_X / 2},${yb} ${x2 - GAP_X / 2},${y2} ${x2 - 4},${y2}`;
+      } else {
+        const mx = (x1 + x2) / 2;
+        d = `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2 - 4},${y2}`;
+      }
+      edges.append(svg("path", { d, "marker-end": "url(#arrow)" }));
     }
     root.append(svg("defs", null, svg("marker", { id: "arrow", viewBox: "0 0 8 8", refX: "7", refY: "4", markerWidth: "7", markerHeight: "7", orient: "auto" }, svg("path", { d: "M0,0 L8,4 L0,8 z" }))));
     root.append(edges);
@@ -353,7 +367,7 @@
       const node = svg("g", { class: cls.join(" "), transform: `translate(${p.x},${p.y})`, tabindex: "0", role: "button", "aria-label": label, dataset: { taskId: n.id } },
         svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
         svg("text", { x: 8, y: 17, class: "head" }, `#${n.id} · ${statusLabel(n.status).toUpperCase()}${n.ready ? " · READY" : ""}${n.problem ? " · ⚠" : ""}`),
-        svg("text", { x: 8, y: 34, class: "title" }, short(n.title, 34)),
+        svg("text", { x: 8, y: 34, class: "title" }, short(n.title, 30)),
         svg("text", { x: 8, y: 50, class: "owner" }, (n.owner ? "owner " + short(n.owner, 18) : "no owner") + (n.hidden_deps || n.hidden_users ? ` · +${n.hidden_deps + n.hidden_users} hidden` : "")),
         svg("title", null, label));
       node.addEventListener("focus", () => showTask(n));
@@ -457,8 +471,9 @@
     const now = Date.parse(nowText) || Date.now();
     const spans = h.agents.map((g) => {
       const s = Date.parse(g.started_at);
-      const e = g.stopped_at ? Date.parse(g.stopped_at) : now;
-      return { g, s, e: isNaN(e) ? now : e };
+      let e = g.stopped_at ? Date.parse(g.stopped_at) : now;
+      if (isNaN(e)) e = now;
+      return { g, s, e: Math.max(e, s) };
     }).filter((x) => !isNaN(x.s));
     if (spans.length === 0) return null;
     const t0 = Math.min(...spans.map((x) => x.s)), t1 = Math.max(now, ...spans.map((x) => x.e));
@@ -545,7 +560,7 @@
     if (sectionError(body, a, "memory")) return;
     const d = a.data;
     const pol = d.policy;
-    const th = (v) => (v === null || v === undefined ? "not set" : String(v));
+    const th = (v, what) => what + (v === null || v === undefined ? "(no threshold set)" : String(v));
     const sig = (met, text) => el("span", { class: "signal " + (met ? "met" : "unmet") }, (met ? "✔ met: " : "✘ not met: ") + text);
     const off = ui.memoryOffset, limit = 50;
     const page = d.notes.slice(off, off + limit);
@@ -564,7 +579,8 @@
     clear(body,
       el("p", { class: "info" },
         `${d.notes.length} notes in .nexus/memory/. Reads and last access merge the access logs of harness${d.logs.length === 1 ? "" : "es"} ${d.logs.join(", ") || "(none yet)"}; ` +
-        `the gc report is the one [m:gc] gives for harness ${d.harness} (its own log). Thresholds: at least ${th(pol.min_days_since_access)} days and ${th(pol.min_cycles_since_access)} cycles since the last read, at most ${th(pol.max_access_count)} reads; automatic gc ${pol.auto ? "on" : "off"}.`),
+        `the gc report is the one [m:gc] gives for harness ${d.harness} (its own log). A signal is met at ${th(pol.min_days_since_access, "days since the last read ≥ ")}, ` +
+        `${th(pol.min_cycles_since_access, "cycles since the last read ≥ ")}, ${th(pol.max_access_count, "reads ≤ ")}; automatic gc is ${pol.auto ? "on" : "off"}.`),
       ...d.remarks.map((r) => el("p", { class: "info" }, r)),
       el("p", null, d.eligible.length ? `Eligible for deletion (all three signals met): ${d.eligible.join(", ")}` : "No note meets all three signals."),
       d.notes.length > limit ? pager({ offset: off, matched: d.notes.length, total: d.notes.length }, "memory", () => load("memory")) : null,
