@@ -278,22 +278,26 @@ func (g *taskGraph) window(mode, query string, limit int) graphWindow {
 			w.Ready++
 		}
 	}
-	var seeds []int
+	// Seeds in order of interest, so a cut keeps the most useful: the
+	// ready set first, then the tasks with a problem, then those in
+	// progress (a filter or "all" keeps the file's order).
+	var seeds, problems, running []int
 	for i, t := range g.tasks {
-		var take bool
+		_, bad := g.problems[i]
 		switch {
 		case query != "":
-			take = matchTask(&t, query)
-		case mode == "all":
-			take = true
-		default:
-			_, bad := g.problems[i]
-			take = g.ready[i] || t.Status == state.TaskInProgress || bad
-		}
-		if take {
+			if matchTask(&t, query) {
+				seeds = append(seeds, i)
+			}
+		case mode == "all", g.ready[i]:
 			seeds = append(seeds, i)
+		case bad:
+			problems = append(problems, i)
+		case t.Status == state.TaskInProgress:
+			running = append(running, i)
 		}
 	}
+	seeds = append(append(seeds, problems...), running...)
 	w.Matched = len(seeds)
 	shown := make(map[int]bool, min(len(seeds), limit))
 	var order []int
@@ -309,22 +313,30 @@ func (g *taskGraph) window(mode, query string, limit int) graphWindow {
 		order = append(order, i)
 		return true
 	}
-	for _, i := range seeds {
-		if !add(i) {
-			break
-		}
+	// Half the room at most for the seeds first, then their direct
+	// neighbours, then more seeds: a large ready set still shows where
+	// it leads.
+	first := len(seeds)
+	withNeighbours := mode != "all" || query != ""
+	if withNeighbours {
+		first = min(first, max(limit/2, 1))
 	}
-	if mode != "all" || query != "" {
-		for _, i := range seeds {
-			if !shown[i] {
-				break
-			}
+	for _, i := range seeds[:first] {
+		add(i)
+	}
+	if withNeighbours {
+		for _, i := range seeds[:first] {
 			for _, j := range g.deps[i] {
 				add(j)
 			}
 			for _, j := range g.users[i] {
 				add(j)
 			}
+		}
+	}
+	for _, i := range seeds[first:] {
+		if !add(i) {
+			break
 		}
 	}
 	// Columns: the depths present, compressed left to right.

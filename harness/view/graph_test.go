@@ -160,3 +160,24 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// A ready set larger than the window keeps half the room for where it
+// leads: 1,000 ready tasks, each with one dependent, in a window of 100.
+func TestGraphWindowLargeReadySet(t *testing.T) {
+	var tasks []state.Task
+	for i := int64(1); i <= 1000; i++ {
+		tasks = append(tasks, task(i, state.TaskPending), task(1000+i, state.TaskPending, i))
+	}
+	w := buildGraph(tasks).window("focus", "", 100)
+	ready, users := 0, 0
+	for _, n := range w.Nodes {
+		if n.Ready {
+			ready++
+		} else {
+			users++
+		}
+	}
+	if ready != 50 || users != 50 || !w.Truncated || len(w.Edges) != 50 || w.Columns != 2 {
+		t.Errorf("ready %d, dependents %d, edges %d, columns %d, truncated %v", ready, users, len(w.Edges), w.Columns, w.Truncated)
+	}
+}

@@ -368,7 +368,7 @@
         svg("rect", { width: NODE_W, height: NODE_H, rx: 6 }),
         svg("text", { x: 8, y: 17, class: "head" }, `#${n.id} · ${statusLabel(n.status).toUpperCase()}${n.ready ? " · READY" : ""}${n.problem ? " · ⚠" : ""}`),
         svg("text", { x: 8, y: 34, class: "title" }, short(n.title, 30)),
-        svg("text", { x: 8, y: 50, class: "owner" }, (n.owner ? "owner " + short(n.owner, 18) : "no owner") + (n.hidden_deps || n.hidden_users ? ` · +${n.hidden_deps + n.hidden_users} hidden` : "")),
+        svg("text", { x: 8, y: 50, class: "owner" }, (n.owner ? "owner " + short(n.owner, 18) : "no owner") + (n.hidden_deps || n.hidden_users ? ` · +${(n.hidden_deps || 0) + (n.hidden_users || 0)} hidden` : "")),
         svg("title", null, label));
       node.addEventListener("focus", () => showTask(n));
       node.addEventListener("click", () => showTask(n));
