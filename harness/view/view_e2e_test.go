@@ -281,7 +281,8 @@ func eval[T any](t *testing.T, ctx context.Context, js string) T {
 // $NEXUS_VIEW_SHOTS (docs/view.md's pictures are made that way).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png := get(t, ctx, "screenshot "+name, chromedp.CaptureScreenshot())
+	// The whole page (the graph scrolls inside its own box).
+	png := get(t, ctx, "screenshot "+name, chromedp.Screenshot(chromedp.CSS("body")))
 	dirs := []string{filepath.Join(testenv.ModuleRoot(t), ".e2e", "artifacts", "view")}
 	if d := os.Getenv("NEXUS_VIEW_SHOTS"); d != "" {
 		dirs = append(dirs, d)
@@ -379,6 +380,12 @@ func TestE2EView(t *testing.T) {
 		"--rationale", "Several hosts write at once; PostgreSQL gives row locks and transactions.")
 	ctx := context.Background()
 	mc := p.mcpClient(ctx)
+	// A finished cycle for the history.
+	call(t, mc, "nx_plan_start", map[string]any{"topic": "Pick a state store", "issues": []any{"SQLite or PostgreSQL?"}, "research_summary": "both"})
+	call(t, mc, "nx_plan_decide", map[string]any{"issue_id": 1, "decision": "PostgreSQL, several hosts write at once"})
+	call(t, mc, "nx_task_add", map[string]any{"title": "Add the migration", "context": "db"})
+	call(t, mc, "nx_task_update", map[string]any{"id": 1, "status": "completed"})
+	call(t, mc, "nx_task_close", map[string]any{})
 	call(t, mc, "nx_plan_start", map[string]any{"topic": "Ship the live view", "issues": []any{"Which transport for updates?", "How to lay out the graph?"}, "research_summary": "SSE vs websockets"})
 	call(t, mc, "nx_plan_decide", map[string]any{"issue_id": 1, "decision": "Server-sent events driven by inotify"})
 	call(t, mc, "nx_task_add", map[string]any{"title": "Write the server", "context": "harness/view"})
@@ -424,6 +431,10 @@ func TestE2EView(t *testing.T) {
 	if text := eval[string](t, bctx, `document.getElementById("plan-body").textContent`); !strings.Contains(text, "Ship the live view") ||
 		!strings.Contains(text, "Server-sent events driven by inotify") || !strings.Contains(text, "How to lay out the graph?") {
 		t.Errorf("plan view: %q", text)
+	}
+	if text := eval[string](t, bctx, `document.getElementById("history-body").textContent`); !strings.Contains(text, "Pick a state store") ||
+		!strings.Contains(text, "PostgreSQL, several hosts write at once") {
+		t.Errorf("past cycles: %q", text)
 	}
 	screenshot(t, bctx, "plan")
 
@@ -495,7 +506,17 @@ func TestE2EView(t *testing.T) {
 		t.Error("ArrowLeft on the tab list did not move to the decisions tab")
 	}
 	run(t, bctx, "history search", chromedp.Click(chromedp.CSS("#tab-plan")), chromedp.SetValue(chromedp.CSS("#history-q"), "nothing-matches"),
-		chromedp.Click(chromedp.CSS(`#history-form button`)), chromedp.WaitVisible(chromedp.CSS(`#history-body p`)))
+		chromedp.Click(chromedp.CSS(`#history-form button`)))
+	historyText := func(want string) string {
+		return get(t, bctx, "history answer", chromedp.Poll[string](`(t => t.includes(`+strconv.Quote(want)+`) && t)(document.getElementById("history-body").textContent)`))
+	}
+	if text := historyText("0 cycles matching"); strings.Contains(text, "Pick a state store") {
+		t.Errorf("history search for nothing: %q", text)
+	}
+	run(t, bctx, "history search", chromedp.SetValue(chromedp.CSS("#history-q"), "SEVERAL HOSTS"), chromedp.Click(chromedp.CSS(`#history-form button`)))
+	if text := historyText("1 cycle matching"); !strings.Contains(text, "Pick a state store") {
+		t.Errorf("history search: %q", text)
+	}
 
 	// Read-only: the session of page use changed no file.
 	if d := diffSnap(before, snapshot(t, filepath.Join(p.dir, ".nexus"), filepath.Join(p.dir, ".nauro"), p.home)); len(d) > 0 {
