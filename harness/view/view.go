@@ -17,7 +17,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -293,10 +292,4 @@ func (s *Server) dirty(ctx context.Context, names map[string]bool) {
 			go c.refresh(ctx)
 		}
 	}
-}
-
-// statOK reports whether a path exists.
-func statOK(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
