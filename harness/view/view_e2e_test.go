@@ -556,6 +556,15 @@ func TestE2EView(t *testing.T) {
 		}
 	}
 
+	// Live from the decision store too: a decision proposed on the
+	// command line shows in the open decisions view.
+	run(t, bctx, "decisions tab", chromedp.Click(chromedp.CSS("#tab-decisions")), chromedp.WaitVisible(chromedp.CSS(`tr[data-decision="3"]`)))
+	t0 := time.Now()
+	p.run(p.nexus, "decision", "propose", "--title", "Serve the view on loopback only", "--rationale", "The page shows the whole state; no other machine may read it.")
+	proposed := time.Since(t0)
+	get(t, bctx, "proposed decision shown", chromedp.Poll[bool](`!!document.querySelector('tr[data-decision="4"]')`, chromedp.WithPollingMutation(), chromedp.WithPollingTimeout(5*time.Second)))
+	storeLatency := time.Since(t0)
+
 	// Live: 20 tasks added over MCP appear in the graph without a reload.
 	run(t, bctx, "back to the graph", chromedp.Click(chromedp.CSS("#tab-tasks")), chromedp.WaitVisible(chromedp.CSS(`#graph-wrap [data-task-id="1"]`)),
 		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
@@ -596,6 +605,7 @@ window.__arm = (id) => { window.__pending[id] = new Promise((res) => {
 	figures(t, fmt.Sprintf("nexus view, %s:", time.Now().UTC().Format("2006-01-02")),
 		fmt.Sprintf("  nx_task_add over MCP → task in the graph (Chromium), median of %d: %d ms (min %d, max %d; target ≤ 200 ms, limit 1 s)",
 			len(lat), med.Milliseconds(), lat[0].Milliseconds(), lat[len(lat)-1].Milliseconds()),
+		fmt.Sprintf("  nexus decision propose → decision in the open page: %d ms (the command itself: %d ms)", storeLatency.Milliseconds(), proposed.Milliseconds()),
 		fmt.Sprintf("  nexus view peak RSS on the small project: %.1f MB", float64(peak)/(1<<20)))
 	screenshot(t, bctx, "tasks-live")
 }
