@@ -170,6 +170,10 @@
   async function loadSummary() {
     summary = await getJSON("/api/summary");
     const s = summary;
+    const name = s.project.split("/").filter(Boolean).pop() || s.project;
+    $("project").textContent = name;
+    $("harness").textContent = "harness " + s.harness;
+    document.title = "nexus view — " + name;
     $("count-plan").textContent = s.plan.exists ? `${s.plan.decided}/${s.plan.issues}` : "";
     $("count-tasks").textContent = s.tasks.total ? `${s.tasks.completed}/${s.tasks.total} · ${s.tasks.ready} ready` : "";
     $("count-agents").textContent = s.agents.total ? `${s.agents.running} running` : "";
