@@ -1,25 +1,20 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"log"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/mcpserver"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/harness/view"
 )
-
-func init() { register(newViewCmd) }
 
 // viewMemoryLimit is the soft Go heap limit of a running `nexus view`
 // (unless GOMEMLIMIT says otherwise): a rebuild of a 10,000-task section
@@ -62,9 +57,7 @@ func runView(cmd *cobra.Command, a *app, addr, nexusRoot string, open bool) erro
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(viewMemoryLimit)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	cfg, err := a.Config()
+	set, err := a.Settings()
 	if err != nil {
 		return err
 	}
@@ -74,29 +67,31 @@ func runView(cmd *cobra.Command, a *app, addr, nexusRoot string, open bool) erro
 	if mcpserver.Exposed(addr) {
 		return usagef("--addr %s is not a loopback address: nexus view serves this machine only (127.0.0.1, ::1 or localhost)", addr)
 	}
-	h, err := assembleFor(a, nexusRoot, harness.Setup{})
+	// main's signal context: Ctrl-C ends the server cleanly.
+	ctx := cmd.Context()
+	h, err := harnessFor(ctx, a, compose.HarnessOptions{NexusRoot: nexusRoot})
 	if err != nil {
 		return err
 	}
+	defer h.Close()
 	logger := log.New(cmd.ErrOrStderr(), "nexus view: ", 0)
 	o := view.Options{Layout: h.Engine.Layout, MemoryErr: h.MemoryErr, History: tools.SearchHistory, Log: logger}
 	if h.Memory != nil {
 		o.Memory = h.Memory
 	}
-	if cfg.Bool("decisions.enabled") {
+	if set.Decisions {
 		o.Decisions = view.HostDecisions{Command: pluginhost.HostCommand, Args: decisionHostArgs(a, h.Engine.Layout.Project)}
 	}
 	srv, err := view.New(o)
 	if err != nil {
 		return err
 	}
-	err = srv.Serve(ctx, addr, func(url string) {
+	return srv.Serve(ctx, addr, func(url string) {
 		fmt.Fprintf(cmd.OutOrStdout(), "nexus view: serving %s\n  %s\n(Ctrl-C stops it)\n", h.Engine.Layout.Project, url)
 		if open {
 			openBrowser(logger, url)
 		}
 	})
-	return err
 }
 
 // openBrowser hands the address to xdg-open, or says why it cannot.
