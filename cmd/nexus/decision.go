@@ -23,7 +23,7 @@ func newDecisionCmd(a *app) *cobra.Command {
 		Use:   "decision",
 		Short: "Record and check architectural decisions (Nauro-compatible store)",
 		Long: `Record and check architectural decisions in a Nauro-compatible store: init, check,
-propose, show, list, search, format, validate. ` + "`nexus decision --help`" + ` lists them with their flags.
+propose, show, list, search, format, validate, export. ` + "`nexus decision --help`" + ` lists them with their flags.
 The store's command line runs in the plugin host program, nexus-plugins, installed beside nexus.`,
 		Args:               cobra.ArbitraryArgs, // the store's command line checks them
 		DisableFlagParsing: true,
