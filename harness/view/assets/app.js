@@ -62,7 +62,7 @@
   const views = ["plan", "tasks", "agents", "decisions", "memory"];
   // The sections each view shows.
   const needs = {
-    plan: ["plan", "history", "tasks"],
+    plan: ["plan", "history"],
     tasks: ["tasks"],
     agents: ["agents"],
     decisions: ["decisions"],
