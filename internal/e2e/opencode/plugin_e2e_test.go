@@ -57,7 +57,7 @@ func nodeBin(t testing.TB) string {
 
 // rig is one generated plugin, the program it runs, and its log.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	dir    string
 	plugin string
 	log    string

@@ -9,7 +9,9 @@
 // CRASHCHILD makes the long-lived child exit without answering (the
 // fallback answers it); SLOWME makes any process wait 3 s first;
 // chat.message gets a synthetic part naming the session; tool.execute.after
-// gets FAKE-APPEND added to the result.
+// gets FAKE-APPEND added to the result. With $FAKE_NEXUS_CODEC set, the
+// real codec decodes each request instead (no engine: every event gets an
+// empty reply), so a timing covers the transport and the codec.
 package main
 
 import (
@@ -23,6 +25,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/host/opencode"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
 
 func main() {
@@ -36,6 +39,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	var codec *opencode.Codec
+	if os.Getenv("FAKE_NEXUS_CODEC") != "" {
+		codec = opencode.NewCodec(nil)
+	}
 	handle := func(ctx context.Context, req opencode.Request) (opencode.Reply, error) {
 		line, _ := opencode.EncodeRequest(req)
 		rec, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "mode": mode, "id": req.ID, "hook": req.Hook, "req": json.RawMessage(bytes.TrimSpace(line))})
@@ -47,6 +54,9 @@ func main() {
 		}
 		if bytes.Contains(line, []byte("SLOWME")) {
 			time.Sleep(3 * time.Second)
+		}
+		if codec != nil {
+			return codec.Handle(ctx, req, func(context.Context, lifecycle.Event) (lifecycle.Reply, error) { return lifecycle.Reply{}, nil })
 		}
 		switch req.Hook {
 		case opencode.HookToolBefore:
