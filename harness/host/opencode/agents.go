@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
 
 // OpenCode's agents are Markdown files in a config folder's agents/
@@ -224,14 +226,10 @@ func frontMatter(data []byte, v any) (string, error) {
 }
 
 // validID checks an agent or skill id: ^[a-z][a-z0-9-]*$, nexus-core's id
-// pattern, which is also a safe file name.
+// pattern (the ids BareRole keeps as they are), which is also a safe file
+// name.
 func validID(id string) error {
-	ok := id != "" && id[0] >= 'a' && id[0] <= 'z'
-	for i := 0; ok && i < len(id); i++ {
-		c := id[i]
-		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
-	}
-	if !ok {
+	if lifecycle.BareRole(id) != id {
 		return fmt.Errorf("%q is not a valid id (lower-case letters, digits and '-', starting with a letter)", id)
 	}
 	return nil

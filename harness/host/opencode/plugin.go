@@ -3,7 +3,6 @@ package opencode
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -85,11 +84,8 @@ func Plugin(o PluginOptions) ([]byte, error) {
 		return nil, errors.New("opencode plugin: empty nexus command line")
 	}
 	lit := func(v any) string {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		_ = enc.Encode(v) // strings, string slices and maps of them always encode
-		return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		b, _ := encodeLine(v) // strings, string slices and maps of them always encode
+		return string(bytes.TrimSuffix(b, []byte("\n")))
 	}
 	data := map[string]string{
 		"Nexus":     lit(o.Nexus),

@@ -251,23 +251,18 @@ func peekID(data []byte) uint64 {
 }
 
 // encodeReply renders a reply as one line.
-func encodeReply(r Reply) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func encodeReply(r Reply) ([]byte, error) { return encodeLine(r) }
 
 // EncodeRequest renders a request as one line, as the plugin writes it
 // (for tests and tools that speak to nexus as the plugin does).
-func EncodeRequest(r Request) ([]byte, error) {
+func EncodeRequest(r Request) ([]byte, error) { return encodeLine(r) }
+
+// encodeLine renders one JSON line, with <, > and & as they are.
+func encodeLine(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -3,7 +3,6 @@
 package opencode
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,15 +163,8 @@ func BenchmarkOpenCodeNexusPlugin(b *testing.B) {
 	const calls = 100
 	var perCall, walls []time.Duration
 	for i := 0; i < b.N; i++ {
-		prompt := fmt.Sprintf("timing: %d reads", calls)
-		var turns []fc.Turn
-		when := fc.Prompt(prompt)
-		for c := 0; c < calls; c++ {
-			id := fmt.Sprintf("call_read_%d", c)
-			turns = append(turns, fc.Turn{Name: id, When: when, Reply: fc.Reply{Calls: []fc.Call{{ID: id, Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}})
-			when = fc.After(id)
-		}
-		api := fc.New(append(turns, fc.Turn{Name: "final", When: when, Reply: fc.Reply{Text: "Done."}})...)
+		prompt, turns := readTurns(calls)
+		api := fc.New(turns...)
 		timing := filepath.Join(b.TempDir(), "timing.log")
 		s := newSession(b, api, sessionOpts{noMCP: true, plugins: []string{"timed.js"}})
 		installGenerated(b, s, "nexus-gen")
