@@ -317,6 +317,17 @@ func TestSessionsBounded(t *testing.T) {
 	if s.Get("ses_010").Seq != 11 {
 		t.Errorf("a session put again keeps its number: %d", s.Get("ses_010").Seq)
 	}
+	// A live root and a running subagent outlast finished sessions however
+	// old they are.
+	s = NewSessions()
+	s.Put("root", &Session{PID: 1})
+	s.Put("kid", &Session{Parent: "root", Agent: "tester", Spawned: true})
+	for i := range MaxSessions + 10 {
+		s.Put(fmt.Sprintf("done_%03d", i), &Session{Parent: "root", Done: true})
+	}
+	if s.Get("root") == nil || s.Get("kid") == nil || s.Get("done_011") != nil || s.Get("done_012") == nil || len(s.Sessions) != MaxSessions {
+		t.Errorf("kept root %v, kid %v, %d in all", s.Get("root") != nil, s.Get("kid") != nil, len(s.Sessions))
+	}
 }
 
 func TestCodecRefuses(t *testing.T) {

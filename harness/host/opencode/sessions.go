@@ -29,9 +29,11 @@ const SessionsFile = "sessions.json"
 // SessionsVersion is the version of SessionsFile's format.
 const SessionsVersion = 1
 
-// MaxSessions bounds the sessions remembered; the oldest are forgotten
-// first (a forgotten child's tool calls count as Lead's, a forgotten root
-// that comes back starts anew).
+// MaxSessions bounds the sessions remembered. Finished ones go first
+// (completed subagents, roots whose OpenCode process ended), oldest first;
+// a live one goes only when all of them are live (then a forgotten
+// child's tool calls count as Lead's, and a forgotten root's next message
+// starts it again).
 const MaxSessions = 256
 
 // Sessions is what nexus knows of OpenCode's sessions in one project.
@@ -57,6 +59,15 @@ type Session struct {
 	// completion seen since.
 	Spawned bool `json:"spawned,omitempty"`
 	Done    bool `json:"done,omitempty"`
+}
+
+// live reports whether a session may still send hooks that need its
+// record: a subagent not completed, a root started and not ended.
+func (s *Session) live() bool {
+	if s.Child() {
+		return !s.Done
+	}
+	return s.PID != 0 && !s.Ended
 }
 
 // Child reports whether the session is a task's subagent.
@@ -90,7 +101,13 @@ func (s *Sessions) Put(id string, v *Session) {
 	for k := range s.Sessions {
 		ids = append(ids, k)
 	}
-	sort.Slice(ids, func(i, j int) bool { return s.Sessions[ids[i]].Seq < s.Sessions[ids[j]].Seq })
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := s.Sessions[ids[i]], s.Sessions[ids[j]]
+		if a.live() != b.live() {
+			return !a.live()
+		}
+		return a.Seq < b.Seq
+	})
 	for _, k := range ids[:len(ids)-MaxSessions] {
 		delete(s.Sessions, k)
 	}
