@@ -73,28 +73,34 @@ function plain(x, clip, stack) {
 // closes or loses its writer, and exits.
 function startChild(cwd) {
   let dir
+  const opened = []
+  const open = (p, flags) => {
+    const fd = fs.openSync(p, flags)
+    opened.push(fd)
+    return fd
+  }
   try {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "nexus-opencode-"))
     const req = path.join(dir, "req")
     const resp = path.join(dir, "resp")
     const made = spawnSync("mkfifo", ["-m", "600", req, resp], { stdio: "ignore" })
     if (made.status !== 0) return { why: "mkfifo failed" }
-    const probe = fs.openSync(req, O_RDONLY | O_NONBLOCK)
-    const w = fs.openSync(req, O_WRONLY | O_NONBLOCK)
-    const childIn = fs.openSync(req, O_RDONLY)
-    fs.closeSync(probe)
-    const r = fs.openSync(resp, O_RDONLY | O_NONBLOCK)
-    const childOut = fs.openSync(resp, O_WRONLY)
-    try {
-      const p = spawn(NEXUS, SERVE, { cwd, stdio: [childIn, childOut, "ignore"] })
-      p.on("error", () => {})
-      p.unref()
-    } finally {
-      fs.closeSync(childIn)
-      fs.closeSync(childOut)
-    }
+    const probe = open(req, O_RDONLY | O_NONBLOCK)
+    const w = open(req, O_WRONLY | O_NONBLOCK)
+    const childIn = open(req, O_RDONLY)
+    const r = open(resp, O_RDONLY | O_NONBLOCK)
+    const childOut = open(resp, O_WRONLY)
+    const p = spawn(NEXUS, SERVE, { cwd, stdio: [childIn, childOut, "ignore"] })
+    p.on("error", () => {})
+    p.unref()
+    for (const fd of [probe, childIn, childOut]) fs.closeSync(fd)
     return { w, r, pending: Buffer.alloc(0) }
   } catch (e) {
+    for (const fd of opened) {
+      try {
+        fs.closeSync(fd)
+      } catch {}
+    }
     return { why: String(e?.message ?? e) }
   } finally {
     if (dir) fs.rmSync(dir, { recursive: true, force: true })
