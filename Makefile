@@ -89,14 +89,16 @@ test-short:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-# vet, gofmt and staticcheck (pinned; run through the Go module proxy). A finding
-# that must stay (a message matching Nauro's text byte for byte) carries a
-# //lint:ignore CHECK reason line where it stands. The e2e tag brings the
-# end-to-end tests (make e2e) under the same checks.
+# vet, gofmt, the layering rules of docs/architecture.md (scripts/check-layering.sh)
+# and staticcheck (pinned; run through the Go module proxy). A finding that must
+# stay (a message matching Nauro's text byte for byte) carries a //lint:ignore
+# CHECK reason line where it stands. The e2e tag brings the end-to-end tests
+# (make e2e) under the same checks.
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	GO=$(GO) scripts/check-layering.sh
 	$(call each_module,$(STATICCHECK) -tags e2e ./...)
 
 vet:

@@ -16,25 +16,29 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/tools"
-	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-// Options configure an Engine.
+// Options configure an Engine. The composition root (harness/compose)
+// builds them from the configuration.
 type Options struct {
 	Project   string // project root
 	NexusDir  string // "" = <Project>/.nexus
-	HarnessID string // "" = config harness.id, else "nexus"
+	HarnessID string // "" = harnessid.Default
 	CoreDir   string // nexus-core distribution
 	// Core and Schemas may be shared between engines (the conformance
 	// runner builds one engine per fixture); nil means load from CoreDir.
 	Core    *vocabulary.Core
 	Schemas *schema.Set
-	Config  *config.Config // nil = built-in defaults
-	Now     state.Clock    // nil = time.Now
-	Branch  func() string  // nil = read .git/HEAD above Project
+	// Gate holds the gate's settings (tool prefix, the unplanned-edit
+	// rule, the extra capabilities and denials) for calls whose caller is
+	// known; the engine adds the distribution and its tools' classes.
+	Gate   gate.Options
+	Now    state.Clock   // nil = time.Now
+	Branch func() string // nil = read .git/HEAD above Project
 }
 
 // Engine is one project's harness.
@@ -43,25 +47,21 @@ type Engine struct {
 	Store   *state.Store
 	Core    *vocabulary.Core
 	Schemas *schema.Set
-	Config  *config.Config
 	Now     state.Clock
 
-	branch  func() string
-	toolsMu sync.RWMutex
-	tools   map[string]*tools.Tool
-	gate    *gate.Gate // for calls with a known caller; rebuilt after Register
-	env     *tools.Env
+	branch   func() string
+	gateOpts gate.Options
+	toolsMu  sync.RWMutex
+	tools    map[string]*tools.Tool
+	gate     *gate.Gate // for calls with a known caller; rebuilt after Register
+	env      *tools.Env
 }
 
 // New builds an engine.
 func New(o Options) (*Engine, error) {
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
 	id := o.HarnessID
 	if id == "" {
-		id = cfg.String("harness.id")
+		id = harnessid.Default
 	}
 	nexusDir := o.NexusDir
 	if nexusDir == "" {
@@ -85,7 +85,7 @@ func New(o Options) (*Engine, error) {
 	if now == nil {
 		now = time.Now
 	}
-	e := &Engine{Layout: l, Core: core, Schemas: schemas, Config: cfg, Now: now, tools: map[string]*tools.Tool{}}
+	e := &Engine{Layout: l, Core: core, Schemas: schemas, Now: now, gateOpts: o.Gate, tools: map[string]*tools.Tool{}}
 	e.Store = state.New(l, schemas)
 	e.Store.Now = now
 	e.branch = o.Branch
@@ -131,138 +131,94 @@ func (e *Engine) Register(t *tools.Tool) {
 	e.gate = nil
 }
 
+// ToolClasses are the semantic classes the registered tools declare, by
+// abstract name: what the capability gate knows them by.
+func (e *Engine) ToolClasses() map[string][]string {
+	return tools.ClassesOf(e.Tools())
+}
+
 // Env returns the environment tools run in.
 func (e *Engine) Env() *tools.Env { return e.env }
 
-// CallTool runs a tool by abstract name. The arguments are checked against
-// the tool's parameter schema first (numbers sent as strings are accepted);
-// a bad argument, like every contract failure, is a *tools.Error whose
-// message the caller shows as {"error": message}. Other errors are failures
-// of nexus or of the files it reads. The result is JSON-shaped (objects,
-// arrays, float64 numbers...), exactly what an MCP client receives. A
-// failing call changes no state file. When ctx names the caller
-// (tools.WithCaller), the capability gate decides first.
-//
-// A tool with Call (a plugin tool) answers with its structured content, or
-// {"text": ...} without one; its error results are *tools.Error.
-func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (res map[string]any, err error) {
+// Call runs a tool by abstract name: the one path every call takes,
+// whatever the tool (nexus's own, memory, a plugin's) and whatever the
+// door (MCP, the lifecycle's [d], the conformance runner). The arguments
+// are checked against the tool's parameter schema first (numbers sent as
+// strings are accepted); when ctx names the caller (tools.WithCaller), the
+// capability gate decides next; then the tool's handler answers. A bad
+// argument, a denial and every contract failure is a *tools.Error whose
+// message the caller shows as {"error": message}; other errors are
+// failures of nexus, of the files it reads or of a plugin. A failing call
+// changes no state file, and a panicking tool is an error, never a crash
+// of the server or the runner.
+func (e *Engine) Call(ctx context.Context, name string, args map[string]any) (res *tools.Result, err error) {
 	t, ok := e.Tool(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown tool %q", name)
 	}
-	if t.Call != nil {
-		r, err := e.CallToolResult(ctx, name, args)
-		if err != nil {
-			return nil, err
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
 		}
-		if r.IsError {
-			return nil, &tools.Error{Message: r.Text}
+	}()
+	if args, err = checkArgs(t, args); err != nil {
+		return nil, err
+	}
+	if err := e.authorize(ctx, t, args); err != nil {
+		return nil, err
+	}
+	return t.Handle(ctx, e.env, args)
+}
+
+// CallTool is Call for a caller that works on the answer (the lifecycle,
+// the conformance runner): a JSON object, decoded into JSON-shaped values
+// (float64 numbers...), exactly what an MCP client receives. A tool's
+// error result (a plugin's) is a *tools.Error carrying its text; a plugin's
+// answer without structured content is {"text": ...}.
+func (e *Engine) CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error) {
+	r, err := e.Call(ctx, name, args)
+	if err != nil {
+		return nil, err
+	}
+	return object(r)
+}
+
+// object is an answer as a JSON object (see CallTool).
+func object(r *tools.Result) (map[string]any, error) {
+	if r.IsError {
+		return nil, &tools.Error{Message: r.Text}
+	}
+	var obj map[string]any
+	if len(r.Structured) > 0 {
+		if err := json.Unmarshal(r.Structured, &obj); err != nil && r.JSON {
+			return nil, fmt.Errorf("decode tool result: %w", err)
 		}
-		var obj map[string]any
-		if len(r.Structured) > 0 && json.Unmarshal(r.Structured, &obj) == nil && obj != nil {
-			return obj, nil
+	}
+	if obj == nil {
+		if r.JSON {
+			return map[string]any{}, nil
 		}
 		return map[string]any{"text": r.Text}, nil
 	}
-	defer func() {
-		// A tool bug must not take down the MCP server or the runner.
-		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
-		}
-	}()
-	out, err := e.run(ctx, t, args)
-	if err != nil {
-		return nil, err
-	}
-	return jsonShape(out)
+	return obj, nil
 }
 
-// CallToolJSON is CallTool for a door that sends the result on as JSON
-// (the MCP server): the result is encoded once, compact, without HTML
-// escaping and with object members sorted, and never decoded again.
-func (e *Engine) CallToolJSON(ctx context.Context, name string, args map[string]any) (res []byte, err error) {
-	t, ok := e.Tool(name)
-	if !ok {
-		return nil, fmt.Errorf("unknown tool %q", name)
-	}
-	if t.Call != nil {
-		m, err := e.CallTool(ctx, name, args)
-		if err != nil {
-			return nil, err
-		}
-		return state.MarshalCompact(m)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
-		}
-	}()
-	if t.RunJSON != nil {
-		args, err := e.check(ctx, t, args)
-		if err != nil {
-			return nil, err
-		}
-		return t.RunJSON(ctx, e.env, args)
-	}
-	out, err := e.run(ctx, t, args)
+// CallToolJSON is Call for a door that sends the answer on as JSON: the
+// encoded answer of nexus's tools as it is, a plugin's as CallTool's object
+// encoded compact.
+func (e *Engine) CallToolJSON(ctx context.Context, name string, args map[string]any) ([]byte, error) {
+	r, err := e.Call(ctx, name, args)
 	if err != nil {
 		return nil, err
 	}
-	if out == nil {
-		out = map[string]any{}
+	if r.JSON && !r.IsError {
+		return r.Structured, nil
 	}
-	b, err := state.MarshalCompact(out)
-	if err != nil {
-		return nil, fmt.Errorf("encode tool result: %w", err)
-	}
-	return b, nil
-}
-
-// run checks the arguments, applies the gate and runs a Run tool.
-func (e *Engine) run(ctx context.Context, t *tools.Tool, args map[string]any) (map[string]any, error) {
-	args, err := e.check(ctx, t, args)
+	m, err := object(r)
 	if err != nil {
 		return nil, err
 	}
-	return t.Run(ctx, e.env, args)
-}
-
-// check checks a call's arguments and applies the gate.
-func (e *Engine) check(ctx context.Context, t *tools.Tool, args map[string]any) (map[string]any, error) {
-	args, err := checkArgs(t, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.authorize(ctx, t, args); err != nil {
-		return nil, err
-	}
-	return args, nil
-}
-
-// CallToolResult runs a tool that answers with a tools.Result (Call): the
-// arguments are validated against its schema and the gate applies exactly
-// as in CallTool; the result is the tool's own. Errors are as CallTool's.
-func (e *Engine) CallToolResult(ctx context.Context, name string, args map[string]any) (res *tools.Result, err error) {
-	t, ok := e.Tool(name)
-	if !ok {
-		return nil, fmt.Errorf("unknown tool %q", name)
-	}
-	if t.Call == nil {
-		return nil, fmt.Errorf("tool %s answers with a JSON object; use CallTool", name)
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			res, err = nil, fmt.Errorf("tool %s failed unexpectedly: %v\n%s", name, r, debug.Stack())
-		}
-	}()
-	args, err = checkArgs(t, args)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.authorize(ctx, t, args); err != nil {
-		return nil, err
-	}
-	return t.Call(ctx, args)
+	return state.MarshalCompact(m)
 }
 
 // authorize applies the capability gate when ctx names the caller: the
@@ -294,32 +250,18 @@ func (e *Engine) callerGate() (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	classes := map[string][]string{}
-	for name, t := range e.tools {
-		classes[name] = t.Classes
+	ts := make([]*tools.Tool, 0, len(e.tools))
+	for _, t := range e.tools {
+		ts = append(ts, t)
 	}
-	g, _, err := gate.New(gate.Options{Core: e.Core, Host: gate.HostNeutral, Config: e.Config, ToolClasses: classes})
+	// No host map: the caller is an MCP client, whose calls are nexus's
+	// own tools and the plugins'.
+	o := e.gateOpts
+	o.Core, o.HostMap, o.ToolClasses = e.Core, nil, tools.ClassesOf(ts)
+	g, _, err := gate.New(o)
 	if err != nil {
 		return nil, err
 	}
 	e.gate = g
 	return g, nil
-}
-
-// jsonShape round-trips a result through JSON so every caller sees the
-// same types whichever door it uses (the conformance runner and the
-// lifecycle compare JSON-shaped values; the MCP server uses CallToolJSON).
-func jsonShape(m map[string]any) (map[string]any, error) {
-	if m == nil {
-		return map[string]any{}, nil
-	}
-	b, err := state.MarshalCompact(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode tool result: %w", err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("decode tool result: %w", err)
-	}
-	return out, nil
 }

@@ -75,7 +75,7 @@ func StringLimit(tool, param string) int {
 // StringLimit for nexus's own tools and by pluginStringLimit for plugin
 // tools. The rules are the same for every tool nexus serves.
 func checkLimits(t *tools.Tool, doc map[string]any, args map[string]any) error {
-	own := t.Call == nil
+	own := t.Plugin == ""
 	var probs []string
 	for name, v := range args {
 		ps, _ := propSchema(doc, name)

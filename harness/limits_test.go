@@ -148,7 +148,7 @@ func TestIntegersOutsideTheSafeRange(t *testing.T) {
 // maxLength), arrays and objects, and the unknown-parameter rule.
 func TestPluginToolLimits(t *testing.T) {
 	tl := &tools.Tool{Name: "plug",
-		Call: func(context.Context, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil },
+		Handle: func(context.Context, *tools.Env, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil }, Plugin: "p",
 		Params: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"},"s":{"type":"string"},` +
 			`"long":{"type":"string","maxLength":100000},"list":{"type":"array"}}}`)}
 	for _, c := range []struct {
@@ -179,12 +179,12 @@ func TestPluginToolLimits(t *testing.T) {
 		})
 	}
 	// A schema that names no parameters takes any.
-	free := &tools.Tool{Name: "free", Call: tl.Call, Params: json.RawMessage(`{"type":"object"}`)}
+	free := &tools.Tool{Name: "free", Handle: tl.Handle, Plugin: tl.Plugin, Params: json.RawMessage(`{"type":"object"}`)}
 	if _, err := checkArgs(free, map[string]any{"anything": "x"}); err != nil {
 		t.Errorf("a schema without properties refused a parameter: %v", err)
 	}
 	// One that admits others says so.
-	open := &tools.Tool{Name: "open", Call: tl.Call, Params: json.RawMessage(`{"type":"object","properties":{"a":{}},"additionalProperties":true}`)}
+	open := &tools.Tool{Name: "open", Handle: tl.Handle, Plugin: tl.Plugin, Params: json.RawMessage(`{"type":"object","properties":{"a":{}},"additionalProperties":true}`)}
 	if _, err := checkArgs(open, map[string]any{"b": "x"}); err != nil {
 		t.Errorf("additionalProperties true refused a parameter: %v", err)
 	}

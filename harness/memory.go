@@ -13,7 +13,7 @@ import (
 // (abstract names memory_save and memory_gc; the MCP layer adds the
 // configured prefix: nx_memory_save, nx_memory_gc). They are nexus's own,
 // not nexus-core's eleven. The engine validates every call against Params
-// before Run, so Run reads its arguments without checking them again.
+// before Handle, so Handle reads its arguments without checking them again.
 func memoryTools(m *memory.Manager) []*tools.Tool {
 	cats, _ := json.Marshal(m.CategoryIDs())
 	return []*tools.Tool{
@@ -26,7 +26,7 @@ func memoryTools(m *memory.Manager) []*tools.Tool {
 				`"topic":{"type":"string","minLength":1,"description":"2-4 descriptive words; becomes the file name (no dates or version numbers)"},` +
 				`"content":{"type":"string","minLength":1,"description":"the lesson, in Markdown"}}}`),
 			Annotations: tools.Annotations{Title: "Save a memory"},
-			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
+			Handle: tools.Object(func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 				cat, _ := args["category"].(string)
 				topic, _ := args["topic"].(string)
 				content, _ := args["content"].(string)
@@ -35,7 +35,7 @@ func memoryTools(m *memory.Manager) []*tools.Tool {
 					return nil, memoryError(err)
 				}
 				return toMap(res)
-			},
+			}),
 		},
 		{
 			Name: "memory_gc",
@@ -44,7 +44,7 @@ func memoryTools(m *memory.Manager) []*tools.Tool {
 			Params: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{` +
 				`"delete":{"type":"array","items":{"type":"string","minLength":1},"description":"memory file names to delete (omit for a report)"}}}`),
 			Annotations: tools.Annotations{Title: "Memory gc report and deletion", Destructive: true},
-			Run: func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
+			Handle: tools.Object(func(ctx context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 				var names []string
 				list, _ := args["delete"].([]any)
 				for _, n := range list {
@@ -63,7 +63,7 @@ func memoryTools(m *memory.Manager) []*tools.Tool {
 					return nil, memoryError(err)
 				}
 				return toMap(res)
-			},
+			}),
 		},
 	}
 }

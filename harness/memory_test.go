@@ -30,7 +30,7 @@ func engineWithMemory(t *testing.T) (*harness.Engine, *memory.Manager, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := memory.New(memory.Options{Store: e.Store, Policy: e.Core.MemoryPolicy(), Config: e.Config})
+	m, err := memory.New(memory.Options{Store: e.Store, Policy: e.Core.MemoryPolicy(), MergeThreshold: 0.35, ToolPrefix: "nx_"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ func testTool(params string, run func(args map[string]any) (map[string]any, erro
 	return &tools.Tool{
 		Name:   "probe",
 		Params: json.RawMessage(params),
-		Run: func(_ context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
+		Handle: tools.Object(func(_ context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 			return run(args)
-		},
+		}),
 	}
 }
 
@@ -163,12 +163,12 @@ func TestSchemasCompileOncePerProcess(t *testing.T) {
 
 func TestBrokenToolsDoNotCrash(t *testing.T) {
 	e := bare(
-		&tools.Tool{Name: "badschema", Params: json.RawMessage(`{"type": 3}`), Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil }},
-		&tools.Tool{Name: "extref", Params: json.RawMessage(`{"$ref": "https://example.com/x.json"}`), Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil }},
-		&tools.Tool{Name: "panics", Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { panic("boom") }},
-		&tools.Tool{Name: "unencodable", Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
+		&tools.Tool{Name: "badschema", Params: json.RawMessage(`{"type": 3}`), Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil })},
+		&tools.Tool{Name: "extref", Params: json.RawMessage(`{"$ref": "https://example.com/x.json"}`), Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil })},
+		&tools.Tool{Name: "panics", Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { panic("boom") })},
+		&tools.Tool{Name: "unencodable", Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
 			return map[string]any{"c": make(chan int)}, nil
-		}},
+		})},
 	)
 	for name, want := range map[string]string{
 		"badschema":   "tool badschema:",
@@ -243,7 +243,7 @@ func TestParamSchemasCompileLazily(t *testing.T) {
 		t.Fatalf("New compiled %d parameter schemas", n-before)
 	}
 	raw := json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false,"description":"lazy"}`)
-	e.Register(&tools.Tool{Name: "lazy", Params: raw, Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil }})
+	e.Register(&tools.Tool{Name: "lazy", Params: raw, Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil })})
 	if n := count(); n != before {
 		t.Fatal("Register compiled a schema")
 	}

@@ -63,7 +63,8 @@ func pluginTool(m *pluginhost.Manager, t pluginhost.Tool) *tools.Tool {
 		Annotations: tools.Annotations{Title: a.Title, ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld},
 		Classes:     t.CapabilityClasses,
 		Unprefixed:  true,
-		Call: func(ctx context.Context, args map[string]any) (*tools.Result, error) {
+		Plugin:      t.Plugin,
+		Handle: func(ctx context.Context, _ *tools.Env, args map[string]any) (*tools.Result, error) {
 			if args == nil {
 				args = map[string]any{}
 			}

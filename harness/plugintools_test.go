@@ -68,11 +68,10 @@ func TestServePlugins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := harness.Assemble(harness.Setup{Engine: harness.Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t)}})
+			e, err := harness.New(harness.Options{Project: t.TempDir(), CoreDir: testenv.CoreDir(t)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e := h.Engine
 			fake := &fakeBackend{startErr: tt.startErr, tools: []pluginhost.Tool{described("fx", "echo"), described("other", "ping"), described("plan", "start")}}
 			m, err := pluginhost.Open(pluginhost.Options{
 				ProjectDir: t.TempDir(), NoUserPlugins: true, Logger: pluginhost.NopLogger{},
@@ -96,7 +95,7 @@ func TestServePlugins(t *testing.T) {
 			}
 			var served []string
 			for _, tool := range e.Tools() {
-				if tool.Call != nil {
+				if tool.Plugin != "" {
 					served = append(served, tool.Name)
 				}
 			}
@@ -104,7 +103,7 @@ func TestServePlugins(t *testing.T) {
 				t.Errorf("served %v (%d tools, %d before), want %v", served, len(e.Tools()), before, tt.wantServed)
 			}
 			// nexus's own plan_start is still nexus's.
-			if pt, _ := e.Tool("plan_start"); pt.Call != nil {
+			if pt, _ := e.Tool("plan_start"); pt.Plugin != "" {
 				t.Error("a plugin tool replaced nexus's plan_start")
 			}
 			// A served tool answers through the plugin.

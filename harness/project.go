@@ -32,18 +32,6 @@ func EventProject(dir string) string {
 	return FindProject(dir)
 }
 
-// HookProject is the project a hook event belongs to when the command line
-// names none: for Claude Code its CLAUDE_PROJECT_DIR (claudeProjectDir)
-// when that is a folder, else the project of the event's working
-// directory (EventProject), else "" (the process's working directory
-// decides, as for every command).
-func HookProject(host, claudeProjectDir, eventDir string) string {
-	if host == "claude" && claudeProjectDir != "" && isDir(claudeProjectDir) {
-		return claudeProjectDir
-	}
-	return EventProject(eventDir)
-}
-
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()

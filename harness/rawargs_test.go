@@ -91,7 +91,7 @@ func TestIntegersAreDecidedOnTheText(t *testing.T) {
 // and plugin tools alike, with the messages the decoded check gives.
 func TestDecodeArgsRefusesBeforeDecoding(t *testing.T) {
 	plugin := &tools.Tool{Name: "plug",
-		Call:   func(context.Context, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil },
+		Handle: func(context.Context, *tools.Env, map[string]any) (*tools.Result, error) { return &tools.Result{}, nil }, Plugin: "probe",
 		Params: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"list":{"type":"array"},"m":{"type":"object"}}}`)}
 	e := bare(testTool(probeSchema, func(map[string]any) (map[string]any, error) { return map[string]any{}, nil }), plugin)
 	items := func(n int, v string) string { return "[" + strings.TrimSuffix(strings.Repeat(v+",", n), ",") + "]" }

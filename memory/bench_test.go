@@ -17,7 +17,7 @@ import (
 func BenchmarkObserve(b *testing.B) {
 	const files = 500
 	now := time.Now()
-	p := newProject(b, "", now)
+	p := newProject(b, Options{}, now)
 	paths := make([]string, files)
 	recs := make([]state.MemoryAccess, files)
 	for i := range paths {
@@ -66,7 +66,7 @@ func BenchmarkReport(b *testing.B) {
 
 func benchReport(b *testing.B, files int) {
 	now := time.Now().UTC()
-	p := newProject(b, autoConfig, now)
+	p := newProject(b, autoGC, now)
 	var recs []state.MemoryAccess
 	for i := 0; i < files; i++ {
 		path := p.write(fmt.Sprintf("pattern-report-file-%05d.md", i), "# report file\n\nsome content\n")

@@ -43,7 +43,7 @@ func TestHelperProcess(t *testing.T) {
 	worker, _ := strconv.Atoi(os.Getenv(envWorker))
 	n, _ := strconv.Atoi(os.Getenv(envCount))
 	check := os.Getenv(envCheck) == "1"
-	p := newProjectAt(t, os.Getenv(envProject), "", time.Time{})
+	p := newProjectAt(t, os.Getenv(envProject), Options{}, time.Time{})
 	ctx := context.Background()
 	agent := fmt.Sprintf("worker-%d", worker)
 	// Lines already checked against the schema (by content): one line
@@ -79,7 +79,7 @@ func helperCmd(t *testing.T, dir string, worker, count int, check bool) *exec.Cm
 
 func sharedProject(t *testing.T) *project {
 	t.Helper()
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	for i := 0; i < sharedFiles; i++ {
 		p.write(sharedFile(i), "# shared\n")
 	}

@@ -15,13 +15,10 @@ import (
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
-const autoConfig = `memory:
-  gc:
-    auto: true
-    min_days_since_access: 30
-    min_cycles_since_access: 3
-    max_access_count: 1
-`
+// autoGC turns automatic deletion on with all three thresholds.
+var autoGC = Options{GC: GCPolicy{Auto: true, MinDaysSinceAccess: intp(30), MinCyclesSinceAccess: intp(3), MaxAccessCount: intp(1)}}
+
+func intp(n int) *int { return &n }
 
 var day = 24 * time.Hour
 
@@ -90,7 +87,7 @@ func TestReportSignals(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	p := newProjectAt(t, root, autoConfig, now)
+	p := newProjectAt(t, root, autoGC, now)
 	want := tenFiles(t, p, true)
 
 	rep, err := p.m.Report(context.Background())
@@ -149,7 +146,7 @@ func TestAutoGCDeletesExactlyTheThreeInOneCommit(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	p := newProjectAt(t, root, autoConfig, now)
+	p := newProjectAt(t, root, autoGC, now)
 	gone := tenFiles(t, p, true)
 	ctx := context.Background()
 
@@ -249,7 +246,7 @@ func TestAutoGCOffDoesNothing(t *testing.T) {
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	// thresholds set, auto off (the default): a report, no deletion
-	p := newProjectAt(t, root, strings.Replace(autoConfig, "auto: true", "auto: false", 1), now)
+	p := newProjectAt(t, root, Options{GC: GCPolicy{MinDaysSinceAccess: autoGC.GC.MinDaysSinceAccess, MinCyclesSinceAccess: autoGC.GC.MinCyclesSinceAccess, MaxAccessCount: autoGC.GC.MaxAccessCount}}, now)
 	tenFiles(t, p, true)
 	head := git(t, p.dir, nil, "rev-parse", "HEAD")
 	msg, err := p.m.AutoGC(context.Background())
@@ -268,7 +265,7 @@ func TestGCOutsideGitRefuses(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	p := newProjectAt(t, root, autoConfig, now)
+	p := newProjectAt(t, root, autoGC, now)
 	want := tenFiles(t, p, false)
 	rep, err := p.m.Report(context.Background())
 	if err != nil {
@@ -298,7 +295,7 @@ func TestGCOutsideGitRefuses(t *testing.T) {
 func TestDeleteRefusals(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
-	p := newProjectAt(t, root, "", time.Time{})
+	p := newProjectAt(t, root, Options{}, time.Time{})
 	p.write("empirical-clean-file.md", "clean\n")
 	p.write("empirical-edited-file.md", "v1\n")
 	p.write("empirical-staged-file.md", "v1\n")
@@ -362,7 +359,7 @@ func TestDeleteRefusals(t *testing.T) {
 
 // Without git on PATH, deletion refuses and says git is required.
 func TestDeleteWithoutGitBinary(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	p.write("empirical-a-b.md", "x")
 	p.m.git = filepath.Join(t.TempDir(), "no-git-here")
 	_, err := p.m.Delete(context.Background(), []string{"empirical-a-b.md"})
@@ -378,7 +375,7 @@ func TestTaskCloseRunsAutoGC(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	p := newProjectAt(t, root, autoConfig, now)
+	p := newProjectAt(t, root, autoGC, now)
 	gone := tenFiles(t, p, true)
 	var reported string
 	p.m.onAutoGC = func(msg string, err error) {
@@ -399,7 +396,7 @@ func TestTaskCloseRunsAutoGC(t *testing.T) {
 	writeFile(t, filepath.Join(root, ".nexus", "state", "tasks.json"),
 		`{"goal":"g","decisions":[],"tasks":[{"id":1,"title":"t","context":"c","status":"completed","deps":[]}]}`)
 	head := git(t, root, nil, "rev-parse", "HEAD")
-	if _, err := taskClose.Run(context.Background(), env, map[string]any{}); err != nil {
+	if _, err := taskClose.Handle(context.Background(), env, map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	if git(t, root, nil, "rev-parse", "HEAD^") != head {
@@ -422,7 +419,7 @@ func TestAutoGCKeepsFilesWithUncommittedEdits(t *testing.T) {
 	root := t.TempDir()
 	isolateGit(t, root)
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	p := newProjectAt(t, root, autoConfig, now)
+	p := newProjectAt(t, root, autoGC, now)
 	gone := tenFiles(t, p, true)
 	edited := p.mem(gone[0])
 	writeFile(t, edited, readFile(t, edited)+"\n## Update\n\nnot committed yet\n")

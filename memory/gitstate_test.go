@@ -17,7 +17,7 @@ func gcRepo(t *testing.T) *project {
 	t.Helper()
 	root := t.TempDir()
 	isolateGit(t, root)
-	p := newProjectAt(t, root, "", time.Time{})
+	p := newProjectAt(t, root, Options{}, time.Time{})
 	p.write("empirical-first-file.md", "one\n")
 	p.write("empirical-second-file.md", "two\n")
 	writeFile(t, filepath.Join(p.dir, "README.md"), "base\n")

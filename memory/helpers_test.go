@@ -47,19 +47,23 @@ type project struct {
 
 // newProject makes a project in a fresh directory. yaml is the content of
 // .nexus/nexus.yaml ("" = none). The clock is fixed at now.
-func newProject(t testing.TB, yaml string, now time.Time) *project {
+func newProject(t testing.TB, settings Options, now time.Time) *project {
 	t.Helper()
 	dir := t.TempDir()
-	return newProjectAt(t, dir, yaml, now)
+	return newProjectAt(t, dir, settings, now)
 }
 
-func newProjectAt(t testing.TB, dir, yaml string, now time.Time) *project {
+// defaultThreshold is memory.merge.threshold's default.
+const defaultThreshold = 0.35
+
+// newProjectAt makes a project in dir whose memory has the given settings
+// (GC, MergeThreshold; 0 = the default threshold).
+func newProjectAt(t testing.TB, dir string, settings Options, now time.Time) *project {
 	t.Helper()
 	c, set := loadCore(t)
 	if err := os.MkdirAll(filepath.Join(dir, ".nexus", "memory"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := testenv.ProjectConfig(t, dir, yaml)
 	l, err := state.NewLayout(dir, "nexus")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +74,12 @@ func newProjectAt(t testing.TB, dir, yaml string, now time.Time) *project {
 		clock = time.Now
 	}
 	st.Now = clock
-	m, err := New(Options{Store: st, Policy: c.MemoryPolicy(), Config: cfg, Now: clock})
+	o := settings
+	if o.MergeThreshold == 0 {
+		o.MergeThreshold = defaultThreshold
+	}
+	o.Store, o.Policy, o.Now, o.ToolPrefix = st, c.MemoryPolicy(), clock, "nx_"
+	m, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

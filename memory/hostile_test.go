@@ -16,7 +16,7 @@ func TestMemoryRefusesHostileFiles(t *testing.T) {
 	now := time.Date(2026, 4, 16, 8, 0, 0, 0, time.UTC)
 	for _, k := range sft.Hostile {
 		t.Run(string(k), func(t *testing.T) {
-			p := newProject(t, "", now)
+			p := newProject(t, Options{}, now)
 			p.write("empirical-a.md", "# a\n")
 			sft.Plant(t, p.m.store.L.MemoryAccessPath(), k, state.MaxMemoryAccessBytes, '\n')
 			var err error
@@ -27,7 +27,7 @@ func TestMemoryRefusesHostileFiles(t *testing.T) {
 		})
 	}
 	for _, k := range []sft.Kind{sft.Sparse, sft.OverLimit} {
-		p := newProject(t, "", now)
+		p := newProject(t, Options{}, now)
 		sft.Plant(t, p.mem("empirical-cache-tuning.md"), k, state.MaxNoteBytes, 'x')
 		var err error
 		sft.Within(t, sft.Deadline, "save", func() {

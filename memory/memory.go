@@ -19,7 +19,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -39,8 +38,14 @@ type Options struct {
 	// observes reads never needs it, and getting it costs decoding the
 	// distribution's manifest.
 	PolicyFunc func() *vocabulary.MemoryPolicy
-	// Config supplies memory.* and mcp.tool_prefix; nil = built-in defaults.
-	Config *config.Config
+	// GC is the forgetting configuration (memory.gc.*).
+	GC GCPolicy
+	// MergeThreshold is the similarity score at which a save extends an
+	// existing file instead of creating one (memory.merge.threshold).
+	MergeThreshold float64
+	// ToolPrefix is the prefix nexus's MCP tools are served with
+	// (mcp.tool_prefix), for the tool names the reports mention.
+	ToolPrefix string
 	// Now is the clock; nil = the store's clock, else time.Now.
 	Now func() time.Time
 	// Git is the git binary; "" = "git" from PATH. Only deletion and the
@@ -81,24 +86,6 @@ func (p GCPolicy) complete() bool {
 	return p.MinDaysSinceAccess != nil && p.MinCyclesSinceAccess != nil && p.MaxAccessCount != nil
 }
 
-// PolicyFromConfig reads memory.gc.* (a threshold left at its built-in
-// default counts as unset).
-func PolicyFromConfig(cfg *config.Config) GCPolicy {
-	get := func(key string) *int {
-		if !cfg.IsSet(key) {
-			return nil
-		}
-		v := cfg.Int(key)
-		return &v
-	}
-	return GCPolicy{
-		Auto:                 cfg.Bool("memory.gc.auto"),
-		MinDaysSinceAccess:   get("memory.gc.min_days_since_access"),
-		MinCyclesSinceAccess: get("memory.gc.min_cycles_since_access"),
-		MaxAccessCount:       get("memory.gc.max_access_count"),
-	}
-}
-
 // New returns a Manager.
 func New(o Options) (*Manager, error) {
 	if o.Store == nil {
@@ -111,10 +98,6 @@ func New(o Options) (*Manager, error) {
 	}
 	if policyFn == nil {
 		return nil, errors.New("memory: no memory policy")
-	}
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
 	}
 	now := o.Now
 	if now == nil {
@@ -130,9 +113,9 @@ func New(o Options) (*Manager, error) {
 	m := &Manager{
 		store:      o.Store,
 		policyFn:   policyFn,
-		gc:         PolicyFromConfig(cfg),
-		threshold:  cfg.Float("memory.merge.threshold"),
-		toolPrefix: cfg.String("mcp.tool_prefix"),
+		gc:         o.GC,
+		threshold:  o.MergeThreshold,
+		toolPrefix: o.ToolPrefix,
 		now:        now,
 		git:        git,
 		onAutoGC:   o.OnAutoGC,

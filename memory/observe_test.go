@@ -14,7 +14,7 @@ import (
 
 func TestObserveUpsertsOneLinePerFile(t *testing.T) {
 	now := time.Date(2026, 4, 16, 8, 52, 55, 250_000_000, time.UTC)
-	p := newProject(t, "", now)
+	p := newProject(t, Options{}, now)
 	a := p.write("empirical-a-b.md", "# A\n")
 	b := p.write("pattern-c-d.md", "# C\n")
 	ctx := context.Background()
@@ -44,7 +44,7 @@ func TestObserveUpsertsOneLinePerFile(t *testing.T) {
 // does not move the timestamp back.
 func TestObserveKeepsNewestTimestamp(t *testing.T) {
 	now := time.Date(2026, 4, 16, 12, 0, 0, 0, time.UTC)
-	p := newProject(t, "", now)
+	p := newProject(t, Options{}, now)
 	a := p.write("empirical-a-b.md", "x")
 	ctx := context.Background()
 	if err := p.m.Observe(ctx, a, "late", now); err != nil {
@@ -60,7 +60,7 @@ func TestObserveKeepsNewestTimestamp(t *testing.T) {
 }
 
 func TestObserveOnlyMemoryFiles(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	ctx := context.Background()
 	outside := filepath.Join(p.dir, "README.md")
 	writeFile(t, outside, "x")

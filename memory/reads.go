@@ -11,8 +11,8 @@ import (
 // ReadPaths returns the files a finished host tool call read, as cleaned
 // absolute paths (relative ones resolved against cwd). It knows:
 //
-//   - file-read tools (Claude Code's Read; read / view / read_file of other
-//     hosts): the file named by file_path, filePath or path;
+//   - file-read tools (Read, read, view, read_file, as hosts name them):
+//     the file named by file_path, filePath or path;
 //   - shell tools (Bash, bash, shell, run_shell_command): the files read by
 //     the viewers package shellread recognises; a command line it cannot
 //     analyse with certainty yields nothing;

@@ -12,7 +12,7 @@ import (
 )
 
 func TestReadsOf(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	a := p.write("empirical-a-b.md", "x")
 	b := p.write("pattern-c-d.md", "x")
 	writeFile(t, filepath.Join(p.dir, "src", "main.go"), "x")
@@ -69,7 +69,7 @@ func TestReadsOf(t *testing.T) {
 }
 
 func TestObserveToolCall(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	a := p.write("empirical-a-b.md", "x")
 	in, _ := json.Marshal(map[string]any{"command": "cat .nexus/memory/empirical-a-b.md | grep -n x"})
 	got, err := p.m.ObserveToolCall(context.Background(), "Bash", in, p.dir, "researcher-1", time.Time{})
@@ -84,7 +84,7 @@ func TestObserveToolCall(t *testing.T) {
 // ReadsOf never panics and only ever names regular files inside the
 // memory folder, whatever the host sends.
 func FuzzReadsOf(f *testing.F) {
-	p := newProject(f, "", time.Time{})
+	p := newProject(f, Options{}, time.Time{})
 	p.write("empirical-a-b.md", "x")
 	writeFile(f, filepath.Join(p.dir, "outside.md"), "x")
 	for _, s := range []struct{ tool, input string }{

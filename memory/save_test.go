@@ -11,7 +11,7 @@ import (
 )
 
 func TestFileName(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	for _, c := range []struct {
 		cat, topic string
 		want       string // "" = refused
@@ -49,7 +49,7 @@ func TestFileName(t *testing.T) {
 
 func TestSaveMergeBeforeCreate(t *testing.T) {
 	now := time.Date(2026, 4, 16, 9, 0, 0, 0, time.UTC)
-	p := newProject(t, "", now)
+	p := newProject(t, Options{}, now)
 	ctx := context.Background()
 	existing := "# SQLite Lock Contention\n\nWith 8 writer processes in WAL mode, writers hit SQLITE_BUSY within seconds.\n\n## Setup\n\nbusy_timeout unset, journal_mode WAL.\n"
 	p.write("empirical-sqlite-lock-contention.md", existing)
@@ -103,7 +103,7 @@ func TestSaveMergeBeforeCreate(t *testing.T) {
 
 // The threshold is configuration: at 0.99 the overlapping save creates.
 func TestSaveThresholdConfigurable(t *testing.T) {
-	p := newProject(t, "memory:\n  merge:\n    threshold: 0.99\n", time.Time{})
+	p := newProject(t, Options{MergeThreshold: 0.99}, time.Time{})
 	p.write("empirical-sqlite-lock-contention.md", "# SQLite Lock Contention\n\nwriters hit SQLITE_BUSY\n")
 	res, err := p.m.Save(context.Background(), "empirical", "sqlite lock timeouts", "busy_timeout fixes SQLITE_BUSY for writers")
 	if err != nil || res.Action != "created" || res.Threshold != 0.99 {
@@ -112,7 +112,7 @@ func TestSaveThresholdConfigurable(t *testing.T) {
 }
 
 func TestSaveRefusals(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	ctx := context.Background()
 	for _, c := range []struct{ cat, topic, content, want string }{
 		{"empirical", "a b", "  \n ", "content is empty"},
@@ -151,7 +151,7 @@ func TestSimilarityIsDeterministicAndBounded(t *testing.T) {
 
 func TestSaveFromTag(t *testing.T) {
 	now := time.Date(2026, 4, 16, 9, 0, 0, 0, time.UTC)
-	p := newProject(t, "", now)
+	p := newProject(t, Options{}, now)
 	ctx := context.Background()
 	for _, c := range []struct {
 		text string
@@ -197,7 +197,7 @@ func TestSaveFromTag(t *testing.T) {
 // Issue 13.1: a repository that ships .nexus/memory as a symlink out of the
 // project gets no write through it; the refusal names the link.
 func TestSaveRefusesSymlinkedMemoryFolder(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	out := t.TempDir()
 	mem := filepath.Join(p.dir, ".nexus", "memory")
 	if err := os.RemoveAll(mem); err != nil {
@@ -218,7 +218,7 @@ func TestSaveRefusesSymlinkedMemoryFolder(t *testing.T) {
 // The content limit at its boundary: MaxContentBytes is accepted, one byte
 // more refused.
 func TestSaveContentLimitBoundary(t *testing.T) {
-	p := newProject(t, "", time.Time{})
+	p := newProject(t, Options{}, time.Time{})
 	ctx := context.Background()
 	if _, err := p.m.Save(ctx, "empirical", "limit exact size", strings.Repeat("x", MaxContentBytes)); err != nil {
 		t.Fatalf("content of exactly %d bytes: %v", MaxContentBytes, err)

@@ -111,6 +111,14 @@ type Options struct {
 	// to the tools carrying it. When set, every capability an agent uses is
 	// checked to be enforceable (CheckCapabilityMap).
 	Classes map[string][]string
+	// More are further hosts' maps, checked the same way.
+	More []HostClasses
+}
+
+// HostClasses are one host's classes (see Options.Classes).
+type HostClasses struct {
+	Host    string
+	Classes map[string][]string
 }
 
 // ValidateWith is Validate for any distribution, plus the checks that need
@@ -154,6 +162,9 @@ func ValidateWith(dist Dist, schemas *schema.Set, o Options) *Report {
 	}
 	if o.Classes != nil {
 		r.add(CheckCapabilityMap(d, o.Host, o.Classes)...)
+	}
+	for _, h := range o.More {
+		r.add(CheckCapabilityMap(d, h.Host, h.Classes)...)
 	}
 	r.add(CheckFixtures(d, schemas)...)
 	r.Files = d.FilesRead()

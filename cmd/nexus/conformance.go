@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,8 +17,6 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
-
-func init() { register(newConformanceCmd) }
 
 type conformanceFlags struct {
 	fixtures     []string
@@ -242,8 +239,9 @@ func runConformance(cmd *cobra.Command, a *app, fl conformanceFlags, args []stri
 		runs[i] = run
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-	defer stop()
+	// main's signal handler cancels the run (an interrupt stops it between
+	// cases and reports what ran).
+	ctx := cmd.Context()
 	w := cmd.OutOrStdout()
 	single := len(runs) == 1
 	if !a.jsonOut {

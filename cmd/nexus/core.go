@@ -8,8 +8,6 @@ import (
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-func init() { register(newCoreCmd) }
-
 func newCoreCmd(*app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "core",

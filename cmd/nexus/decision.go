@@ -18,21 +18,19 @@ import (
 // CPU) per decision command (docs/performance.md). nexus passes what its
 // configuration says; the arguments go through unparsed, so the store's own
 // command line answers --help and reports its usage errors.
-func init() {
-	register(func(a *app) *cobra.Command {
-		return &cobra.Command{
-			Use:   "decision",
-			Short: "Record and check architectural decisions (Nauro-compatible store)",
-			Long: `Record and check architectural decisions in a Nauro-compatible store: init, check,
+func newDecisionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "decision",
+		Short: "Record and check architectural decisions (Nauro-compatible store)",
+		Long: `Record and check architectural decisions in a Nauro-compatible store: init, check,
 propose, show, list, search, format, validate. ` + "`nexus decision --help`" + ` lists them with their flags.
 The store's command line runs in the plugin host program, nexus-plugins, installed beside nexus.`,
-			Args:               cobra.ArbitraryArgs, // the store's command line checks them
-			DisableFlagParsing: true,
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return runDecision(a, cmd, args)
-			},
-		}
-	})
+		Args:               cobra.ArbitraryArgs, // the store's command line checks them
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDecision(a, cmd, args)
+		},
+	}
 }
 
 func runDecision(a *app, cmd *cobra.Command, args []string) error {

@@ -8,17 +8,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/doctor"
-	"github.com/nexus-harness/nexus/harness/host/claude"
-	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/state"
-	"github.com/nexus-harness/nexus/schema"
-	"github.com/nexus-harness/nexus/vocabulary"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 )
-
-func init() { register(newDoctorCmd) }
 
 type doctorFlags struct {
 	fix           bool
@@ -75,30 +68,23 @@ was called wrongly.`,
 }
 
 func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
-	proj, err := a.Project()
+	r, err := a.compose()
 	if err != nil {
 		return err
 	}
-	cfgOpts := config.Options{ProjectDir: proj, Flags: a.root.PersistentFlags(), FlagKeys: flagKeys}
-	// A configuration that does not load is one finding, not the end: the
-	// other checks run with the layers that do load.
-	cfg, cfgErr := doctor.LoadConfig(cfgOpts)
-
-	// The doctor builds no engine (harness.Assemble): it must report a
-	// distribution that cannot be found and a configuration that does not
-	// load, so it checks the state with what it has, the layout and a store
-	// that validates against the schemas only when the distribution is there.
-	dist, locateErr := vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
-	layout, err := harness.ProjectLayout(cfg, proj, fl.nexusRoot)
+	// The doctor builds no harness: it must report a configuration that
+	// does not load and a distribution that cannot be found, which are
+	// exactly where building one stops. Each stage gives its result or its
+	// error (compose.Stages), the configuration loaded once.
+	st, err := r.Stages(fl.nexusRoot)
 	if err != nil {
-		if fl.nexusRoot != "" {
-			return usageError{err} // the flag named something that is not a .nexus folder
-		}
-		return err // the configuration's runtime.root or harness.id: a failure, not a wrong call
+		return err
 	}
-	store := state.New(layout, nil)
-	if locateErr == nil {
-		store = state.New(layout, schema.NewCoreSetFS(dist.FS))
+	if st.LayoutErr != nil {
+		if fl.nexusRoot != "" {
+			return usageError{st.LayoutErr} // the flag named something that is not a .nexus folder
+		}
+		return st.LayoutErr // the configuration's runtime.root or harness.id: a failure, not a wrong call
 	}
 	exe := ""
 	if e, err := os.Executable(); err == nil {
@@ -107,28 +93,14 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		}
 		exe = e
 	}
-	home, _ := os.UserHomeDir()
-	prefix := cfg.String("mcp.tool_prefix")
-	probe := doctor.Probe{Executable: exe, CoreDir: dist.Dir, NoCore: locateErr != nil, Find: func() *doctor.Registered { return doctor.FindRegistered(proj, home, exe) }}
-	chosenCore := ""
-	if l := cfg.Source("core.dir").Layer; (l == config.LayerFlag || l == config.LayerEnv) && dist.Dir != "" {
-		chosenCore, _ = filepath.Abs(dist.Dir)
-	}
-	checks := []doctor.Check{
-		doctor.Distribution{Dist: dist, LocateErr: locateErr, Validate: validateDistribution},
-		doctor.Config{Options: cfgOpts},
-		doctor.Gitignore{Layout: layout},
-		doctor.Symlinks{Layout: layout},
-		doctor.StateFiles{Store: store},
-		doctor.Session{Layout: layout, StaleAfter: fl.staleAfter, ToolRef: func(t string) string { return prefix + t }},
-		doctor.Namespaces{Layout: layout},
-		doctor.Locks{Layout: layout},
-		doctor.Plugins{Options: doctorPluginOptions(cfg, cfgErr, proj, fl.nexusRoot), Verify: fl.verifyPlugins},
-		doctor.ClaudeInstall{Project: proj, Home: home, Executable: exe, ChosenCore: chosenCore},
-		doctor.ClaudeCatalog{Project: proj, Home: home, Executable: exe, Version: version, ChosenCore: chosenCore,
-			Render: func() ([]claude.OwnedFile, string, error) { return renderCatalog(a, exe, "") }},
-		doctor.HookCanary{Probe: probe},
-		doctor.MCPInitialize{Probe: probe},
+	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution})
+	// Each host's own checks of its setup (harness/host/<host>).
+	for _, h := range hosts.All() {
+		if hc, ok := h.(doctor.HostChecker); ok {
+			env := st.HostEnv(exe, version)
+			env.Install.Models = st.Settings.HostModels(h.Name())
+			checks = append(checks, hc.DoctorChecks(env)...)
+		}
 	}
 	rep := doctor.Run(cmd.Context(), checks, fl.fix)
 	w := cmd.OutOrStdout()
@@ -139,9 +111,9 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 			HarnessID  string `json:"harness_id"`
 			Executable string `json:"executable"`
 			*doctor.Report
-		}{proj, layout.Nexus, layout.HarnessID, exe, rep})
+		}{st.Project, st.Layout.Nexus, st.Layout.HarnessID, exe, rep})
 	} else {
-		fmt.Fprintf(w, "nexus doctor: project %s (harness id %s, nexus %s)\n", proj, layout.HarnessID, version)
+		fmt.Fprintf(w, "nexus doctor: project %s (harness id %s, nexus %s)\n", st.Project, st.Layout.HarnessID, version)
 		err = rep.WriteText(w)
 	}
 	if err != nil {
@@ -151,16 +123,4 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		return &exitError{Code: 1, Silent: true}
 	}
 	return nil
-}
-
-// doctorPluginOptions are the plugin host's options as every command
-// builds them (harness.PluginOptions); when the configuration does not
-// load, those of the layers that do, without the built-in plugins, whose
-// settings come from the configuration.
-func doctorPluginOptions(cfg *config.Config, cfgErr error, proj, nexusRoot string) pluginhost.Options {
-	o := harness.PluginOptions(cfg, proj, nexusRoot)
-	if cfgErr != nil {
-		o.Builtin = nil
-	}
-	return o
 }

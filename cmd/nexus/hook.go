@@ -3,19 +3,19 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/host"
-	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
+	"github.com/nexus-harness/nexus/internal/config"
 )
 
-func init() { registerHot("hook", newHookCmd) }
-
 func newHookCmd(a *app) *cobra.Command {
-	var hostName string
+	var hostName, variant string
 	var inPlugin bool
 	cmd := &cobra.Command{
 		Use:   "hook [EVENT]",
@@ -38,23 +38,30 @@ configuration or distribution does not load, is always denied, and a failure ins
 while handling it denies it when gate.policy is fail-closed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ad, err := host.For(hostName)
+			h, err := hosts.Lookup(hostName)
 			if err != nil {
 				return usagef("%v", err)
 			}
+			if inPlugin {
+				variant = "plugin"
+			}
+			a.host, a.hostEnv.Variant, a.lazyCore = h, variant, true
 			event := ""
 			if len(args) == 1 {
 				event = args[0]
 			}
 			r := host.Runner{
-				Adapter: ad,
-				Event:   event,
+				Codec: h.Codec(),
+				Event: event,
 				Engine: func(ctx context.Context, ev lifecycle.Event) (*lifecycle.Engine, error) {
-					return hookEngine(a, ad.Name(), ev, inPlugin)
+					return hookEngine(ctx, a, h, ev)
 				},
 				Policy: func() string { return hookPolicy(a) },
 				FallbackLog: func(ctx context.Context, event string, ev lifecycle.Event, msg string) {
-					hookFallbackLog(ctx, a, ad.Name(), event, ev, msg)
+					hookProject(a, h, ev)
+					if r, err := a.compose(); err == nil {
+						r.LogWithoutEngine(ctx, event, ev.AgentID, msg)
+					}
 				},
 				Stderr: cmd.ErrOrStderr(),
 			}
@@ -62,77 +69,59 @@ while handling it denies it when gate.policy is fail-closed.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: claude or neutral")
+	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: "+strings.Join(hosts.Names(), " or "))
 	// --managed marks entries written by `nexus install`; it changes nothing.
 	var managed bool
 	cmd.Flags().BoolVar(&managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
 	_ = cmd.Flags().MarkHidden("managed")
-	// --plugin marks the hooks of the nexus Claude Code plugin package,
-	// whose agents, skills and tools carry the plugin's names.
-	cmd.Flags().BoolVar(&inPlugin, "plugin", false, "the hook runs in the nexus Claude Code plugin")
+	// --variant names the host's own variant of its setup, whose agents,
+	// skills and tools carry other names (Claude Code's "plugin": the nexus
+	// plugin package); --plugin is --variant plugin, as the plugin
+	// package's hooks say.
+	cmd.Flags().StringVar(&variant, "variant", "", "the host's variant of its setup (claude: plugin)")
+	_ = cmd.Flags().MarkHidden("variant")
+	cmd.Flags().BoolVar(&inPlugin, "plugin", false, "the hook runs in the nexus plugin package (--variant plugin)")
 	_ = cmd.Flags().MarkHidden("plugin")
 	return cmd
 }
 
 // hookProject picks the project a hook event belongs to when --project is
-// not given (harness.HookProject).
-func hookProject(a *app, hostName string, ev lifecycle.Event) {
-	if a.projectFlag != "" {
+// not given (compose.HookProject), before the composition root is built.
+func hookProject(a *app, h host.Host, ev lifecycle.Event) {
+	if a.projectFlag != "" || a.cr != nil {
 		return
 	}
-	if p := harness.HookProject(hostName, os.Getenv("CLAUDE_PROJECT_DIR"), ev.Dir); p != "" {
+	if p := compose.HookProject(h, os.Getenv, ev.Dir); p != "" {
 		a.projectFlag = p
 	}
 }
 
-// hookEngine builds the lifecycle engine: configuration and the
+// hookEngine builds the lifecycle engine for the event's project (the
+// harness with its plugins reached per event): configuration and the
 // distribution's manifest are loaded once; schemas compile only when a
 // handler writes a state file that has one.
-func hookEngine(a *app, hostName string, ev lifecycle.Event, inPlugin bool) (*lifecycle.Engine, error) {
-	hookProject(a, hostName, ev)
-	a.lazyCore = true
-	s := harness.Setup{
-		Host:               hostName,
-		Plugins:            newHookPlugins(a),
-		PluginTool:         hookPluginTool(a),
-		MemoryPolicyOnNeed: true,
-	}
-	if hostName == "claude" {
-		s.Configure = func(o *lifecycle.Options) {
-			home, _ := os.UserHomeDir()
-			claude.Configure(o, o.Store.L.Project, home, os.Getenv("CLAUDE_PLUGIN_ROOT"), inPlugin)
-		}
-	}
-	h, err := assembleFor(a, "", s)
+func hookEngine(ctx context.Context, a *app, h host.Host, ev lifecycle.Event) (*lifecycle.Engine, error) {
+	hookProject(a, h, ev)
+	r, err := a.compose()
 	if err != nil {
 		return nil, err
 	}
-	if h.MemoryErr != nil {
-		h.Lifecycle.Log().Log(context.Background(), "warn", ev.Name, ev.AgentID, "memory features are off: "+h.MemoryErr.Error())
+	hs, err := r.Harness(ctx, compose.HarnessOptions{Plugins: compose.PluginsForHook})
+	if err != nil {
+		return nil, err
 	}
-	return h.Lifecycle, nil
+	if hs.MemoryErr != nil {
+		hs.Lifecycle.Log().Log(ctx, "warn", ev.Name, ev.AgentID, "memory features are off: "+hs.MemoryErr.Error())
+	}
+	return hs.Lifecycle, nil
 }
 
-// hookPolicy is harness.GatePolicy of this command line's configuration.
+// hookPolicy is gate.policy of this command line's configuration; without
+// one, NEXUS_GATE_POLICY.
 func hookPolicy(a *app) string {
-	cfg, err := a.Config()
+	r, err := a.compose()
 	if err != nil {
-		cfg = nil
+		return os.Getenv(config.EnvName("gate.policy"))
 	}
-	return harness.GatePolicy(cfg)
-}
-
-// hookFallbackLog writes nexus.log when no engine could be built
-// (harness.LogWithoutEngine).
-func hookFallbackLog(ctx context.Context, a *app, hostName, event string, ev lifecycle.Event, msg string) {
-	hookProject(a, hostName, ev)
-	proj, err := a.Project()
-	if err != nil {
-		return
-	}
-	cfg, err := a.Config()
-	if err != nil {
-		cfg = nil
-	}
-	harness.LogWithoutEngine(ctx, cfg, proj, event, ev.AgentID, msg)
+	return r.GatePolicy()
 }

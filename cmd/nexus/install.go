@@ -1,23 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness/catalog"
-	"github.com/nexus-harness/nexus/harness/host/claude"
-	"github.com/nexus-harness/nexus/harness/tools"
-	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
+	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
-
-func init() {
-	register(func(a *app) *cobra.Command { return newInstallCmd(a, true) })
-	register(func(a *app) *cobra.Command { return newInstallCmd(a, false) })
-}
 
 type installFlags struct {
 	scope      string
@@ -25,127 +17,122 @@ type installFlags struct {
 	command    string
 	force      bool
 	statusLine bool
-	plugin     string
+	pkg        string
 }
 
-func newInstallCmd(a *app, install bool) *cobra.Command {
-	var fl installFlags
-	use, short, long := "install", "Register nexus with a coding-agent host", `Register nexus with a coding-agent host.
+// installHelp is a host's help for `nexus install <host>` and
+// `nexus uninstall <host>`.
+type installHelp interface {
+	InstallHelp(install bool) string
+}
 
-"nexus install claude" merges nexus's hook entries (SessionStart, UserPromptSubmit, PreToolUse,
-PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, SessionEnd, each running
-"nexus hook --host claude --managed EVENT") into Claude Code's settings file, and the
-"nexus mcp" server into its MCP servers file:
+func newInstallCmd(a *app) *cobra.Command   { return newInstallerCmd(a, true) }
+func newUninstallCmd(a *app) *cobra.Command { return newInstallerCmd(a, false) }
 
-  --scope project   .claude/settings.json and .mcp.json in the project
-  --scope user      ~/.claude/settings.json and ~/.claude.json
-
-It also writes the distribution's agent catalog and skills into the scope's Claude Code
-folder: agents/<id>.md for every role (name = the role id, model from its model_tier
-through claude.models, disallowedTools from its capabilities through the gate's capability
-map) and skills/<id>/SKILL.md for every skill plus nexus's setup skill nx-setup. Each file
-it writes is recorded with its content hash in nexus-install.json in that folder.
-
-It prints the diff of every file it changes and keeps a copy of the old content beside it
-(<file>.nexus-backup-<time>). Running it again changes nothing; after nexus or the
-distribution changed it updates the agents and skills (--dry-run shows the diff and writes
-nothing). Entries and files it did not write are never touched or removed, and an agent or
-skill file edited since nexus wrote it is left alone (and named) unless --force is given.
-It acts only on the files it renders itself (a record entry naming any other file is
-reported and left alone) and refuses, naming it, any symlink on the way to them.`
-	if !install {
-		use, short, long = "uninstall", "Remove what \"nexus install\" registered with a host", `Remove what "nexus install claude" wrote: hook entries marked --managed, the "nexus"
-MCP server when it runs nexus, and the agent and skill files nexus renders from the
-distribution in use when nexus-install.json says nexus wrote them and they are unchanged.
-Everything else stays as it is: a record entry naming any other file is reported, never
-acted on, and nothing is written or removed through a symlink. Diffs and backups as for
-install.`
+// newInstallerCmd is `nexus install` (or uninstall) with a subcommand per
+// host that can be installed into (installpkg.Installer).
+func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
+	use, short := "install", "Register nexus with a coding-agent host"
+	if !doInstall {
+		use, short = "uninstall", "Remove what \"nexus install\" registered with a host"
 	}
-	cmd := &cobra.Command{Use: use, Short: short, Long: long}
-	sub := &cobra.Command{
-		Use:   "claude",
-		Short: short + " (Claude Code)",
-		Long:  long,
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInstall(cmd, a, fl, install)
-		},
+	cmd := &cobra.Command{Use: use, Short: short, Long: short + "."}
+	for _, h := range hosts.All() {
+		inst, ok := h.(installpkg.Installer)
+		if !ok {
+			continue
+		}
+		var fl installFlags
+		sub := &cobra.Command{
+			Use:   h.Name(),
+			Short: short + " (" + h.Name() + ")",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return runInstall(cmd, a, h.Name(), inst, fl, doInstall)
+			},
+		}
+		if hh, ok := h.(installHelp); ok {
+			sub.Long = hh.InstallHelp(doInstall)
+		}
+		f := sub.Flags()
+		f.StringVar(&fl.scope, "scope", installpkg.ScopeProject, "where to install: project or user")
+		f.BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
+		if _, ok := h.(installpkg.Packager); ok {
+			f.StringVar(&fl.pkg, "plugin", "", "instead of registering in a scope, write (or remove) a plugin package for the host in this folder")
+		}
+		f.BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
+		if doInstall {
+			f.StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
+			f.BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as the host's status line")
+		}
+		cmd.AddCommand(sub)
 	}
-	sub.Flags().StringVar(&fl.scope, "scope", claude.ScopeProject, "where to install: project or user")
-	sub.Flags().BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
-	sub.Flags().StringVar(&fl.plugin, "plugin", "", "instead of registering in a scope, write (or remove) a Claude Code plugin package with a local marketplace in this folder")
-	sub.Flags().BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
-	if install {
-		sub.Flags().StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
-		sub.Flags().BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as Claude Code's status line")
-	}
-	cmd.AddCommand(sub)
 	return cmd
 }
 
-func runInstall(cmd *cobra.Command, a *app, fl installFlags, install bool) error {
-	if fl.plugin != "" {
+func runInstall(cmd *cobra.Command, a *app, hostName string, inst installpkg.Installer, fl installFlags, doInstall bool) error {
+	if fl.pkg != "" {
 		if cmd.Flags().Changed("scope") || fl.statusLine {
 			return usagef("--plugin writes a plugin package: it takes no --scope or --statusline (a plugin cannot set the status line)")
 		}
-		return runPlugin(cmd, a, fl, install)
+		return runPackage(cmd, a, hostName, inst.(installpkg.Packager), fl, doInstall)
 	}
-	if fl.scope != claude.ScopeProject && fl.scope != claude.ScopeUser {
+	if fl.scope != installpkg.ScopeProject && fl.scope != installpkg.ScopeUser {
 		return usagef("--scope must be project or user, not %q", fl.scope)
 	}
-	o := claude.InstallOptions{Scope: fl.scope, DryRun: fl.dryRun, Command: fl.command, Force: fl.force, Version: version, StatusLine: fl.statusLine}
-	if cfg, err := a.Config(); err == nil {
-		// The bundled decision store gets its own server entry, "nauro".
-		o.Nauro = cfg.Bool("decisions.enabled")
+	req, err := installRequest(a, hostName, fl, doInstall)
+	if err != nil {
+		return err
 	}
-	if fl.scope == claude.ScopeProject {
-		proj, err := a.Project()
-		if err != nil {
+	req.Scope = fl.scope
+	if fl.scope == installpkg.ScopeProject {
+		if req.Project, err = a.Project(); err != nil {
 			return err
 		}
-		o.Project = proj
 	} else {
 		home, err := os.UserHomeDir()
 		if err != nil {
 			return fmt.Errorf("find the home folder: %w", err)
 		}
-		o.Home = home
+		req.Home = home
 	}
-	if o.Command == "" {
-		exe, err := thisExecutable()
-		if err != nil && install {
-			return err
-		}
-		o.Command = exe
-	}
-	// The agents and skills are rendered for uninstall too: their paths are
-	// the only files either command acts on (the record in the folder only
-	// says which of them nexus wrote).
-	files, coreVersion, err := renderCatalog(a, o.Command, "")
-	if err != nil {
-		if install {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "nexus: the agent and skill files are left in place: %v\n", err)
+	var changes []installpkg.Change
+	if doInstall {
+		changes, err = inst.Install(req)
 	} else {
-		o.Files, o.CoreVersion = files, coreVersion
-	}
-	if install {
-		if o.CoreDir, err = chosenCoreDir(a); err != nil {
-			return err
-		}
-	}
-	var changes []claude.FileChange
-	if install {
-		changes, err = claude.Install(o)
-	} else {
-		changes, err = claude.Uninstall(o)
+		changes, err = inst.Uninstall(req)
 	}
 	return printChanges(cmd, a, fl, changes, err)
 }
 
+// installRequest is what the host's installer is asked (compose.Root.
+// InstallRequest) with the command line's command and options. When the
+// configuration does not load, an uninstall still removes what the
+// installer wrote (the bundled store's server included), leaving the
+// derived files alone.
+func installRequest(a *app, hostName string, fl installFlags, doInstall bool) (installpkg.Request, error) {
+	r, err := a.compose()
+	if err != nil {
+		return installpkg.Request{}, err
+	}
+	req, err := r.InstallRequest(hostName)
+	if err != nil && doInstall {
+		return req, err
+	}
+	req.Command, req.StatusLine = fl.command, fl.statusLine
+	req.DryRun, req.Force, req.Version = fl.dryRun, fl.force, version
+	if req.Command == "" {
+		exe, err := thisExecutable()
+		if err != nil && doInstall {
+			return req, err
+		}
+		req.Command = exe
+	}
+	return req, nil
+}
+
 // printChanges reports what install or uninstall did (or would do).
-func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []claude.FileChange, err error) error {
+func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []installpkg.Change, err error) error {
 	if a.jsonOut {
 		if werr := writeJSON(cmd.OutOrStdout(), map[string]any{"dry_run": fl.dryRun, "files": changes}); werr != nil {
 			return werr
@@ -178,68 +165,6 @@ func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []claude.
 	return err
 }
 
-// renderCatalog renders the distribution's agents and skills for Claude
-// Code (see harness/catalog). agentPrefix is "" for .claude folders and
-// "<plugin>:" inside a plugin.
-func renderCatalog(a *app, nexus, agentPrefix string) ([]claude.OwnedFile, string, error) {
-	core, err := a.Core()
-	if err != nil {
-		return nil, "", err
-	}
-	cfg, err := a.Config()
-	if err != nil {
-		return nil, "", err
-	}
-	classes := map[string][]string{}
-	for _, t := range tools.All() {
-		classes[t.Name] = t.Classes
-	}
-	files, err := catalog.Claude(catalog.Options{Core: core, Config: cfg, ToolClasses: classes, AgentPrefix: agentPrefix, Nexus: claude.ShellQuote(nexus)})
-	if err != nil {
-		return nil, "", fmt.Errorf("render the agents and skills: %w", err)
-	}
-	out := make([]claude.OwnedFile, len(files))
-	for i, f := range files {
-		out[i] = claude.OwnedFile{Path: f.Path, Content: f.Content}
-	}
-	return out, core.Version(), nil
-}
-
-// chosenCoreDir is the distribution directory the registered commands must
-// name: one chosen with --core, NEXUS_CORE_DIR or a user config file found
-// through XDG_CONFIG_HOME, which Claude Code's environment (an IDE
-// launcher, a bare shell) would not have. Locations the commands find by
-// themselves (the project's config, ~/.config/nexus/config.yaml,
-// node_modules, the built-in distribution) give "".
-func chosenCoreDir(a *app) (string, error) {
-	cfg, err := a.Config()
-	if err != nil {
-		return "", err
-	}
-	switch cfg.Source("core.dir").Layer {
-	case config.LayerFlag, config.LayerEnv:
-	case config.LayerUser:
-		// A user file Claude Code also reads (HOME only) needs nothing; one
-		// found through XDG_CONFIG_HOME may be invisible to it.
-		bare := func(k string) (string, bool) {
-			if k == "HOME" {
-				return os.LookupEnv(k)
-			}
-			return "", false
-		}
-		if config.UserFile(nil) == config.UserFile(bare) {
-			return "", nil
-		}
-	default:
-		return "", nil
-	}
-	d, err := a.Dist()
-	if err != nil || d.Dir == "" {
-		return "", err
-	}
-	return filepath.Abs(d.Dir)
-}
-
 func thisExecutable() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -251,66 +176,28 @@ func thisExecutable() (string, error) {
 	return exe, nil
 }
 
-// runPlugin writes or removes the Claude Code plugin package.
-func runPlugin(cmd *cobra.Command, a *app, fl installFlags, install bool) error {
-	dir, err := filepath.Abs(fl.plugin)
+// runPackage writes or removes the host's plugin package.
+func runPackage(cmd *cobra.Command, a *app, hostName string, p installpkg.Packager, fl installFlags, doInstall bool) error {
+	dir, err := filepath.Abs(fl.pkg)
 	if err != nil {
-		return fmt.Errorf("resolve --plugin %s: %w", fl.plugin, err)
+		return fmt.Errorf("resolve --plugin %s: %w", fl.pkg, err)
 	}
-	o := claude.InstallOptions{DryRun: fl.dryRun, Force: fl.force, Version: version, Command: fl.command}
-	if o.Command == "" {
-		if o.Command, err = thisExecutable(); err != nil {
-			if install {
-				return err
-			}
-			// Uninstalling, only the paths matter.
-			o.Command = "/nexus"
-		}
-	}
-	if install && !filepath.IsAbs(o.Command) {
-		return usagef("--command must be an absolute path for a plugin (Claude Code runs it from its plugin cache)")
-	}
-	// Rendered for uninstall too: the package's files are exactly these
-	// paths, whatever the record in the folder lists.
-	files, err := pluginFiles(a, &o, install)
+	req, err := installRequest(a, hostName, fl, doInstall)
 	if err != nil {
-		if install {
-			return err
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "nexus: the plugin's files are left in place: %v\n", err)
-		files = nil
+		return err
 	}
-	changes, err := claude.WritePlugin(dir, files, o, install)
+	if req.Command == "" {
+		req.Command = "/nexus" // uninstalling, only the paths matter
+	}
+	if doInstall && !filepath.IsAbs(req.Command) {
+		return usagef("--command must be an absolute path for a plugin (the host runs it from its plugin cache)")
+	}
+	changes, err := p.WritePackage(dir, req, doInstall)
 	if perr := printChanges(cmd, a, fl, changes, err); perr != nil || err != nil {
 		return perr
 	}
-	if install && !fl.dryRun && !a.jsonOut {
-		fmt.Fprintf(cmd.OutOrStdout(), "plugin written; add it to Claude Code with:\n  claude plugin marketplace add %s\n  claude plugin install %s@%s\n", claude.ShellQuote(dir), claude.PluginName, claude.PluginMarketplace)
+	if doInstall && !fl.dryRun && !a.jsonOut {
+		fmt.Fprint(cmd.OutOrStdout(), p.PackageHint(dir))
 	}
 	return nil
-}
-
-// pluginFiles renders the plugin package's files (its own, the agents and
-// the skills) and sets o.CoreDir and o.CoreVersion.
-func pluginFiles(a *app, o *claude.InstallOptions, install bool) ([]claude.OwnedFile, error) {
-	rendered, coreVersion, err := renderCatalog(a, o.Command, claude.PluginName+":")
-	if err != nil {
-		return nil, err
-	}
-	if install {
-		if o.CoreDir, err = chosenCoreDir(a); err != nil {
-			return nil, err
-		}
-	}
-	own, err := claude.PluginFiles(claude.PluginOptions{Command: o.Command, CoreDir: o.CoreDir, Version: version})
-	if err != nil {
-		return nil, err
-	}
-	// Inside a plugin, Claude Code names the MCP server's tools
-	// mcp__plugin_nexus_nexus__*.
-	for i := range rendered {
-		rendered[i].Content = bytes.ReplaceAll(rendered[i].Content, []byte("mcp__"+claude.MCPServerName+"__"), []byte(claude.PluginMCPPrefix))
-	}
-	o.CoreVersion = coreVersion
-	return append(own, rendered...), nil
 }

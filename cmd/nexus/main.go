@@ -3,25 +3,51 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signalContext(os.Args[1:])
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run executes the CLI and returns the process exit code (see usage.go):
-// usage errors exit 2, failures 1; commands that need another code return
-// an *exitError.
-func run(args []string, stdout, stderr io.Writer) int {
+// signalContext is the context every command, lock wait and plugin call
+// runs under: an interrupt, a termination or a hang-up cancels it, so a
+// long-lived `nexus mcp` stops its plugins and a command waiting for a
+// lock gives up. A second signal is not caught: it ends the process as
+// usual. The hot commands (a hook, the status line, version) are left to
+// the signals' default action instead: they run for milliseconds, every
+// write they make is atomic, and catching a signal costs a process about
+// 0.3 ms (the runtime starts a thread for it), on every tool call.
+func signalContext(args []string) (context.Context, context.CancelFunc) {
+	if len(args) > 0 && isHot(args[0]) {
+		return context.WithCancel(context.Background())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// run executes the CLI under ctx and returns the process exit code (see
+// usage.go): usage errors exit 2, failures 1; commands that need another
+// code return an *exitError.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmdFor(args)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}

@@ -7,33 +7,24 @@ import (
 	"log"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/harness/mcpserver"
+	"github.com/nexus-harness/nexus/harness/pluginhost"
 	"github.com/nexus-harness/nexus/harness/tools"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
-func init() { register(newMCPCmd) }
-
-// mcpToolProviders add tools to the engine before `nexus mcp` starts
-// serving (memory tools, plugin tools). A provider returns a cleanup run at
-// shutdown (nil when there is none).
-var mcpToolProviders []func(a *app, e *harness.Engine) (cleanup func(), err error)
-
-// registerMCPTools adds a tool provider for `nexus mcp`.
-func registerMCPTools(f func(a *app, e *harness.Engine) (cleanup func(), err error)) {
-	mcpToolProviders = append(mcpToolProviders, f)
-}
-
 type mcpFlags struct {
+	host      string
 	http      string
 	nexusRoot string
 	prefix    string
@@ -105,6 +96,7 @@ call goes through the capability gate, as the hooks do.`,
 	f.StringVar(&fl.only, "only", "", "serve only these tools: \"decisions\" (the bundled decision store, as the MCP server \"nauro\")")
 	f.StringVar(&fl.without, "without", "", "serve every tool but these: \"decisions\" (the store is then served by its own \"nexus mcp --only decisions\")")
 	f.StringVar(&fl.agent, "agent", "", "the agent whose calls this server answers (a role such as architect, or lead): the capability gate applies to them")
+	f.StringVar(&fl.host, "host", "", "the host this server serves ("+strings.Join(hosts.Names(), ", ")+"): its state lives under the host's harness id unless harness.id is set")
 	cmd.AddCommand(&cobra.Command{
 		Use:   "token",
 		Short: "Print the bearer token `nexus mcp --http` requires (generated on first use)",
@@ -152,7 +144,18 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		os.Stdout = os.Stderr
 		defer func() { os.Stdout = proto }()
 	}
-	cfg, err := a.Config()
+	if fl.host != "" {
+		h, err := hosts.Lookup(fl.host)
+		if err != nil {
+			return usagef("--host: %v", err)
+		}
+		a.host = h
+	}
+	r, err := a.compose()
+	if err != nil {
+		return err
+	}
+	set, err := r.Settings()
 	if err != nil {
 		return err
 	}
@@ -160,39 +163,51 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	if err != nil {
 		return err
 	}
-	if scope == scopeOnlyDecisions && !cfg.Bool("decisions.enabled") {
+	if scope == scopeOnlyDecisions && !set.Decisions {
 		return usagef("--only decisions: the decision store is turned off (decisions.enabled: false)")
 	}
-	a.mcpScope = scope
 	caller, err := mcpCaller(fl.agent)
 	if err != nil {
 		return err
 	}
-	// Signals end the server gracefully from here on, so the plugins the
-	// providers start are always stopped (on Linux they also die with the
+	// The signal handler's context (main) ends the server gracefully, so
+	// the plugins are always stopped (on Linux they also die with the
 	// process if it is killed outright).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
+	ctx := cmd.Context()
 	// The memory tools (nx_memory_save, nx_memory_gc) join the registry and
 	// automatic gc runs after task_close when the configuration enables it.
-	assembled, err := assembleFor(a, fl.nexusRoot, harness.Setup{MemoryTools: true, OnAutoGC: autoGCReport(os.Stderr)})
+	// Every plugin tool is served next to the nx_* tools: the built-in
+	// decision store's under their own names (check_decision, ...), the
+	// others as <plugin>_<tool> (harness.Engine.ServePlugins). They stop
+	// when the server does.
+	ho := compose.HarnessOptions{
+		NexusRoot:   fl.nexusRoot,
+		MemoryTools: true,
+		OnAutoGC:    autoGCReport(os.Stderr),
+		Plugins:     compose.PluginsServed,
+		PluginLog:   stderrLogger{os.Stderr},
+		HostStderr:  os.Stderr, // the plugin host's log; never stdout
+	}
+	switch scope {
+	case scopeWithoutDecisions:
+		// The store is served by its own server: do not start it here.
+		ho.Builtin = func(m *pluginhost.Manifest) bool { return m.Name != decisionsapi.Name }
+	case scopeOnlyDecisions:
+		ho.Serve = func(t pluginhost.Tool) bool { return t.Plugin == decisionsapi.Name }
+	}
+	h, err := r.Harness(ctx, ho)
 	if err != nil {
-		return err
+		return nexusRootUsage(err)
 	}
-	if assembled.MemoryErr != nil {
-		return assembled.MemoryErr
+	defer h.Close()
+	if h.MemoryErr != nil {
+		return h.MemoryErr
 	}
-	e := assembled.Engine
-	for _, provide := range mcpToolProviders {
-		cleanup, err := provide(a, e)
-		if err != nil {
-			return err
-		}
-		if cleanup != nil {
-			defer cleanup()
-		}
+	for _, line := range h.NotServed {
+		fmt.Fprintf(os.Stderr, "nexus mcp: not served: %s\n", line)
 	}
-	prefix := cfg.String("mcp.tool_prefix")
+	e := h.Engine
+	prefix := set.ToolPrefix
 	if cmd.Flags().Changed("tool-prefix") {
 		prefix = fl.prefix
 	}
@@ -212,7 +227,7 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		// nothing); nexus's own requests keep their arrival order.
 		return mcpserver.ServeStdioWith(ctx, srv, os.Stdin, proto, mcpserver.StdioOptions{Parallel: mcpserver.ParallelTools(served)})
 	}
-
+	cfg, _ := r.Config()
 	addr := fl.http
 	if addr == "" {
 		addr = cfg.String("mcp.http_addr")
@@ -228,65 +243,40 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 	if created {
 		logger.Printf("generated a bearer token in %s (print it with `nexus mcp token`)", path)
 	}
-	h, err := mcpserver.HTTPHandler(srv, tok, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	hh, err := mcpserver.HTTPHandler(srv, tok, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}
 	if mcpserver.Exposed(addr) {
 		logger.Printf("warning: %s accepts connections from other machines; the bearer token is the only protection (no TLS)", addr)
 	}
-	return mcpserver.ServeHTTP(ctx, addr, h, func(bound string) {
+	return mcpserver.ServeHTTP(ctx, addr, hh, func(bound string) {
 		logger.Printf("serving MCP over streamable HTTP at http://%s%s (bearer token in %s)", bound, mcpserver.EndpointPath, path)
 	})
 }
 
-// assembleFor builds the current project's whole harness (harness.Assemble)
-// from the command line's configuration.
-func assembleFor(a *app, nexusRoot string, s harness.Setup) (*harness.Assembled, error) {
-	o, err := engineOptions(a, nexusRoot)
+// harnessFor builds the current project's harness (compose.Root.Harness)
+// for a command; a .nexus root that is a file is a usage error when
+// --nexus-root named it.
+func harnessFor(ctx context.Context, a *app, o compose.HarnessOptions) (*compose.Harness, error) {
+	r, err := a.compose()
 	if err != nil {
 		return nil, err
 	}
-	s.Engine = o
-	return harness.Assemble(s)
+	h, err := r.Harness(ctx, o)
+	if err != nil {
+		return nil, nexusRootUsage(err)
+	}
+	return h, nil
 }
 
-// engineOptions are the engine's options for the current project: the
-// .nexus folder is nexusRoot when given, else as harness.NexusDir says.
-func engineOptions(a *app, nexusRoot string) (harness.Options, error) {
-	cfg, err := a.Config()
-	if err != nil {
-		return harness.Options{}, err
+// nexusRootUsage makes a .nexus root that is a file a usage error: the
+// flag (--nexus-root) or the variable (NEXUS_RUNTIME_ROOT) named it.
+func nexusRootUsage(err error) error {
+	if errors.Is(err, compose.ErrNexusRootNotFolder) {
+		return usageError{err}
 	}
-	proj, err := a.Project()
-	if err != nil {
-		return harness.Options{}, err
-	}
-	dir, err := nexusDir(cfg, proj, nexusRoot)
-	if err != nil {
-		return harness.Options{}, err
-	}
-	core, err := a.Core()
-	if err != nil {
-		return harness.Options{}, err
-	}
-	return harness.Options{
-		Project:   proj,
-		NexusDir:  dir,
-		HarnessID: cfg.String("harness.id"),
-		Core:      core,
-		Config:    cfg,
-	}, nil
-}
-
-// nexusDir is harness.NexusDir; a .nexus root that is a file is a usage
-// error (--nexus-root or NEXUS_RUNTIME_ROOT names it).
-func nexusDir(cfg *config.Config, proj, nexusRoot string) (string, error) {
-	dir, err := harness.NexusDir(cfg, proj, nexusRoot)
-	if errors.Is(err, harness.ErrNexusRootNotFolder) {
-		return "", usageError{err}
-	}
-	return dir, err
+	return err
 }
 
 // mcpCaller says who makes a tool call: the _meta member

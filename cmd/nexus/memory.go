@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,12 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/memory"
 )
-
-func init() { register(newMemoryCmd) }
 
 // autoGCReport prints what automatic memory gc after task_close did
 // (stderr: over MCP stdio, stdout is the protocol).
@@ -41,8 +41,8 @@ See docs/memory.md for how reads are observed, how saves merge into existing fil
 three forgetting signals are, and how every deletion becomes a git commit.`,
 	}
 	cmd.PersistentFlags().StringVar(&nexusRoot, "nexus-root", "", "the .nexus folder to use (overrides runtime.root / NEXUS_RUNTIME_ROOT)")
-	manager := func() (*memory.Manager, *harness.Engine, error) {
-		h, err := assembleFor(a, nexusRoot, harness.Setup{OnAutoGC: autoGCReport(os.Stderr)})
+	manager := func(ctx context.Context) (*memory.Manager, *harness.Engine, error) {
+		h, err := harnessFor(ctx, a, compose.HarnessOptions{NexusRoot: nexusRoot, OnAutoGC: autoGCReport(os.Stderr)})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -52,7 +52,7 @@ three forgetting signals are, and how every deletion becomes a git commit.`,
 	return cmd
 }
 
-type managerFunc func() (*memory.Manager, *harness.Engine, error)
+type managerFunc func(context.Context) (*memory.Manager, *harness.Engine, error)
 
 func newMemoryAccessCmd(a *app, manager managerFunc) *cobra.Command {
 	var merge bool
@@ -69,7 +69,7 @@ writes another harness's namespace, and merging into its own log would count the
 again on the next merge).`,
 		Args: filesWithFlag(&merge, "--merge", "at least one memory-access.jsonl file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, e, err := manager()
+			m, e, err := manager(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ file instead and says which file and why (docs/memory.md describes the score).`,
 			if err != nil {
 				return fmt.Errorf("read the memory content: %w", err)
 			}
-			m, _, err := manager()
+			m, _, err := manager(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -176,7 +176,7 @@ command restoring each file. Refused, with the reason, outside a git repository 
 has uncommitted edits. Requires the git binary.`,
 		Args: filesWithFlag(&del, "--delete", "the memory files to delete"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, _, err := manager()
+			m, _, err := manager(cmd.Context())
 			if err != nil {
 				return err
 			}

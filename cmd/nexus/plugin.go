@@ -19,20 +19,14 @@ import (
 	"github.com/nexus-harness/nexus/plugins/sdk"
 )
 
-func init() { register(newPluginCmd) }
-
 // pluginOptions are the current project's plugin manager options
-// (harness.PluginOptions). Nothing is read or started.
+// (compose.Root.PluginOptions). Nothing is read or started.
 func pluginOptions(a *app) (pluginhost.Options, error) {
-	cfg, err := a.Config()
+	r, err := a.compose()
 	if err != nil {
 		return pluginhost.Options{}, err
 	}
-	proj, err := a.Project()
-	if err != nil {
-		return pluginhost.Options{}, err
-	}
-	return harness.PluginOptions(cfg, proj, ""), nil
+	return r.PluginOptions("")
 }
 
 func newPluginCmd(a *app) *cobra.Command {
@@ -389,12 +383,6 @@ func eventOrder(e string) int {
 		return i
 	}
 	return len(sdk.EventNames())
-}
-
-// hookServerArgs start the hook server of a project (in the plugin host
-// program).
-func hookServerArgs(project string) []string {
-	return []string{"hook-server", "--project", project}
 }
 
 // stderrLogger writes the plugin log's warnings and errors to w, one line

@@ -11,7 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -19,47 +20,69 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
 
-// commandFactories holds the subcommands; each command file registers its
-// own in init() so command files stay independent of each other.
-var commandFactories []func(*app) *cobra.Command
-
-func register(f func(*app) *cobra.Command) { commandFactories = append(commandFactories, f) }
-
-// hotCommands are registered by name as well: when the first argument
-// names one, the root is built with that command alone. `nexus hook` runs
-// on every tool call, and building the whole command tree (the decision
-// store's included) is time a hook would pay for nothing.
-var hotCommands = map[string]func(*app) *cobra.Command{}
-
-func registerHot(name string, f func(*app) *cobra.Command) {
-	hotCommands[name] = f
-	register(f)
+// command is one of nexus's commands. hot commands run often (on every
+// tool call, after every assistant message): when the first argument names
+// one, the root is built with that command alone, so a hook pays for
+// nothing else.
+type command struct {
+	name string
+	hot  bool
+	new  func(*app) *cobra.Command
 }
 
-// app is the state shared by every command: global flags and the lazily
-// loaded configuration and distribution.
+// commands lists nexus's commands, registered in this order.
+var commands = []command{
+	{"version", true, newVersionCmd},
+	{"hook", true, newHookCmd},
+	{"statusline", true, newStatusLineCmd},
+	{"mcp", false, newMCPCmd},
+	{"install", false, newInstallCmd},
+	{"uninstall", false, newUninstallCmd},
+	{"doctor", false, newDoctorCmd},
+	{"validate", false, newValidateCmd},
+	{"conformance", false, newConformanceCmd},
+	{"tags", false, newTagsCmd},
+	{"memory", false, newMemoryCmd},
+	{"decision", false, newDecisionCmd},
+	{"state", false, newStateCmd},
+	{"plugin", false, newPluginCmd},
+	{"core", false, newCoreCmd},
+	{"config", false, newConfigCmd},
+}
+
+// isHot reports whether name is a hot command.
+func isHot(name string) bool {
+	for _, c := range commands {
+		if c.hot && c.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// app is what every command shares: the global flags and the composition
+// root (harness/compose) built from them on first use.
 type app struct {
 	root *cobra.Command
 
 	projectFlag string
+	coreFlag    string
+	jsonOut     bool
+
+	// Set by a command before it first asks for the composition root.
 	// lazyCore defers decoding the distribution's manifest to first use
-	// (hook processes; see vocabulary.OpenManifest).
+	// (hook processes; see vocabulary.OpenManifest); host is the host the
+	// command serves.
 	lazyCore bool
-	coreFlag string
-	jsonOut  bool
-	// mcpScope is which tools `nexus mcp` serves (its --only/--without).
-	mcpScope mcpScope
+	host     host.Host
+	hostEnv  host.Env
 
-	cfgOnce sync.Once
-	cfg     *config.Config
-	cfgErr  error
-
-	projOnce sync.Once
-	project  string
-	projErr  error
+	once sync.Once
+	cr   *compose.Root
+	err  error
 }
 
-// newRootCmdFor builds the root for the given arguments (see hotCommands).
+// newRootCmdFor builds the root for the given arguments (see command.hot).
 func newRootCmdFor(args []string) *cobra.Command {
 	a := &app{}
 	root := &cobra.Command{
@@ -84,15 +107,82 @@ set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the projec
 	pf.BoolVar(&a.jsonOut, "json", false, "print data as JSON where the command prints data")
 	a.root = root
 	root.SetHelpCommand(helpCommand(root))
-	if len(args) > 0 && hotCommands[args[0]] != nil {
-		root.AddCommand(hotCommands[args[0]](a))
-	} else {
-		for _, f := range commandFactories {
-			root.AddCommand(f(a))
+	for _, c := range commands {
+		if len(args) == 0 || !isHot(args[0]) || c.name == args[0] {
+			root.AddCommand(c.new(a))
 		}
 	}
 	failLoudly(root)
 	return root
+}
+
+// flagKeys binds global flags to configuration keys.
+var flagKeys = map[string]string{"core.dir": "core"}
+
+// compose returns the composition root of this command line, built once:
+// the project (--project, which must be a folder, else the one the working
+// directory belongs to), the configuration's layers with the bound flags,
+// the host the command serves.
+func (a *app) compose() (*compose.Root, error) {
+	a.once.Do(func() {
+		o := compose.Options{
+			Config:   config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
+			LazyCore: a.lazyCore,
+			Host:     a.host,
+			HostEnv:  a.hostEnv,
+		}
+		if a.projectFlag != "" {
+			p, err := filepath.Abs(a.projectFlag)
+			if err != nil {
+				a.err = fmt.Errorf("resolve --project %s: %w", a.projectFlag, err)
+				return
+			}
+			if st, err := os.Stat(p); err != nil || !st.IsDir() {
+				a.err = usagef("--project %s is not a directory", a.projectFlag)
+				return
+			}
+			o.Project = p
+		}
+		a.cr = compose.New(o)
+	})
+	return a.cr, a.err
+}
+
+// Project returns the project root.
+func (a *app) Project() (string, error) {
+	r, err := a.compose()
+	if err != nil {
+		return "", err
+	}
+	return r.Project()
+}
+
+// Config returns the layered configuration (loaded once).
+func (a *app) Config() (*config.Config, error) {
+	r, err := a.compose()
+	if err != nil {
+		return nil, err
+	}
+	return r.Config()
+}
+
+// Settings returns the typed options of every part (read once).
+func (a *app) Settings() (compose.Settings, error) {
+	r, err := a.compose()
+	if err != nil {
+		return compose.Settings{}, err
+	}
+	return r.Settings()
+}
+
+// Dist locates the nexus-core distribution: --core, NEXUS_CORE_DIR,
+// core.dir, node_modules, then the copy built into nexus.
+func (a *app) Dist() (vocabulary.Dist, error) {
+	r, err := a.compose()
+	if err != nil {
+		return vocabulary.Dist{}, err
+	}
+	return r.Dist()
 }
 
 func versionLine() string {
@@ -132,111 +222,28 @@ func inUse(a *app) distUse {
 	return u
 }
 
-// flagKeys binds global flags to configuration keys.
-var flagKeys = map[string]string{"core.dir": "core"}
-
-// Project returns the project root.
-func (a *app) Project() (string, error) {
-	a.projOnce.Do(func() {
-		if a.projectFlag != "" {
-			p, err := filepath.Abs(a.projectFlag)
-			if err != nil {
-				a.projErr = fmt.Errorf("resolve --project %s: %w", a.projectFlag, err)
-				return
-			}
-			if st, err := os.Stat(p); err != nil || !st.IsDir() {
-				a.projErr = usagef("--project %s is not a directory", a.projectFlag)
-				return
-			}
-			a.project = p
-			return
-		}
-		wd, err := os.Getwd()
-		if err != nil {
-			a.projErr = fmt.Errorf("working directory: %w", err)
-			return
-		}
-		a.project = harness.FindProject(wd)
-	})
-	return a.project, a.projErr
-}
-
-// Config returns the layered configuration (loaded once).
-func (a *app) Config() (*config.Config, error) {
-	a.cfgOnce.Do(func() {
-		proj, err := a.Project()
-		if err != nil {
-			a.cfgErr = err
-			return
-		}
-		a.cfg, a.cfgErr = config.Load(config.Options{
-			ProjectDir: proj,
-			Flags:      a.root.PersistentFlags(),
-			FlagKeys:   flagKeys,
-		})
-	})
-	return a.cfg, a.cfgErr
-}
-
-// Dist locates the nexus-core distribution: --core, NEXUS_CORE_DIR,
-// core.dir, node_modules, then the copy built into nexus.
-func (a *app) Dist() (vocabulary.Dist, error) {
-	cfg, err := a.Config()
-	if err != nil {
-		return vocabulary.Dist{}, err
-	}
-	proj, _ := a.Project()
-	return vocabulary.Locate(cfg.String("core.dir"), describeSource("core.dir", cfg.Source("core.dir")), proj)
-}
-
-func describeSource(key string, s config.Source) string {
-	switch s.Layer {
-	case config.LayerFlag:
-		return s.Detail
-	case config.LayerEnv:
-		return s.Detail
-	default:
-		return fmt.Sprintf("config %s in %s", key, s.Detail)
-	}
-}
-
-// Core loads the distribution's manifest.
-func (a *app) Core() (*vocabulary.Core, error) {
-	d, err := a.Dist()
-	if err != nil {
-		return nil, err
-	}
-	if a.lazyCore {
-		return vocabulary.OpenManifestDist(d)
-	}
-	return vocabulary.LoadManifestDist(d)
-}
-
-func init() {
-	registerHot("version", func(a *app) *cobra.Command {
-		return &cobra.Command{
-			Use:   "version",
-			Short: "Print the nexus version, the nexus-core versions it implements, and the distribution in use",
-			Long: `Print the nexus version, the nexus-core versions it implements, the nexus-core version built
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the nexus version, the nexus-core versions it implements, and the distribution in use",
+		Long: `Print the nexus version, the nexus-core versions it implements, the nexus-core version built
 into it, and the distribution it would use here (and where that choice came from: --core,
 NEXUS_CORE_DIR, core.dir, node_modules, or built in).`,
-			Args: cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				use := inUse(a)
-				if a.jsonOut {
-					return writeJSON(cmd.OutOrStdout(), struct {
-						Version   string  `json:"version"`
-						NexusCore string  `json:"nexus_core"`
-						Builtin   string  `json:"builtin_nexus_core"`
-						InUse     distUse `json:"distribution"`
-					}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
-				return nil
-			},
-		}
-	})
-	register(newConfigCmd)
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			use := inUse(a)
+			if a.jsonOut {
+				return writeJSON(cmd.OutOrStdout(), struct {
+					Version   string  `json:"version"`
+					NexusCore string  `json:"nexus_core"`
+					Builtin   string  `json:"builtin_nexus_core"`
+					InUse     distUse `json:"distribution"`
+				}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
+			return nil
+		},
+	}
 }
 
 func newConfigCmd(a *app) *cobra.Command {

@@ -5,11 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/internal/state"
 )
-
-func init() { register(newStateCmd) }
 
 func newStateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "state", Short: "Inspect and repair the .nexus state files"}
@@ -22,7 +20,7 @@ not valid JSON or does not match its nexus-core schema is renamed to <name>.corr
 (nothing is deleted), so the tools can start afresh. Healthy files are left alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := assembleFor(a, nexusRoot, harness.Setup{})
+			h, err := harnessFor(cmd.Context(), a, compose.HarnessOptions{NexusRoot: nexusRoot})
 			if err != nil {
 				return err
 			}

@@ -9,8 +9,6 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/claude"
 )
 
-func init() { registerHot("statusline", newStatusLineCmd) }
-
 // newStatusLineCmd is Claude Code's status-line command. Like `nexus hook`
 // it is a hot command: it runs after every assistant message, so it loads
 // only the configuration and reads four small state files.
@@ -44,12 +42,15 @@ func statusLine(a *app, cmd *cobra.Command) string {
 	if a.projectFlag == "" {
 		a.projectFlag = harness.EventProject(in.Dir())
 	}
-	cfg, err := a.Config()
+	a.host = claude.Host{}
+	r, err := a.compose()
 	if err != nil {
+		return "nexus: " + err.Error()
+	}
+	if _, err := r.Config(); err != nil {
 		return "nexus: configuration error (run nexus doctor)"
 	}
-	proj, _ := a.Project()
-	l, err := harness.ProjectLayout(cfg, proj, "")
+	l, err := r.Layout("")
 	if err != nil {
 		return "nexus: " + err.Error()
 	}

@@ -5,11 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
-
-func init() { register(newTagsCmd) }
 
 func newTagsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "tags", Short: "Inspect the bracket tags of the nexus-core distribution"}
@@ -24,7 +22,7 @@ allowed, replaced by a later skill tag).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Assembled as the hook is, so [m] and [m:gc] say what they would do.
-			h, err := assembleFor(a, "", harness.Setup{})
+			h, err := harnessFor(cmd.Context(), a, compose.HarnessOptions{})
 			if err != nil {
 				return err
 			}

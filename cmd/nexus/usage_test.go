@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestExitCodes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			code := run(tt.args, &stdout, &stderr)
+			code := run(context.Background(), tt.args, &stdout, &stderr)
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout.String(), stderr.String())
 			}
@@ -113,7 +114,7 @@ func TestDoctorRootNotAFolder(t *testing.T) {
 				t.Setenv("NEXUS_RUNTIME_ROOT", file)
 			}
 			var stdout, stderr bytes.Buffer
-			if code := run(args, &stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), "not-a-folder") {
+			if code := run(context.Background(), args, &stdout, &stderr); code != tt.code || !strings.Contains(stderr.String(), "not-a-folder") {
 				t.Fatalf("exit %d, want %d\nstderr: %s", code, tt.code, stderr.String())
 			}
 		})

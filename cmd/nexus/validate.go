@@ -4,11 +4,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
-
-func init() { register(newValidateCmd) }
 
 func newValidateCmd(a *app) *cobra.Command {
 	return &cobra.Command{
@@ -60,11 +60,23 @@ allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was 
 // validateDistribution is the check behind `nexus validate` (and the
 // doctor's distribution check).
 func validateDistribution(d vocabulary.Dist) (*vocabulary.Report, error) {
-	// The capabilities must be enforceable with the Claude Code map nexus
-	// ships (the neutral host names its classes per call).
-	classes, err := gate.Coverage(gate.HostClaude, nil, "")
-	if err != nil {
-		return nil, err
+	// The capabilities must be enforceable with the capability map of each
+	// host that has one (a host without one names its classes per call).
+	var o vocabulary.Options
+	for _, h := range hosts.All() {
+		m := h.Profile(host.Env{}).Map
+		if m == nil {
+			continue
+		}
+		classes, err := gate.Coverage(m, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		if o.Classes == nil {
+			o.Host, o.Classes = h.Name(), classes
+		} else {
+			o.More = append(o.More, vocabulary.HostClasses{Host: h.Name(), Classes: classes})
+		}
 	}
-	return vocabulary.ValidateWith(d, schema.NewCoreSetFS(d.FS), vocabulary.Options{Host: gate.HostClaude, Classes: classes}), nil
+	return vocabulary.ValidateWith(d, schema.NewCoreSetFS(d.FS), o), nil
 }

@@ -31,7 +31,7 @@ func TestTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	if f.EventsUnsupported() != "" {
-		t.Fatal("the default factory must fire events")
+		t.Fatal("the factory must fire events")
 	}
 	dir := t.TempDir()
 	p := conformance.Project{Dir: dir, NexusDir: filepath.Join(dir, ".nexus"), HarnessID: "test-harness"}
@@ -55,9 +55,10 @@ func TestTarget(t *testing.T) {
 	if te := conformance.AsToolError(err); te == nil || !strings.Contains(te.Message, "ghost") {
 		t.Fatalf("resuming an unknown agent: %v", err)
 	}
-
-	noEvents := &Factory{Core: f.Core, Schemas: f.Schemas}
-	if noEvents.EventsUnsupported() == "" {
-		t.Fatal("a factory without lifecycle handlers must say so")
+	// The event ran through the harness's lifecycle engine, on the case's
+	// tracker in its harness namespace.
+	entries, ok, err := tg.(*target).h.Engine.Store.ReadTracker()
+	if err != nil || !ok || len(entries) != 1 || entries[0].HarnessID != "test-harness" || entries[0].AgentID != "e1" {
+		t.Fatalf("tracker %+v (%v, %v)", entries, ok, err)
 	}
 }

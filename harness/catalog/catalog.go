@@ -1,95 +1,147 @@
-// Package catalog renders nexus-core's agent catalog and skills for Claude
-// Code: one agent file per role of the distribution's manifest
-// (agents/<id>.md) and one skill folder per skill (skills/<id>/SKILL.md),
-// plus nexus's own setup skill (nx-setup, nexus-core's Setup Skill
-// Contract). It only renders; harness/host/claude writes the files and
-// records them.
-//
-// An agent file carries the role's id as its name (so the tracker records a
-// schema-valid agent_name), the model for its model_tier, the tools the
-// capability gate would deny on every call as disallowedTools (computed by
-// the gate itself: one source of truth), and body.md with its macros
-// expanded followed by the harness notes nexus-core asks a consumer to add
-// (how to report to Lead, the concrete tool names).
+// Package catalog derives nexus-core's agent catalog and skills for a host:
+// per role of the distribution's manifest its description, model tier,
+// capabilities, the host's tools the gate denies it on every call, and its
+// body.md with the macros spelled for the host; per skill its description
+// and trigger tag and its body, spelled the same way. It derives content
+// only: each host package (harness/host/<host>) turns a Catalog into its
+// own files (agent files, skill folders, their frontmatter and notes) and
+// writes them.
 package catalog
 
 import (
-	"bytes"
-	_ "embed"
 	"fmt"
-	"sort"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/harness/tags"
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-// DefaultModels maps nexus-core's model_tier to Claude Code model aliases.
-var DefaultModels = map[string]string{"high": "opus", "standard": "sonnet"}
-
-// SetupSkill is the id of nexus's own setup skill.
-const SetupSkill = "nx-setup"
-
-// Options say what to render.
+// Options say what to derive, for which host. The settings among them are
+// built once from the configuration by the composition root
+// (harness/compose); the host's part comes from its package.
 type Options struct {
-	Core   *vocabulary.Core
-	Config *config.Config // nil = defaults (tool prefix, claude.models, gate additions)
+	Core *vocabulary.Core
+	// ToolPrefix is the prefix nexus's MCP tools are served with
+	// (mcp.tool_prefix).
+	ToolPrefix string
+	// Gate holds the gate's settings (the extra capabilities and denials
+	// decide what an agent is denied).
+	Gate gate.Options
 	// ToolClasses are the classes the tool registry declares per abstract
 	// nexus tool (the gate's input; see gate.Options).
 	ToolClasses map[string][]string
+	// HostMap is the capability map of the host's tools; ToolRefPrefix is
+	// how the host names nexus's MCP tools (mcp__nexus__).
+	HostMap       *gate.Map
+	ToolRefPrefix string
+	// MCPName is how the host's tool names hold an MCP tool's name (nil:
+	// mcp__<server>__<name>), for configured denials named the host's way.
+	MCPName func(hostTool string) string
+	// Skills is how skill bodies' primitives read in the host (nil: the
+	// neutral spelling).
+	Skills *tags.Spelling
 	// AgentPrefix is put before role ids where skills name an agent to
-	// spawn: "" for agent files under .claude/agents, "nexus:" inside the
-	// Claude Code plugin (Claude Code names plugin agents <plugin>:<id>).
+	// spawn ("" for agent files installed on their own; "<plugin>:" for a
+	// host that names a plugin's agents that way).
 	AgentPrefix string
-	// Nexus is the command line of this nexus, as the setup skill should
-	// run it (an absolute path, quoted for a shell when needed).
-	Nexus string
 }
 
-// File is one rendered file; Path is slash-separated, relative to the
-// Claude Code folder (.claude, ~/.claude, or the plugin root).
-type File struct {
-	Path    string
-	Content []byte
+// WithHost sets the host's part of the options from the profile its
+// package supplies (harness/host/<host>): its map, how it names nexus's
+// tools and agents, its spelling.
+func (o Options) WithHost(p lifecycle.HostProfile) Options {
+	o.HostMap, o.ToolRefPrefix, o.Skills, o.AgentPrefix, o.MCPName = p.Map, p.ToolPrefix, p.Skills, p.AgentPrefix, p.MCPName
+	return o
 }
 
-// Claude renders every agent and skill of the distribution, and nx-setup.
-func Claude(o Options) ([]File, error) {
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
-	models, err := Models(cfg)
+// Catalog is the distribution's roles and skills as one host sees them.
+type Catalog struct {
+	// Version is the nexus-core version derived from.
+	Version string
+	Agents  []Agent
+	Skills  []Skill
+	// Triggers are every tag trigger of the distribution ([plan], [d], ...).
+	Triggers []string
+	// ToolRef names a nexus tool as the host shows it
+	// (mcp__nexus__nx_artifact_write).
+	ToolRef func(abstract string) string
+	// ToolPrefix is the served tool prefix (nx_).
+	ToolPrefix string
+}
+
+// Agent is one role.
+type Agent struct {
+	ID string
+	// Description is the role's description followed by "Use for: " and
+	// its task.
+	Description string
+	// Tier is its model_tier (high, standard).
+	Tier string
+	// Capabilities are its effective capabilities (canonical and
+	// configured), sorted.
+	Capabilities []string
+	// Denied are the host's tools (and nexus's, by the host's names) the
+	// gate denies it on every call: what an agent file may hide.
+	Denied []string
+	// Body is body.md with its macros spelled for the host.
+	Body string
+}
+
+// Skill is one skill.
+type Skill struct {
+	ID string
+	// Description is the skill's description, followed by the tag that
+	// activates it when it has one.
+	Description string
+	// Trigger is the tag that activates it ("" when none does).
+	Trigger string
+	// Body is body.md spelled for the host, with its host notes.
+	Body string
+}
+
+// Build derives the catalog for a host.
+func Build(o Options) (*Catalog, error) {
+	gopt := o.Gate
+	gopt.Core, gopt.HostMap, gopt.ToolPrefix, gopt.ToolClasses, gopt.ToolRefPrefix, gopt.MCPName = o.Core, o.HostMap, o.ToolPrefix, o.ToolClasses, o.ToolRefPrefix, o.MCPName
+	g, _, err := gate.New(gopt)
 	if err != nil {
 		return nil, err
 	}
-	g, _, err := gate.New(gate.Options{Core: o.Core, Host: gate.HostClaude, Config: cfg, ToolClasses: o.ToolClasses})
-	if err != nil {
-		return nil, err
-	}
-	prefix := cfg.String("mcp.tool_prefix")
-	profile := tags.ProfileFor(gate.HostClaude, tags.New(o.Core.Tags()), prefix)
+	profile := tags.NewProfile(o.Skills, tags.New(o.Core.Tags()), o.ToolPrefix)
 	profile.AgentPrefix = o.AgentPrefix
 	known := map[string]bool{}
 	for _, inv := range o.Core.Manifest().Vocabulary.Invocations {
 		known[inv.ID] = true
 	}
-	var files []File
+	c := &Catalog{Version: o.Core.Version(), ToolRef: g.ToolRef, ToolPrefix: o.ToolPrefix}
+	for _, t := range o.Core.Tags() {
+		c.Triggers = append(c.Triggers, t.Trigger)
+	}
 	for _, a := range o.Core.Manifest().Agents {
-		f, err := agentFile(o.Core, &a, g, models, profile, known, prefix)
+		body, err := o.Core.ReadAgentBody(a.ID)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, f)
+		expanded, err := tags.Expand(body, known, profile.Render)
+		if err != nil {
+			return nil, fmt.Errorf("agents/%s/body.md: %w", a.ID, err)
+		}
+		desc := strings.TrimRight(a.Description, " .") + "."
+		if a.Task != "" {
+			desc += " Use for: " + strings.TrimRight(a.Task, " .") + "."
+		}
+		c.Agents = append(c.Agents, Agent{
+			ID:           a.ID,
+			Description:  desc,
+			Tier:         a.ModelTier,
+			Capabilities: g.Capabilities(a.ID),
+			Denied:       g.HostDenied(a.ID),
+			Body:         expanded,
+		})
 	}
 	for _, s := range o.Core.Manifest().Skills {
-		if s.ID == SetupSkill {
-			continue // nexus renders its own below
-		}
 		body, expandErr, err := tags.RenderSkill(o.Core, s.ID, profile)
 		if err != nil {
 			return nil, err
@@ -97,40 +149,13 @@ func Claude(o Options) ([]File, error) {
 		if expandErr != nil {
 			return nil, fmt.Errorf("render skill %s: %w", s.ID, expandErr)
 		}
-		desc := s.Description
-		if tg := triggerOf(o.Core, s.ID); tg != "" {
-			desc = strings.TrimRight(desc, " .") + ". nexus activates it when the user types " + tg + "."
+		sk := Skill{ID: s.ID, Description: s.Description, Trigger: triggerOf(o.Core, s.ID), Body: body}
+		if sk.Trigger != "" {
+			sk.Description = strings.TrimRight(sk.Description, " .") + ". nexus activates it when the user types " + sk.Trigger + "."
 		}
-		fm, err := frontmatter([][2]string{{"name", s.ID}, {"description", desc}})
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: "skills/" + s.ID + "/SKILL.md", Content: join(fm, body)})
+		c.Skills = append(c.Skills, sk)
 	}
-	setup, err := setupSkill(o)
-	if err != nil {
-		return nil, err
-	}
-	files = append(files, setup)
-	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
-	return files, nil
-}
-
-// Models returns the model_tier → model map: DefaultModels overridden by
-// config claude.models.
-func Models(cfg *config.Config) (map[string]string, error) {
-	out := map[string]string{}
-	for k, v := range DefaultModels {
-		out[k] = v
-	}
-	for k, v := range cfg.Map("claude.models") {
-		s, ok := v.(string)
-		if !ok || strings.TrimSpace(s) == "" {
-			return nil, fmt.Errorf("config claude.models.%s: expected a model name (opus, sonnet, haiku, inherit or a full model id), not %v", k, v)
-		}
-		out[k] = strings.TrimSpace(s)
-	}
-	return out, nil
+	return c, nil
 }
 
 func triggerOf(core *vocabulary.Core, skill string) string {
@@ -140,104 +165,4 @@ func triggerOf(core *vocabulary.Core, skill string) string {
 		}
 	}
 	return ""
-}
-
-func agentFile(core *vocabulary.Core, a *vocabulary.Agent, g *gate.Gate, models map[string]string, p *tags.Profile, known map[string]bool, prefix string) (File, error) {
-	body, err := core.ReadAgentBody(a.ID)
-	if err != nil {
-		return File{}, err
-	}
-	expanded, err := tags.Expand(body, known, p.Render)
-	if err != nil {
-		return File{}, fmt.Errorf("agents/%s/body.md: %w", a.ID, err)
-	}
-	model, ok := models[a.ModelTier]
-	if !ok {
-		return File{}, fmt.Errorf("agent %s has model_tier %q, which config claude.models does not map: add claude.models.%s (for example inherit)", a.ID, a.ModelTier, a.ModelTier)
-	}
-	desc := strings.TrimRight(a.Description, " .") + "."
-	if a.Task != "" {
-		desc += " Use for: " + strings.TrimRight(a.Task, " .") + "."
-	}
-	denied := g.HostDenied(a.ID)
-	fields := [][2]string{{"name", a.ID}, {"description", desc}, {"model", model}}
-	if len(denied) > 0 {
-		fields = append(fields, [2]string{"disallowedTools", strings.Join(denied, ", ")})
-	}
-	fm, err := frontmatter(fields)
-	if err != nil {
-		return File{}, err
-	}
-	caps := g.Capabilities(a.ID)
-	return File{Path: "agents/" + a.ID + ".md", Content: join(fm, strings.TrimRight(expanded, "\n")+"\n\n"+agentNotes(a, caps, denied, g, prefix))}, nil
-}
-
-// agentNotes are the harness notes nexus-core's consumer guide (§7) asks
-// for beside the neutral body.
-func agentNotes(a *vocabulary.Agent, caps, denied []string, g *gate.Gate, prefix string) string {
-	var b strings.Builder
-	b.WriteString("## Working in Claude Code (nexus harness notes)\n\n")
-	b.WriteString("- **Reporting to Lead**: you run as a Claude Code subagent spawned by Lead with the Agent tool. Your final message is your report: Claude Code hands it to Lead as the Agent tool's result when you stop, and there is no other channel to Lead, so put everything Lead needs in it (in the report format above). Subagents do not talk to each other.\n")
-	fmt.Fprintf(&b, "- **nexus tools**: tools named %s* in these instructions are nexus's MCP tools, listed in Claude Code as %s. The artifact tool is %s (filename, content): it saves deliverables under .nexus/state/artifacts/. The task list is %s (read-only for you unless Lead says otherwise); %s and %s belong to Lead.\n",
-		prefix, g.ToolRef("*"), g.ToolRef("artifact_write"), g.ToolRef("task_list"), g.ToolRef("task_add"), g.ToolRef("task_update"))
-	if len(caps) > 0 {
-		fmt.Fprintf(&b, "- **Capabilities** (%s): ", strings.Join(caps, ", "))
-		if len(denied) > 0 {
-			fmt.Fprintf(&b, "Claude Code does not offer you %s. ", strings.Join(denied, ", "))
-		}
-		b.WriteString("nexus's gate also checks every other call (a shell command that writes files counts as a file edit) and denies what your capabilities block; the denial says what to do instead, usually: report to Lead.\n")
-	}
-	b.WriteString("- **Project knowledge**: .nexus/memory/, .nexus/context/ and .nexus/rules/ hold the project's notes, context and rules; read what bears on your task.\n")
-	return b.String()
-}
-
-// frontmatter renders ordered YAML key/value pairs between --- lines.
-func frontmatter(fields [][2]string) ([]byte, error) {
-	node := &yaml.Node{Kind: yaml.MappingNode}
-	for _, f := range fields {
-		node.Content = append(node.Content,
-			&yaml.Node{Kind: yaml.ScalarNode, Value: f[0]},
-			&yaml.Node{Kind: yaml.ScalarNode, Value: f[1]})
-	}
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(node); err != nil {
-		return nil, fmt.Errorf("render frontmatter: %w", err)
-	}
-	if err := enc.Close(); err != nil {
-		return nil, err
-	}
-	return append(append([]byte("---\n"), buf.Bytes()...), "---\n\n"...), nil
-}
-
-func join(fm []byte, body string) []byte {
-	return append(fm, strings.TrimRight(body, "\n")+"\n"...)
-}
-
-//go:embed setup.md
-var setupBody string
-
-// setupSkill renders nx-setup, nexus's setup skill (nexus-core's Setup Skill
-// Contract: scope selection, status display, recommended plugins, knowledge
-// initialisation through nx-init).
-func setupSkill(o Options) (File, error) {
-	nexus := o.Nexus
-	if nexus == "" {
-		nexus = "nexus"
-	}
-	var forms []string
-	for _, t := range o.Core.Tags() {
-		forms = append(forms, t.Trigger)
-	}
-	init := "nx-init"
-	if o.AgentPrefix != "" {
-		init = o.AgentPrefix + init
-	}
-	body := strings.NewReplacer("{{nexus}}", nexus, "{{init}}", init, "{{tags}}", strings.Join(forms, " ")).Replace(setupBody)
-	fm, err := frontmatter([][2]string{{"name", SetupSkill}, {"description", "Set up nexus for Claude Code: choose the project or user scope, install the hooks, MCP server, agents and skills, the status line, check it with nexus doctor, review plugins, then onboard the codebase with nx-init. Use when the user asks to set up, install, repair or configure nexus."}})
-	if err != nil {
-		return File{}, err
-	}
-	return File{Path: "skills/" + SetupSkill + "/SKILL.md", Content: join(fm, body)}, nil
 }

@@ -1,22 +1,15 @@
 package catalog
 
 import (
-	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/nexus-harness/nexus/harness/gate"
-	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/harness/tags"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 func loadCore(t *testing.T) *vocabulary.Core {
 	t.Helper()
@@ -27,173 +20,53 @@ func loadCore(t *testing.T) *vocabulary.Core {
 	return core
 }
 
-func configWith(t *testing.T, yml string) *config.Config {
-	t.Helper()
-	return testenv.ProjectConfig(t, t.TempDir(), yml)
-}
-
-type front struct {
-	Name            string `yaml:"name"`
-	Description     string `yaml:"description"`
-	Model           string `yaml:"model"`
-	DisallowedTools string `yaml:"disallowedTools"`
-}
-
-func parse(t *testing.T, f File) (front, string) {
-	t.Helper()
-	s := string(f.Content)
-	rest, ok := strings.CutPrefix(s, "---\n")
-	if !ok {
-		t.Fatalf("%s does not start with frontmatter", f.Path)
-	}
-	fm, body, ok := strings.Cut(rest, "\n---\n")
-	if !ok {
-		t.Fatalf("%s: frontmatter is not closed", f.Path)
-	}
-	var fr front
-	dec := yaml.NewDecoder(strings.NewReader(fm))
-	dec.KnownFields(true)
-	if err := dec.Decode(&fr); err != nil {
-		t.Fatalf("%s: frontmatter: %v", f.Path, err)
-	}
-	for _, line := range strings.Split(fm, "\n") {
-		if strings.HasPrefix(line, " ") {
-			t.Errorf("%s: frontmatter value folded onto a second line: %q", f.Path, line)
-		}
-	}
-	return fr, body
-}
-
-func TestClaudeRendersEveryAgentAndSkill(t *testing.T) {
+// Build derives every role and skill for a host: the gate's denials over
+// the host's map, bodies in the host's spelling, descriptions with the
+// role's task and the skill's trigger.
+func TestBuild(t *testing.T) {
 	core := loadCore(t)
-	files, err := Claude(Options{Core: core, Nexus: "/opt/nexus"})
+	hm, err := gate.ParseMap("test", []byte("host: test\ntools:\n  put: {classes: [file_creation]}\n  run: {classes: [shell_command_exec]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	byPath := map[string]File{}
-	for _, f := range files {
-		byPath[f.Path] = f
-		if bytes.Contains(f.Content, []byte("{{")) {
-			t.Errorf("%s: unexpanded macro left", f.Path)
+	sp := &tags.Spelling{Host: "test", Macro: func(m tags.Macro, prefix string) string {
+		if m.ID == "subagent_spawn" {
+			return "SPAWN " + prefix + m.Params["target_role"]
 		}
-	}
-	g, _, err := gate.New(gate.Options{Core: core, Host: gate.HostClaude})
+		return ""
+	}}
+	c, err := Build(Options{Core: core, ToolPrefix: "nx_", HostMap: hm, ToolRefPrefix: "srv__", Skills: sp, AgentPrefix: "p:",
+		Gate: gate.Options{ExtraDenials: map[string][]string{"engineer": {"run"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := core.Manifest()
-	if len(m.Agents) != 9 {
-		t.Fatalf("distribution has %d agents, the test expects nine", len(m.Agents))
+	if len(c.Agents) != len(m.Agents) || len(c.Skills) != len(m.Skills) || c.Version != core.Version() {
+		t.Fatalf("%d agents, %d skills, version %s", len(c.Agents), len(c.Skills), c.Version)
 	}
-	for _, a := range m.Agents {
-		f, ok := byPath["agents/"+a.ID+".md"]
-		if !ok {
-			t.Errorf("no agent file for %s", a.ID)
-			continue
-		}
-		fr, body := parse(t, f)
-		if fr.Name != a.ID {
-			t.Errorf("%s: name %q, want the bare role id", f.Path, fr.Name)
-		}
-		if want := DefaultModels[a.ModelTier]; fr.Model != want {
-			t.Errorf("%s: model %q, want %q for tier %s", f.Path, fr.Model, want, a.ModelTier)
-		}
-		if want := strings.Join(g.HostDenied(a.ID), ", "); fr.DisallowedTools != want {
-			t.Errorf("%s: disallowedTools %q, want the gate's %q", f.Path, fr.DisallowedTools, want)
-		}
-		if !strings.HasPrefix(fr.Description, strings.TrimRight(a.Description, ".")) {
-			t.Errorf("%s: description %q", f.Path, fr.Description)
-		}
-		if !strings.Contains(body, "Reporting to Lead") || !strings.Contains(body, "mcp__nexus__nx_artifact_write") {
-			t.Errorf("%s: harness notes missing", f.Path)
+	byID := map[string]Agent{}
+	for _, a := range c.Agents {
+		byID[a.ID] = a
+		if a.Tier == "" || !strings.Contains(a.Description, "Use for: ") || strings.Contains(a.Body, "{{") {
+			t.Errorf("%s: %+v", a.ID, a)
 		}
 	}
-	for _, s := range append(m.Skills, vocabulary.Skill{ID: SetupSkill}) {
-		f, ok := byPath["skills/"+s.ID+"/SKILL.md"]
-		if !ok {
-			t.Errorf("no skill file for %s", s.ID)
-			continue
-		}
-		fr, _ := parse(t, f)
-		if fr.Name != s.ID || fr.Description == "" {
-			t.Errorf("%s: frontmatter %+v", f.Path, fr)
-		}
+	if d := byID["architect"].Denied; !slices.Contains(d, "put") || !slices.Contains(d, "srv__nx_task_add") || slices.Contains(d, "run") {
+		t.Errorf("architect denied %v", d)
 	}
-	if want := len(m.Agents) + len(m.Skills) + 1; len(files) != want {
-		t.Errorf("%d files, want %d", len(files), want)
+	if d := byID["engineer"].Denied; !slices.Contains(d, "run") {
+		t.Errorf("engineer denied %v: the configured denial is missing", d)
 	}
-	plan := string(byPath["skills/nx-plan/SKILL.md"].Content)
-	if !strings.Contains(plan, `subagent_type "researcher"`) || !strings.Contains(plan, "Host notes:") {
-		t.Errorf("nx-plan: spawn macro or harness_docs_refs notes missing")
-	}
-	setup := string(byPath["skills/nx-setup/SKILL.md"].Content)
-	for _, want := range []string{"/opt/nexus install claude --scope SCOPE", "--statusline", "nx-init", "doctor", "plugin"} {
-		if !strings.Contains(setup, want) {
-			t.Errorf("nx-setup lacks %q", want)
-		}
-	}
-}
-
-func TestClaudeGolden(t *testing.T) {
-	files, err := Claude(Options{Core: loadCore(t), Nexus: "/opt/nexus"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.Path != "agents/architect.md" && f.Path != "agents/engineer.md" && f.Path != "skills/nx-run/SKILL.md" && f.Path != "skills/nx-setup/SKILL.md" {
-			continue
-		}
-		golden := filepath.Join("testdata", strings.ReplaceAll(f.Path, "/", "__"))
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(golden, f.Content, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		if err != nil {
-			t.Fatalf("%v (run go test -update)", err)
-		}
-		if !bytes.Equal(want, f.Content) {
-			t.Errorf("%s differs from %s (run go test -update after checking the change)", f.Path, golden)
-		}
-	}
-}
-
-func TestModelsFromConfig(t *testing.T) {
-	cfg := configWith(t, "claude:\n  models:\n    high: inherit\n")
-	files, err := Claude(Options{Core: loadCore(t), Config: cfg})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.Path == "agents/architect.md" {
-			if fr, _ := parse(t, f); fr.Model != "inherit" {
-				t.Errorf("architect model %q, want inherit", fr.Model)
-			}
-		}
-		if f.Path == "agents/engineer.md" {
-			if fr, _ := parse(t, f); fr.Model != "sonnet" {
-				t.Errorf("engineer model %q, want the default sonnet", fr.Model)
+	found := false
+	for _, s := range c.Skills {
+		if s.ID == "nx-plan" {
+			found = true
+			if s.Trigger != "[plan]" || !strings.Contains(s.Description, "[plan]") || !strings.Contains(s.Body, "SPAWN p:researcher") {
+				t.Errorf("nx-plan: trigger %q, description %q", s.Trigger, s.Description)
 			}
 		}
 	}
-	if _, err := Models(configWith(t, "claude:\n  models:\n    high: 3\n")); err == nil {
-		t.Error("a non-string model was accepted")
-	}
-}
-
-func TestPluginPrefixesAgents(t *testing.T) {
-	files, err := Claude(Options{Core: loadCore(t), AgentPrefix: "nexus:"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		if f.Path == "skills/nx-plan/SKILL.md" && !strings.Contains(string(f.Content), `subagent_type "nexus:researcher"`) {
-			t.Error("plugin skills must spawn nexus:<id>")
-		}
+	if !found || !slices.Contains(c.Triggers, "[d]") || c.ToolRef("task_add") != "srv__nx_task_add" {
+		t.Errorf("skills, triggers %v or tool names wrong", c.Triggers)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/pluginhost"
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
@@ -255,33 +253,17 @@ func TestGitignore(t *testing.T) {
 func ptr(s string) *string { return &s }
 
 func TestConfig(t *testing.T) {
-	proj := t.TempDir()
-	user := filepath.Join(t.TempDir(), "config.yaml")
-	t.Setenv("NEXUS_LOG_LEVEL", "debug")
-	write(t, user, "mcp:\n  tool_prefx: x_\n")
-	write(t, filepath.Join(proj, config.ProjectFile), "harness:\n  id: other\ngate:\n  polcy: fail-closed\n")
-	opts := config.Options{ProjectDir: proj, UserFile: user}
-
-	fs := Config{Options: opts}.Run(context.Background())
-	expect(t, fs, StatusError, "the user configuration "+user+" does not load")
-	expect(t, fs, StatusError, `mcp.tool_prefx: unknown configuration key (did you mean "mcp.tool_prefix"?)`)
-	expect(t, fs, StatusError, `gate.polcy: unknown configuration key (did you mean "gate.policy"?)`)
-	if len(fs) != 2 {
-		t.Errorf("want one finding per broken file:\n%s", summary(fs))
+	fs := Config{Problems: []ConfigProblem{
+		{What: "the user configuration /u.yaml", Err: errors.New("/u.yaml:1:3: mcp.tool_prefx: unknown configuration key"), Fix: "rename it"},
+		{What: "the project configuration /p/.nexus/nexus.yaml", Err: errors.New("gate.polcy: unknown configuration key"), Fix: "rename it"},
+	}}.Run(context.Background())
+	expect(t, fs, StatusError, "the user configuration /u.yaml does not load: /u.yaml:1:3: mcp.tool_prefx")
+	expect(t, fs, StatusError, "the project configuration /p/.nexus/nexus.yaml does not load: gate.polcy")
+	if len(fs) != 2 || fs[0].Fix != "rename it" {
+		t.Errorf("want one finding per broken layer, with its fix:\n%s", summary(fs))
 	}
-
-	// The other checks go on with what loads: here only the environment.
-	cfg, err := LoadConfig(opts)
-	if err == nil || cfg.String("log.level") != "debug" || cfg.String("harness.id") != "nexus" {
-		t.Errorf("LoadConfig: %v, log.level %q, harness.id %q", err, cfg.String("log.level"), cfg.String("harness.id"))
-	}
-	write(t, user, "mcp:\n  tool_prefix: x_\n")
-	cfg, err = LoadConfig(opts)
-	if err == nil || cfg.String("mcp.tool_prefix") != "x_" {
-		t.Errorf("LoadConfig keeps the user file when only the project file is broken: %v %q", err, cfg.String("mcp.tool_prefix"))
-	}
-	write(t, filepath.Join(proj, config.ProjectFile), "harness:\n  id: other\n")
-	expect(t, Config{Options: opts}.Run(context.Background()), StatusOK, "loaded "+user+", "+filepath.Join(proj, config.ProjectFile))
+	expect(t, Config{Files: []string{"/u.yaml", "/p/.nexus/nexus.yaml"}}.Run(context.Background()), StatusOK, "loaded /u.yaml, /p/.nexus/nexus.yaml")
+	expect(t, Config{}.Run(context.Background()), StatusOK, "no configuration files")
 }
 
 func TestStateFilesHistory(t *testing.T) {
@@ -324,63 +306,6 @@ func TestNamespacesLegacyTracker(t *testing.T) {
 	rep := Run(context.Background(), []Check{c}, true)
 	if len(rep.Fixed) != 1 || state.Exists(l.LegacyTrackerPath()) || rep.Warnings != 1 {
 		t.Errorf("fix: %+v", rep)
-	}
-}
-
-func TestClaudeInstall(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "nexus")
-	write(t, exe, "#!/bin/sh\n")
-	if err := os.Chmod(exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	other := filepath.Join(t.TempDir(), "nexus")
-	write(t, other, "#!/bin/sh\n")
-	if err := os.Chmod(other, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	install := func(t *testing.T, scope, proj, home, command string) {
-		t.Helper()
-		if _, err := claude.Install(claude.InstallOptions{Scope: scope, Project: proj, Home: home, Command: command}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cases := []struct {
-		name   string
-		setup  func(t *testing.T, proj, home string)
-		status Status
-		text   string
-		fixes  bool
-	}{
-		{"not installed", func(*testing.T, string, string) {}, StatusWarn, "nexus is not registered with Claude Code", false},
-		{"installed", func(t *testing.T, proj, home string) { install(t, claude.ScopeProject, proj, "", exe) }, StatusOK, "hooks for 8 events and the MCP server run this nexus", false},
-		{"another existing build", func(t *testing.T, proj, home string) { install(t, claude.ScopeUser, "", home, other) }, StatusWarn, "run " + other + ", not this nexus", true},
-		{"MCP server of another tool", func(t *testing.T, proj, home string) {
-			install(t, claude.ScopeProject, proj, "", exe)
-			write(t, filepath.Join(proj, ".mcp.json"), `{"mcpServers":{"nexus":{"command":"node","args":["x.js"]}}}`)
-		}, StatusError, `the MCP server "nexus" in ` + filepath.Join("%PROJ%", ".mcp.json") + " runs node x.js, not nexus", false},
-		{"both scopes", func(t *testing.T, proj, home string) {
-			install(t, claude.ScopeProject, proj, "", exe)
-			install(t, claude.ScopeUser, "", home, exe)
-		}, StatusWarn, "registered in both the project and the user scope", false},
-		{"settings file is not JSON", func(t *testing.T, proj, home string) {
-			write(t, filepath.Join(home, ".claude", "settings.json"), "{")
-		}, StatusError, "Claude Code cannot read it either", false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			proj, home := t.TempDir(), t.TempDir()
-			c.setup(t, proj, home)
-			check := ClaudeInstall{Project: proj, Home: home, Executable: exe}
-			fs := check.Run(context.Background())
-			expect(t, fs, c.status, strings.ReplaceAll(c.text, "%PROJ%", proj))
-			rep := Run(context.Background(), []Check{check}, true)
-			if c.fixes && (len(rep.Fixed) == 0 || rep.Errors+rep.Warnings != 0) {
-				t.Errorf("--fix: %+v", rep)
-			}
-			if !c.fixes && len(rep.Fixed) != 0 {
-				t.Errorf("--fix must leave this alone: %+v", rep.Fixed)
-			}
-		})
 	}
 }
 
@@ -435,83 +360,5 @@ func TestPlugins(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestClaudeCatalog(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "nexus")
-	write(t, exe, "#!/bin/sh\n")
-	if err := os.Chmod(exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}}
-	render := func() ([]claude.OwnedFile, string, error) { return files, "0.10.0", nil }
-	proj, home := t.TempDir(), t.TempDir()
-	check := ClaudeCatalog{Project: proj, Home: home, Executable: exe, Render: render, Version: "1"}
-	expect(t, check.Run(context.Background()), StatusOK, "not registered")
-
-	// Registered without the agents (an install by an older nexus).
-	if _, err := claude.Install(claude.InstallOptions{Scope: claude.ScopeProject, Project: proj, Command: exe}); err != nil {
-		t.Fatal(err)
-	}
-	expect(t, check.Run(context.Background()), StatusError, "cannot spawn a nexus role")
-	rep := Run(context.Background(), []Check{check}, true)
-	if len(rep.Fixed) == 0 || rep.Errors != 0 {
-		t.Fatalf("--fix: %+v", rep)
-	}
-	expect(t, check.Run(context.Background()), StatusOK, "2 agent and skill files")
-
-	// Outdated, edited, missing.
-	files = []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a2\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}, {Path: "agents/tester.md", Content: []byte("t\n")}}
-	write(t, filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md"), "mine\n")
-	fs := check.Run(context.Background())
-	expect(t, fs, StatusWarn, "agents/architect.md were written from another nexus")
-	expect(t, fs, StatusWarn, "skills/nx-plan/SKILL.md were edited after nexus wrote them")
-	expect(t, fs, StatusError, "lacks agents/tester.md")
-	Run(context.Background(), []Check{check}, true)
-	fs = check.Run(context.Background())
-	expect(t, fs, StatusWarn, "edited after nexus wrote them")
-	for _, f := range fs {
-		if f.Status == StatusError || strings.Contains(f.Message, "another nexus") {
-			t.Errorf("after --fix: %s", f.Message)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md")); string(b) != "mine\n" {
-		t.Error("--fix overwrote an edited file")
-	}
-}
-
-// A doctor --fix of the settings alone (ClaudeInstall) must keep the
-// recorded agents and the registered --core.
-func TestClaudeInstallFixKeepsAgentsAndCore(t *testing.T) {
-	exe := filepath.Join(t.TempDir(), "nexus")
-	write(t, exe, "#!/bin/sh\n")
-	if err := os.Chmod(exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	proj := t.TempDir()
-	files := []claude.OwnedFile{{Path: "agents/architect.md", Content: []byte("a\n")}}
-	if _, err := claude.Install(claude.InstallOptions{Scope: claude.ScopeProject, Project: proj, Command: exe, CoreDir: "/srv/core", Files: files}); err != nil {
-		t.Fatal(err)
-	}
-	settings := filepath.Join(proj, ".claude", "settings.json")
-	b, _ := os.ReadFile(settings)
-	// Drop the SessionEnd hook, as a hand edit might.
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	delete(m["hooks"].(map[string]any), "SessionEnd")
-	b, _ = json.Marshal(m)
-	write(t, settings, string(b))
-	rep := Run(context.Background(), []Check{ClaudeInstall{Project: proj, Executable: exe}}, true)
-	if len(rep.Fixed) == 0 {
-		t.Fatalf("nothing fixed: %+v", rep)
-	}
-	if _, err := os.Stat(filepath.Join(proj, ".claude", "agents", "architect.md")); err != nil {
-		t.Error("the settings repair removed the agents")
-	}
-	if b, _ := os.ReadFile(settings); !strings.Contains(string(b), "--core /srv/core SessionEnd") {
-		t.Errorf("the repair dropped --core:\n%s", b)
 	}
 }

@@ -1,7 +1,7 @@
 // Package doctor diagnoses one project's nexus setup: the nexus-core
 // distribution, configuration, state files, leftover sessions, co-running
-// harnesses, locks and temporary files, plugins and the Claude Code
-// integration. Each check reports findings that say what is wrong and how
+// harnesses, locks and temporary files, plugins, and each host's
+// integration (the checks a host package supplies: HostChecker). Each check reports findings that say what is wrong and how
 // to fix it; a finding whose fix is safe to apply without asking (moving a
 // corrupt file aside, removing a dead writer's temporary file, re-running
 // the installer for nexus's own entries) carries that fix, and Run applies
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/nexus-harness/nexus/harness/install"
 )
 
 // Status grades a finding.
@@ -48,23 +50,45 @@ type Check interface {
 	Run(ctx context.Context) []Finding
 }
 
-func ok(format string, args ...any) Finding {
+// OK is a finding that all is well.
+func OK(format string, args ...any) Finding {
 	return Finding{Status: StatusOK, Message: fmt.Sprintf(format, args...)}
 }
 
-func warn(msg, fix string) Finding  { return Finding{Status: StatusWarn, Message: msg, Fix: fix} }
-func fault(msg, fix string) Finding { return Finding{Status: StatusError, Message: msg, Fix: fix} }
+// Warn is a problem that does not stop nexus, with how to fix it.
+func Warn(msg, fix string) Finding { return Finding{Status: StatusWarn, Message: msg, Fix: fix} }
 
-// repairedBy marks a finding as fixable by fn.
-func (f Finding) repairedBy(fn func(context.Context) (string, error)) Finding {
+// Fault is an error, with how to fix it.
+func Fault(msg, fix string) Finding { return Finding{Status: StatusError, Message: msg, Fix: fix} }
+
+func ok(format string, args ...any) Finding { return OK(format, args...) }
+func warn(msg, fix string) Finding          { return Warn(msg, fix) }
+func fault(msg, fix string) Finding         { return Fault(msg, fix) }
+
+// RepairedBy marks a finding as fixable by fn (`nexus doctor --fix`).
+func (f Finding) RepairedBy(fn func(context.Context) (string, error)) Finding {
 	f.Fixable = true
 	f.repair = fn
 	return f
 }
 
-// once makes a repair shared by several findings run a single time; the
+func (f Finding) repairedBy(fn func(context.Context) (string, error)) Finding {
+	return f.RepairedBy(fn)
+}
+
+// AllOK reports whether every finding is ok.
+func AllOK(fs []Finding) bool {
+	for _, f := range fs {
+		if f.Status != StatusOK {
+			return false
+		}
+	}
+	return true
+}
+
+// Once makes a repair shared by several findings run a single time; the
 // first caller gets its outcome, later ones nothing to report.
-func once(fn func(context.Context) (string, error)) func(context.Context) (string, error) {
+func Once(fn func(context.Context) (string, error)) func(context.Context) (string, error) {
 	var mu sync.Mutex
 	done := false
 	return func(ctx context.Context) (string, error) {
@@ -254,4 +278,32 @@ func age(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// HostChecker is a host whose setup the doctor can check: what its
+// package supplies to `nexus doctor` (harness/host/<host>).
+type HostChecker interface {
+	DoctorChecks(env HostEnv) []Check
+}
+
+// HostEnv is what a host's checks know of this nexus and project.
+type HostEnv struct {
+	// Project and Home are the project root and the user's home folder.
+	Project, Home string
+	// Executable is this nexus (absolute, symlinks resolved); "" when it
+	// cannot be told.
+	Executable string
+	// Version is this nexus's version.
+	Version string
+	// CoreDir is the distribution's folder ("" = the built-in one); NoCore
+	// is set when none could be located.
+	CoreDir string
+	NoCore  bool
+	// ChosenCore is the distribution chosen by flag or NEXUS_CORE_DIR, as
+	// install records it, for repairs of commands that name none.
+	ChosenCore string
+	// Install is what `nexus install <host>` would be asked, for the
+	// checks that compare with it and the repairs that re-run it (its
+	// Catalog is nil when the distribution cannot be loaded).
+	Install install.Request
 }

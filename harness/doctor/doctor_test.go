@@ -128,7 +128,7 @@ func TestRun(t *testing.T) {
 
 func TestOnceRunsOneRepair(t *testing.T) {
 	n := 0
-	f := once(func(context.Context) (string, error) { n++; return "did it", nil })
+	f := Once(func(context.Context) (string, error) { n++; return "did it", nil })
 	first, _ := f(context.Background())
 	second, _ := f(context.Background())
 	if n != 1 || first != "did it" || second != "" {

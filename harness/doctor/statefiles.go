@@ -33,7 +33,7 @@ func (c StateFiles) Run(context.Context) []Finding {
 	var out []Finding
 	var valid []string
 	// One move-aside for every corrupt file, as `nexus state repair` does.
-	repair := once(func(ctx context.Context) (string, error) {
+	repair := Once(func(ctx context.Context) (string, error) {
 		moved, err := s.Repair(ctx)
 		var did []string
 		for _, m := range moved {
@@ -89,14 +89,7 @@ func (c StateFiles) Run(context.Context) []Finding {
 	return out
 }
 
-func allOK(fs []Finding) bool {
-	for _, f := range fs {
-		if f.Status != StatusOK {
-			return false
-		}
-	}
-	return true
-}
+func allOK(fs []Finding) bool { return AllOK(fs) }
 
 // cycles checks the history cycles nexus itself would write (schema_version
 // state.SchemaVersion) against the cycle schema; others are read leniently

@@ -9,22 +9,15 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The capability maps nexus ships (see the comments inside each file). The
-// binary carries them as documentation of what it enforces; hooks use the
-// tables generated from them (capmap_gen.go), checked equal by a test.
-var (
-	//go:embed claude.yaml
-	claudeYAML []byte
-	//go:embed nexus.yaml
-	nexusYAML []byte
-)
-
-// Hosts with a shipped capability map. The neutral host has none of its
-// own: its events name their tools' classes themselves.
-const (
-	HostClaude  = "claude"
-	HostNeutral = "neutral"
-)
+// nexusYAML is the capability map of nexus's own MCP tools, which every
+// host shares (see the comments inside it). A host's map of its own tools
+// lives in its package (harness/host/<host>) and reaches the gate through
+// Options.HostMap. The binary carries the YAML as documentation of what it
+// enforces; hooks use the table generated from it (capmap_gen.go), checked
+// equal by a test.
+//
+//go:embed nexus.yaml
+var nexusYAML []byte
 
 // Shell dialects.
 const (
@@ -74,7 +67,8 @@ type Map struct {
 	Tools map[string]*ToolEntry `yaml:"tools"`
 }
 
-func parseMap(name string, data []byte) (*Map, error) {
+// ParseMap reads a capability map (YAML; name names it in errors).
+func ParseMap(name string, data []byte) (*Map, error) {
 	var m Map
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
@@ -92,24 +86,11 @@ func parseMap(name string, data []byte) (*Map, error) {
 	return &m, nil
 }
 
-//go:generate go run gen_capmap.go
-
-// HostMap returns the shipped capability map of a host ("claude"); the
-// neutral host gets an empty map. The maps come from Go tables generated
-// from the YAML files (a hook must not parse YAML on every tool call); they
-// are shared, so callers must not modify them.
-func HostMap(host string) (*Map, error) {
-	switch host {
-	case HostClaude:
-		return generatedMaps["claude.yaml"], nil
-	case HostNeutral, "":
-		return &Map{Host: HostNeutral, Tools: map[string]*ToolEntry{}}, nil
-	}
-	return nil, fmt.Errorf("no capability map for host %q (known: claude, neutral)", host)
-}
+//go:generate go run ../../internal/gencapmap -in nexus.yaml -out capmap_gen.go -var nexusMap
 
 // NexusMap returns the shipped map of nexus's own tools (abstract names).
-func NexusMap() (*Map, error) { return generatedMaps["nexus.yaml"], nil }
+// It is shared, so callers must not modify it.
+func NexusMap() (*Map, error) { return nexusMap, nil }
 
 // union returns the sorted union of class lists.
 func union(lists ...[]string) []string {

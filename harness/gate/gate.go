@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
@@ -44,11 +43,27 @@ const (
 	AnyKey  = "*"
 )
 
-// Options configure a Gate.
+// Options configure a Gate. They are built once from the configuration
+// by the composition root (harness/compose); the zero value of each
+// setting is the built-in default.
 type Options struct {
-	Core   *vocabulary.Core
-	Host   string         // "claude" or "neutral"
-	Config *config.Config // nil = defaults
+	Core *vocabulary.Core
+	// HostMap is the capability map of the host's own tools (nil: none,
+	// as for a host whose events name their tools' classes themselves).
+	HostMap *Map
+	// ToolPrefix is the prefix nexus's MCP tools are served with
+	// (mcp.tool_prefix).
+	ToolPrefix string
+	// UnplannedEdit is what an edit while no task cycle is open gets
+	// (gate.unplanned_edit): "deny" (also ""), "warn" or "off".
+	UnplannedEdit string
+	// ExtraCapabilities and ExtraDenials are the project's additions per
+	// agent role, LeadKey or AnyKey (gate.extra_capabilities,
+	// gate.extra_denials; see RoleLists).
+	ExtraCapabilities, ExtraDenials map[string][]string
+	// Warnings are problems found while reading the additions (RoleLists);
+	// New returns them with its own.
+	Warnings []string
 	// ToolClasses are the classes the tool registry declares per abstract
 	// nexus tool name (harness/tools Tool.Classes); they join nexus.yaml's.
 	ToolClasses map[string][]string
@@ -59,8 +74,47 @@ type Options struct {
 	// nor the host map knows.
 	PluginTool func(name string) (classes []string, ok bool)
 	// ToolRefPrefix is how the host names nexus's MCP tools before the
-	// tool prefix ("" = Claude Code's mcp__nexus__); see ToolRef.
+	// tool prefix (mcp__nexus__; "" = the bare served name); see ToolRef.
 	ToolRefPrefix string
+	// MCPName, when set, is the name an MCP server serves a tool under, as
+	// the host's tool name holds it ("" when it is not an MCP tool); nil
+	// is the mcp__<server>__<name> convention, which most MCP hosts follow.
+	MCPName func(hostTool string) string
+	// Analyzers work out what one call of a host tool does when its map
+	// entry's classes cannot say alone (a patch tool naming the files it
+	// adds, changes and deletes), by tool name; what they find is added to
+	// the entry's classes and files.
+	Analyzers map[string]Analyzer
+}
+
+// Analyzer reads one call of a host tool (its input) and says what it
+// does. A call it cannot read must come back Unknown with a file-writing
+// class, so that the gate fails closed.
+type Analyzer func(input map[string]any) Effect
+
+// Effect is what an Analyzer found.
+type Effect struct {
+	// Classes are the semantic classes of the call (file_creation,
+	// file_modification, file_deletion, ...).
+	Classes []string
+	// Files are the files the call touches, relative to the call's working
+	// directory or absolute.
+	Files []string
+	// Unknown says that some file the call writes could not be named.
+	Unknown bool
+	// Why explains the analysis, for denials.
+	Why []string
+}
+
+// mcpName is the mcp__<server>__<name> convention: the name after the
+// server, "" when tool is not such a name.
+func mcpName(tool string) string {
+	if rest, ok := strings.CutPrefix(tool, "mcp__"); ok {
+		if i := strings.Index(rest, "__"); i >= 0 {
+			return rest[i+2:]
+		}
+	}
+	return ""
 }
 
 // Gate decides tool calls for one host and project configuration.
@@ -69,6 +123,8 @@ type Gate struct {
 	host      *Map
 	nexus     map[string][]string // abstract nexus tool → classes
 	plugin    func(string) ([]string, bool)
+	mcpName   func(string) string
+	analyzers map[string]Analyzer
 	prefix    string
 	refPrefix string
 	unplanned string
@@ -77,32 +133,40 @@ type Gate struct {
 	extraDenials map[string][]string
 }
 
-// New builds a gate. Malformed config entries are skipped and reported as
-// warnings, so a typo never removes the canonical restrictions.
+// New builds a gate. Additions naming no capability of the distribution
+// are skipped and reported as warnings, so a typo never removes the
+// canonical restrictions.
 func New(o Options) (*Gate, []string, error) {
 	if o.Core == nil {
 		return nil, nil, fmt.Errorf("gate: no nexus-core distribution loaded")
 	}
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
-	hm, err := HostMap(o.Host)
-	if err != nil {
-		return nil, nil, err
+	hm := o.HostMap
+	if hm == nil {
+		hm = &Map{Tools: map[string]*ToolEntry{}}
 	}
 	nm, err := NexusMap()
 	if err != nil {
 		return nil, nil, err
 	}
+	unplanned := o.UnplannedEdit
+	if unplanned == "" {
+		unplanned = "deny"
+	}
 	g := &Gate{
-		core:      o.Core,
-		host:      hm,
-		nexus:     map[string][]string{},
-		plugin:    o.PluginTool,
-		prefix:    cfg.String("mcp.tool_prefix"),
-		refPrefix: o.ToolRefPrefix,
-		unplanned: cfg.String("gate.unplanned_edit"),
+		core:         o.Core,
+		host:         hm,
+		nexus:        map[string][]string{},
+		plugin:       o.PluginTool,
+		mcpName:      o.MCPName,
+		analyzers:    o.Analyzers,
+		prefix:       o.ToolPrefix,
+		refPrefix:    o.ToolRefPrefix,
+		unplanned:    unplanned,
+		extraCaps:    map[string][]string{},
+		extraDenials: map[string][]string{},
+	}
+	if g.mcpName == nil {
+		g.mcpName = mcpName
 	}
 	for name, e := range nm.Tools {
 		g.nexus[name] = union(e.Classes)
@@ -110,10 +174,9 @@ func New(o Options) (*Gate, []string, error) {
 	for name, cls := range o.ToolClasses {
 		g.nexus[name] = union(g.nexus[name], cls)
 	}
-	var warnings []string
-	g.extraCaps, warnings = stringLists(cfg.Map("gate.extra_capabilities"), "gate.extra_capabilities", warnings)
-	for role, caps := range g.extraCaps {
-		kept := caps[:0]
+	warnings := append([]string(nil), o.Warnings...)
+	for role, caps := range o.ExtraCapabilities {
+		var kept []string
 		for _, c := range caps {
 			if _, ok := o.Core.Capability(c); !ok {
 				warnings = append(warnings, fmt.Sprintf("config gate.extra_capabilities.%s: %q is not a capability of nexus-core %s; ignored", role, c, o.Core.Version()))
@@ -123,12 +186,18 @@ func New(o Options) (*Gate, []string, error) {
 		}
 		g.extraCaps[role] = kept
 	}
-	g.extraDenials, warnings = stringLists(cfg.Map("gate.extra_denials"), "gate.extra_denials", warnings)
+	for role, names := range o.ExtraDenials {
+		g.extraDenials[role] = append([]string(nil), names...)
+	}
 	return g, warnings, nil
 }
 
-func stringLists(m map[string]any, key string, warnings []string) (map[string][]string, []string) {
+// RoleLists reads a configured mapping of role → list of names
+// (gate.extra_capabilities, gate.extra_denials; key names it in
+// warnings). A malformed entry is skipped with a warning.
+func RoleLists(m map[string]any, key string) (map[string][]string, []string) {
 	out := map[string][]string{}
+	var warnings []string
 	for role, v := range m {
 		list, ok := v.([]any)
 		if !ok {
@@ -247,6 +316,18 @@ func (g *Gate) Classify(tool string, input map[string]any, declared []string, di
 			}
 		}
 	}
+	if a := g.analyzers[tool]; a != nil {
+		e := a(input)
+		c.Classes = union(c.Classes, e.Classes)
+		for _, f := range e.Files {
+			c.Files = append(c.Files, resolve(dir, f))
+		}
+		if e.Unknown {
+			c.Classes = union(c.Classes, []string{"file_modification"})
+			c.WritesUnknown = true
+		}
+		c.Why = append(c.Why, e.Why...)
+	}
 	for _, cl := range c.Classes {
 		if IsFileWriteClass(cl) {
 			c.Writes = true
@@ -272,10 +353,8 @@ func resolve(dir, p string) string {
 // mcp__<server>__nx_task_add, nx_task_add and task_add all give task_add.
 func (g *Gate) NexusName(tool string) (string, bool) {
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	if g.prefix != "" {
 		if abs, ok := strings.CutPrefix(name, g.prefix); ok {
@@ -297,10 +376,8 @@ func (g *Gate) pluginTool(tool string) (string, []string, bool) {
 		return "", nil, false
 	}
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	classes, ok := g.plugin(name)
 	return name, classes, ok
@@ -411,21 +488,15 @@ func (g *Gate) advice(capID string) string {
 	return "Ask Lead to do it."
 }
 
-// ToolRef names a nexus tool the way the host shows it to the model
-// (Claude Code: mcp__nexus__nx_<name>, with the server `nexus install`
-// registers).
+// ToolRef names a nexus tool the way the host shows it to the model: the
+// host's prefix for nexus's MCP server (Options.ToolRefPrefix), the tool
+// prefix, the abstract name.
 func (g *Gate) ToolRef(abstract string) string {
-	if g.refPrefix != "" {
-		return g.refPrefix + g.prefix + abstract
-	}
-	if g.host.Host == HostClaude {
-		return "mcp__nexus__" + g.prefix + abstract
-	}
-	return g.prefix + abstract
+	return g.refPrefix + g.prefix + abstract
 }
 
 // sameTool reports whether a configured tool name denotes the called tool:
-// names compare after dropping Claude Code's mcp__<server>__ prefix and
+// names compare after dropping an MCP host's mcp__<server>__ prefix and
 // the nexus tool prefix, so nx_task_add, task_add and
 // mcp__nexus__nx_task_add are one tool.
 func (g *Gate) sameTool(configured, called string) bool {
@@ -434,10 +505,8 @@ func (g *Gate) sameTool(configured, called string) bool {
 
 func (g *Gate) bare(tool string) string {
 	name := tool
-	if rest, ok := strings.CutPrefix(name, "mcp__"); ok {
-		if i := strings.Index(rest, "__"); i >= 0 {
-			name = rest[i+2:]
-		}
+	if n := g.mcpName(tool); n != "" {
+		name = n
 	}
 	if g.prefix != "" {
 		if abs, ok := strings.CutPrefix(name, g.prefix); ok && abs != "" {
@@ -473,55 +542,68 @@ func relTo(nexusDir string, files []string) []string {
 	return out
 }
 
-// Coverage maps every semantic class reached by the shipped maps of a host
-// to the concrete tools carrying it (tests and docs use it).
-func Coverage(host string, toolClasses map[string][]string, prefix string) (map[string][]string, error) {
-	hm, err := HostMap(host)
-	if err != nil {
-		return nil, err
-	}
+// Coverage maps every semantic class reached by a host's capability map
+// and nexus's own to the concrete tools carrying it (nexus validate, tests
+// and docs use it); nexus's tools are named prefix+name.
+func Coverage(hm *Map, toolClasses map[string][]string, prefix string) (map[string][]string, error) {
 	nm, err := NexusMap()
 	if err != nil {
 		return nil, err
 	}
+	nexus := map[string][]string{}
+	for name, e := range nm.Tools {
+		nexus[name] = union(e.Classes, toolClasses[name])
+	}
+	return coverage(hm, nexus, prefix), nil
+}
+
+// Coverage is the package's Coverage for this gate's host map and tools,
+// nexus's named as the host shows them (ToolRef).
+func (g *Gate) Coverage() map[string][]string {
+	return coverage(g.host, g.nexus, g.ToolRef(""))
+}
+
+func coverage(hm *Map, nexus map[string][]string, prefix string) map[string][]string {
 	out := map[string][]string{}
 	add := func(class, tool string) {
 		if !slices.Contains(out[class], tool) {
 			out[class] = append(out[class], tool)
 		}
 	}
-	for name, e := range hm.Tools {
-		for _, c := range e.Classes {
-			add(c, name)
-		}
-		if e.Shell != nil {
-			label := name + " (commands that write files)"
-			if e.Shell.Dialect == DialectOpaque {
-				label = name + " (any command: not parsed)"
+	if hm != nil {
+		for name, e := range hm.Tools {
+			for _, c := range e.Classes {
+				add(c, name)
 			}
-			for c := range fileWriteClasses {
-				// sed -i is a partial edit; no shell command edits notebook cells.
-				if c != "structured_document_edit" {
-					add(c, label)
+			if e.Shell != nil {
+				label := name + " (commands that write files)"
+				if e.Shell.Dialect == DialectOpaque {
+					label = name + " (any command: not parsed)"
+				}
+				for c := range fileWriteClasses {
+					// sed -i is a partial edit; no shell command edits notebook cells.
+					if c != "structured_document_edit" {
+						add(c, label)
+					}
 				}
 			}
 		}
 	}
-	for name, e := range nm.Tools {
-		for _, c := range union(e.Classes, toolClasses[name]) {
+	for name, classes := range nexus {
+		for _, c := range classes {
 			add(c, prefix+name)
 		}
 	}
 	for c := range out {
 		sort.Strings(out[c])
 	}
-	return out, nil
+	return out
 }
 
 // HostDenied lists the tools the gate denies on every call by an agent
 // role (its effective capabilities and gate.extra_denials), by the names
 // the host shows them under, sorted. A host that can hide tools from an
-// agent (Claude Code's disallowedTools) hides exactly these, so the agent
+// agent (an agent file's list of disallowed tools) hides exactly these, so the agent
 // never reaches for a tool the gate would refuse. Tools the gate decides
 // per call (a posix shell whose command may or may not write) are not
 // listed: the gate still checks them.

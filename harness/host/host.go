@@ -1,6 +1,7 @@
-// Package host runs one hook invocation for any host adapter: read one
-// event from stdin (bounded), decode it, hand it to the lifecycle engine,
-// encode the reply, and apply nexus's failure policy.
+// Package host is what nexus asks of a coding-agent host (Host, Codec) and
+// runs one hook invocation for any of them (Runner): read one event
+// (bounded), decode it, hand it to the lifecycle engine, encode the reply,
+// and apply nexus's failure policy.
 //
 // Failure policy. Every failure produces one line on stderr and one line
 // in .nexus/state/<harness-id>/nexus.log (no stack trace, ever), and then:
@@ -34,17 +35,50 @@ import (
 	"io"
 	"strings"
 
-	"github.com/nexus-harness/nexus/harness/host/claude"
-	"github.com/nexus-harness/nexus/harness/host/neutral"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
 
 // MaxPayload bounds one hook payload.
 const MaxPayload = 10 << 20
 
-// Adapter translates one host's protocol.
-type Adapter interface {
+// Host is a coding-agent host nexus serves: what `nexus hook --host NAME`
+// needs from it. Each host package (harness/host/<name>) implements it;
+// the registry (harness/host/hosts) lists them by name for the composition
+// root (harness/compose), which builds every door from them. What the
+// other doors need from a host is asked at the door, through interfaces of
+// their own: installing nexus into the host (harness/install.Installer),
+// the doctor's checks of the host's setup (harness/doctor.HostChecker).
+type Host interface {
+	// Name is the host's name on the command line (--host claude).
 	Name() string
+	// HarnessID is the harness id the host's state lives under when the
+	// configuration sets none (harness.id), "" for the configured default.
+	HarnessID() string
+	// Codec speaks the host's hook protocol.
+	Codec() Codec
+	// ProjectDir is the project the host names for its hooks (in its own
+	// environment, read through getenv), "" when it names none; the event's
+	// working directory decides then.
+	ProjectDir(getenv func(string) string) string
+	// Profile describes the host to the lifecycle engine (capability map,
+	// wording, text budget, spawn and skill tools) for one session in env.
+	Profile(env Env) lifecycle.HostProfile
+}
+
+// Env is where a host's session runs.
+type Env struct {
+	// Project is the project root; Home the user's home folder.
+	Project, Home string
+	// Getenv reads the hook's environment (nil: none).
+	Getenv func(string) string
+	// Variant is the host's own variant of its setup, named on the hook's
+	// command line ("" = the usual one; Claude Code's "plugin" is the nexus
+	// plugin package, whose agents, skills and tools carry its names).
+	Variant string
+}
+
+// Codec translates one host's hook protocol: one payload in, one reply out.
+type Codec interface {
 	// Decode parses a payload; event is the event named on the command
 	// line ("" = from the payload). It returns the host's event name.
 	Decode(data []byte, event string) (string, lifecycle.Event, error)
@@ -66,48 +100,6 @@ type Adapter interface {
 	PeekEvent(data []byte) string
 }
 
-// For returns the adapter of a host: "claude" or "neutral".
-func For(name string) (Adapter, error) {
-	switch name {
-	case "claude":
-		return claudeAdapter{}, nil
-	case "neutral":
-		return neutralAdapter{}, nil
-	}
-	return nil, fmt.Errorf("unknown host %q: use --host claude or --host neutral", name)
-}
-
-type claudeAdapter struct{}
-
-func (claudeAdapter) Name() string { return "claude" }
-func (claudeAdapter) Decode(d []byte, ev string) (string, lifecycle.Event, error) {
-	return claude.Decode(d, ev)
-}
-func (claudeAdapter) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error) {
-	return claude.Encode(hostEvent, r)
-}
-func (claudeAdapter) Gated(hostEvent string) bool      { return claude.Gated(hostEvent) }
-func (claudeAdapter) FailClosed(problem string) []byte { return claude.FailClosed(problem) }
-func (claudeAdapter) Unreadable(problem string) []byte { return claude.Unreadable(problem) }
-func (claudeAdapter) Unjudged(problem string) []byte   { return claude.Unjudged(problem) }
-func (claudeAdapter) PeekEvent(data []byte) string     { return claude.PeekEvent(data) }
-
-type neutralAdapter struct{}
-
-func (neutralAdapter) Name() string { return "neutral" }
-func (neutralAdapter) Decode(d []byte, ev string) (string, lifecycle.Event, error) {
-	return neutral.Decode(d, ev)
-}
-func (neutralAdapter) Encode(_ string, r lifecycle.Reply) ([]byte, error) { return neutral.Encode(r) }
-func (neutralAdapter) Gated(hostEvent string) bool {
-	n, _ := lifecycle.CanonicalName(hostEvent)
-	return n == lifecycle.PreToolUse
-}
-func (neutralAdapter) FailClosed(problem string) []byte { return neutral.FailClosed(problem) }
-func (neutralAdapter) Unreadable(problem string) []byte { return neutral.Unreadable(problem) }
-func (neutralAdapter) Unjudged(problem string) []byte   { return neutral.Unjudged(problem) }
-func (neutralAdapter) PeekEvent(data []byte) string     { return neutral.PeekEvent(data) }
-
 // failure is what kind of failure a hook met (see the package doc).
 type failure int
 
@@ -117,9 +109,11 @@ const (
 	unjudged                  // no engine to check with: the gate denies
 )
 
-// Runner runs one hook invocation.
+// Runner runs hook invocations: one per process (Run), or one per line of
+// a long-lived connection, for a host that keeps nexus running beside it
+// (Handle is the whole of one invocation).
 type Runner struct {
-	Adapter Adapter
+	Codec Codec
 	// Event is the event named on the command line ("" = from the payload).
 	Event string
 	// Engine builds the lifecycle engine for a decoded event (the project
@@ -134,78 +128,85 @@ type Runner struct {
 	Stderr      io.Writer
 }
 
-// Run handles one invocation and returns the process exit code (always 0:
-// a hook never blocks the host by failing; a denial is a reply).
+// Run handles one invocation read from stdin and returns the process exit
+// code (always 0: a hook never blocks the host by failing; a denial is a
+// reply).
 func (r Runner) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) (code int) {
+	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
+	if err != nil {
+		r.write(stdout, r.fail(ctx, data, r.Event, lifecycle.Event{}, nil, fmt.Errorf("read stdin: %w", err), unreadable))
+		return 0
+	}
+	r.write(stdout, r.Handle(ctx, data))
+	return 0
+}
+
+func (r Runner) write(w io.Writer, out []byte) {
+	if len(out) > 0 {
+		_, _ = w.Write(out)
+	}
+}
+
+// Handle runs one invocation whose payload is data and returns the host's
+// reply (nil: nothing to say). Failures follow the policy above.
+func (r Runner) Handle(ctx context.Context, data []byte) (out []byte) {
 	hostEvent := r.Event
 	var ev lifecycle.Event
 	var engine *lifecycle.Engine
-	var data []byte
-	// fail reports a failure of the given kind.
-	fail := func(err error, kind failure) {
-		msg := oneLine(err.Error())
-		if kind == unreadable && hostEvent == "" {
-			hostEvent = r.Adapter.PeekEvent(data)
-		}
-		fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
-		switch {
-		case engine != nil:
-			engine.Log().Log(ctx, "error", eventLabel(hostEvent, ev), ev.AgentID, msg)
-		case r.FallbackLog != nil:
-			r.FallbackLog(ctx, eventLabel(hostEvent, ev), ev, msg)
-		}
-		if hostEvent == "" || !r.Adapter.Gated(hostEvent) {
-			return
-		}
-		switch {
-		case kind == unreadable:
-			_, _ = stdout.Write(r.Adapter.Unreadable(msg))
-		case kind == unjudged:
-			_, _ = stdout.Write(r.Adapter.Unjudged(msg))
-		case r.Policy != nil && r.Policy() == "fail-closed":
-			_, _ = stdout.Write(r.Adapter.FailClosed(msg))
-		}
-	}
 	defer func() {
 		if p := recover(); p != nil {
-			fail(fmt.Errorf("internal error: %v", p), failed)
-			code = 0
+			out = r.fail(ctx, data, hostEvent, ev, engine, fmt.Errorf("internal error: %v", p), failed)
 		}
 	}()
-
-	data, err := io.ReadAll(io.LimitReader(stdin, MaxPayload+1))
-	if err != nil {
-		fail(fmt.Errorf("read stdin: %w", err), unreadable)
-		return 0
-	}
 	if len(data) > MaxPayload {
-		fail(fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), unreadable)
-		return 0
+		return r.fail(ctx, data, hostEvent, ev, nil, fmt.Errorf("payload over %d MiB; nexus reads at most %d bytes", MaxPayload>>20, MaxPayload), unreadable)
 	}
 	// Decode bounds the payload's depth before anything is decoded.
-	hostEvent, ev, err = r.Adapter.Decode(data, r.Event)
+	var err error
+	hostEvent, ev, err = r.Codec.Decode(data, r.Event)
 	if err != nil {
-		fail(err, unreadable)
-		return 0
+		return r.fail(ctx, data, hostEvent, ev, nil, err, unreadable)
 	}
 	if engine, err = r.Engine(ctx, ev); err != nil {
-		fail(err, unjudged)
-		return 0
+		return r.fail(ctx, data, hostEvent, ev, nil, err, unjudged)
 	}
 	reply, err := engine.Handle(ctx, ev)
 	if err != nil {
-		fail(err, failed)
-		return 0
+		return r.fail(ctx, data, hostEvent, ev, engine, err, failed)
 	}
-	out, err := r.Adapter.Encode(hostEvent, reply)
+	out, err = r.Codec.Encode(hostEvent, reply)
 	if err != nil {
-		fail(err, failed)
-		return 0
+		return r.fail(ctx, data, hostEvent, ev, engine, err, failed)
 	}
-	if len(out) > 0 {
-		_, _ = stdout.Write(out)
+	return out
+}
+
+// fail reports a failure of the given kind (stderr, nexus.log) and
+// returns the host's reply to it.
+func (r Runner) fail(ctx context.Context, data []byte, hostEvent string, ev lifecycle.Event, engine *lifecycle.Engine, err error, kind failure) []byte {
+	msg := oneLine(err.Error())
+	if kind == unreadable && hostEvent == "" {
+		hostEvent = r.Codec.PeekEvent(data)
 	}
-	return 0
+	fmt.Fprintf(r.Stderr, "nexus hook: %s\n", msg)
+	switch {
+	case engine != nil:
+		engine.Log().Log(ctx, "error", eventLabel(hostEvent, ev), ev.AgentID, msg)
+	case r.FallbackLog != nil:
+		r.FallbackLog(ctx, eventLabel(hostEvent, ev), ev, msg)
+	}
+	if hostEvent == "" || !r.Codec.Gated(hostEvent) {
+		return nil
+	}
+	switch {
+	case kind == unreadable:
+		return r.Codec.Unreadable(msg)
+	case kind == unjudged:
+		return r.Codec.Unjudged(msg)
+	case r.Policy != nil && r.Policy() == "fail-closed":
+		return r.Codec.FailClosed(msg)
+	}
+	return nil
 }
 
 func eventLabel(hostEvent string, ev lifecycle.Event) string {

@@ -1,4 +1,4 @@
-package host
+package host_test
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	hostpkg "github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 )
 
@@ -20,13 +22,13 @@ func (r *recorder) log(_ context.Context, event string, _ lifecycle.Event, msg s
 
 func run(t *testing.T, host, event, payload, policy string, engine func(context.Context, lifecycle.Event) (*lifecycle.Engine, error)) (string, string, *recorder) {
 	t.Helper()
-	ad, err := For(host)
+	h, err := hosts.Lookup(host)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
 	var out, errb bytes.Buffer
-	r := Runner{Adapter: ad, Event: event, Engine: engine, Policy: func() string { return policy }, FallbackLog: rec.log, Stderr: &errb}
+	r := hostpkg.Runner{Codec: h.Codec(), Event: event, Engine: engine, Policy: func() string { return policy }, FallbackLog: rec.log, Stderr: &errb}
 	var in io.Reader = strings.NewReader(payload)
 	if strings.HasPrefix(payload, "\x00unreadable") {
 		in = io.MultiReader(strings.NewReader(`{"hook_event_name":"PreToolUse"`), iotest.ErrReader(errors.New("broken pipe")))
@@ -42,7 +44,7 @@ func noEngine(context.Context, lifecycle.Event) (*lifecycle.Engine, error) {
 }
 
 func TestFailurePolicy(t *testing.T) {
-	big := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("x", MaxPayload) + `"}}`
+	big := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + strings.Repeat("x", hostpkg.MaxPayload) + `"}}`
 	for _, tt := range []struct {
 		name, host, event, payload, policy string
 		engine                             func(context.Context, lifecycle.Event) (*lifecycle.Engine, error)
@@ -97,22 +99,22 @@ func TestFailurePolicy(t *testing.T) {
 			}
 		})
 	}
-	if _, err := For("vscode"); err == nil {
+	if _, err := hosts.Lookup("vscode"); err == nil {
 		t.Error("unknown host accepted")
 	}
 }
 
-// TestPayloadLimitBoundary: a payload of MaxPayload-1 or MaxPayload bytes
+// TestPayloadLimitBoundary: a payload of hostpkg.MaxPayload-1 or hostpkg.MaxPayload bytes
 // is decoded; one byte more is refused as too big.
 func TestPayloadLimitBoundary(t *testing.T) {
 	head := `{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"`
 	tail := `"}}`
-	for _, n := range []int{MaxPayload - 1, MaxPayload, MaxPayload + 1} {
+	for _, n := range []int{hostpkg.MaxPayload - 1, hostpkg.MaxPayload, hostpkg.MaxPayload + 1} {
 		payload := head + strings.Repeat("x", n-len(head)-len(tail)) + tail
 		_, errOut, _ := run(t, "claude", "PreToolUse", payload, "fail-open", noEngine)
 		tooBig := strings.Contains(errOut, "payload over")
-		if tooBig != (n > MaxPayload) {
-			t.Errorf("%d bytes (limit %d): %q", n, MaxPayload, errOut)
+		if tooBig != (n > hostpkg.MaxPayload) {
+			t.Errorf("%d bytes (limit %d): %q", n, hostpkg.MaxPayload, errOut)
 		}
 	}
 }

@@ -9,13 +9,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
 // subagentSpawn records a new instance, or a resume when the host starts an
-// instance it already tracks (Claude Code fires SubagentStart on resume
-// too), and tells the subagent who it is, what it may not do and what its
+// instance it already tracks (a host may fire its subagent-start event on
+// resume too), and tells the subagent who it is, what it may not do and what its
 // task is.
 func (e *Engine) subagentSpawn(ctx context.Context, ev Event) (Reply, error) {
 	s := e.o.Store
@@ -73,7 +72,8 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 		i := lastIndex(entries, ev.AgentID)
 		if i < 0 && ev.AgentType == "" {
 			// An agent nexus never saw start and the host does not name
-			// (Claude Code's own compaction agent): not a role, not tracked.
+			// (a host's own helper, such as a compaction agent): not a
+			// role, not tracked.
 			ignored = true
 			return nil
 		}
@@ -103,7 +103,7 @@ func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) 
 	if note == "" {
 		return Reply{}, nil
 	}
-	if e.o.LeadReminders {
+	if e.o.Host.LeadReminders {
 		// The host cannot show the subagent's stop to Lead's model: keep
 		// the note for Lead's next tool result of the spawn tool.
 		if err := e.addReminder(ctx, note); err != nil {
@@ -222,7 +222,7 @@ func (e *Engine) agentBriefing(ctx context.Context, ev Event, resumed bool) stri
 	}
 	if g, err := e.Gate(ctx); err == nil {
 		if caps := g.Capabilities(role); len(caps) > 0 {
-			cov, _ := gate.Coverage(e.o.Host, e.o.ToolClasses, e.toolRef(""))
+			cov := g.Coverage()
 			b.WriteString("Your capabilities restrict you; nexus denies these tools:\n")
 			for _, c := range caps {
 				cp, ok := e.o.Core.Capability(c)

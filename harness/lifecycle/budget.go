@@ -8,8 +8,26 @@ import (
 	"github.com/nexus-harness/nexus/harness/tags"
 )
 
-// TextLen is the length of s as Claude Code (JavaScript) counts it: UTF-16
-// code units. Hook text budgets are in these units.
+// Units is how a host measures the text nexus hands it: UTF-16 code units
+// (a JavaScript host's string length) or bytes.
+type Units int
+
+// Units of a host's text budget.
+const (
+	UTF16 Units = iota
+	Bytes
+)
+
+// Len is the length of s in these units.
+func (u Units) Len(s string) int {
+	if u == Bytes {
+		return len(s)
+	}
+	return TextLen(s)
+}
+
+// TextLen is the length of s as a JavaScript host counts it: UTF-16
+// code units.
 func TextLen(s string) int {
 	n := 0
 	for _, r := range s {
@@ -38,7 +56,8 @@ type part struct {
 // still over the budget (fixed parts alone too long) is cut by the host
 // adapter, which enforces the hard limit.
 func (e *Engine) fit(parts []part) string {
-	budget := e.o.ContextBudget
+	budget := e.o.Host.ContextBudget
+	textLen := e.o.Host.TextUnits.Len
 	// The length of the joined text is kept as the parts change (each part's
 	// length, plus 2 for each "\n\n" between non-empty parts), so fitting
 	// costs a pass over the parts, not one per part.
@@ -46,7 +65,7 @@ func (e *Engine) fit(parts []part) string {
 	total, kept := 0, 0
 	for i := range parts {
 		parts[i].text = strings.TrimRight(parts[i].text, "\n")
-		lens[i] = TextLen(parts[i].text)
+		lens[i] = textLen(parts[i].text)
 		if parts[i].text != "" {
 			total += lens[i]
 			kept++
@@ -58,7 +77,7 @@ func (e *Engine) fit(parts []part) string {
 			total -= lens[i]
 			kept--
 		}
-		parts[i].text, lens[i] = text, TextLen(text)
+		parts[i].text, lens[i] = text, textLen(text)
 		if text != "" {
 			total += lens[i]
 			kept++
@@ -83,7 +102,7 @@ func (e *Engine) fit(parts []part) string {
 	for i, p := range parts {
 		switch {
 		case p.more != "":
-			minTotal += TextLen(firstLine(p.text)) + TextLen(moreLine(0, p.more)) + 3
+			minTotal += textLen(firstLine(p.text)) + textLen(moreLine(0, p.more)) + 3
 		default:
 			minTotal += lens[i] + 2
 		}
@@ -105,7 +124,7 @@ func (e *Engine) fit(parts []part) string {
 			continue
 		}
 		over := joined() - budget
-		set(i, clipLines(parts[i].text, lens[i]-over, parts[i].more))
+		set(i, clipLines(parts[i].text, lens[i]-over, parts[i].more, textLen))
 	}
 	for i := range parts {
 		if joined() <= budget {
@@ -130,17 +149,17 @@ func moreLine(n int, more string) string {
 }
 
 // clipLines keeps the first whole lines of text (at least one) so that
-// they and the closing "more" line fit in max units.
-func clipLines(text string, max int, more string) string {
+// they and the closing "more" line fit in max units (as textLen counts).
+func clipLines(text string, max int, more string, textLen func(string) int) string {
 	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
 	keep := 1
-	used := TextLen(lines[0])
+	used := textLen(lines[0])
 	for keep < len(lines) {
-		tail := TextLen(moreLine(len(lines)-keep-1, more)) + 1
-		if used+1+TextLen(lines[keep])+tail > max {
+		tail := textLen(moreLine(len(lines)-keep-1, more)) + 1
+		if used+1+textLen(lines[keep])+tail > max {
 			break
 		}
-		used += 1 + TextLen(lines[keep])
+		used += 1 + textLen(lines[keep])
 		keep++
 	}
 	if keep == len(lines) {
@@ -150,24 +169,34 @@ func clipLines(text string, max int, more string) string {
 }
 
 // CutText cuts s to at most max units (UTF-16, as TextLen), at a line
-// boundary where one is near, and says so at the end. Host adapters call it
+// boundary where one is near, and says so at the end. Host codecs call it
 // as the last guard of a host's hard limit.
-func CutText(s string, max int) string {
-	total := TextLen(s)
+func CutText(s string, max int) string { return UTF16.Cut(s, max) }
+
+// Cut is CutText in these units.
+func (unit Units) Cut(s string, max int) string {
+	total := unit.Len(s)
 	if total <= max {
 		return s
 	}
-	note := fmt.Sprintf("\n[nexus cut this message to %d of %d characters: the host shows at most %d. Ask for the rest with the nexus tools (nx_context, nx_plan_status, nx_task_list).]", max, total, max)
-	keep := max - TextLen(note)
+	what := "characters"
+	if unit == Bytes {
+		what = "bytes"
+	}
+	note := fmt.Sprintf("\n[nexus cut this message to %d of %d %s: the host shows at most %d. Ask for the rest with the nexus tools (nx_context, nx_plan_status, nx_task_list).]", max, total, what, max)
+	keep := max - unit.Len(note)
 	if keep < 0 {
 		keep = 0
 	}
-	// Walk to the byte offset of keep units.
+	// Walk to the byte offset of keep units, whole runes only.
 	off, units := 0, 0
 	for off < len(s) {
 		r, size := utf8.DecodeRuneInString(s[off:])
 		u := 1
-		if r >= 0x10000 {
+		switch {
+		case unit == Bytes:
+			u = size
+		case r >= 0x10000:
 			u = 2
 		}
 		if units+u > keep {
@@ -188,20 +217,25 @@ func CutText(s string, max int) string {
 // (Options.SkillLoader), else clipped with a pointer to its source.
 func (e *Engine) skillPart(st tags.SkillText, tag string) part {
 	p := part{text: st.Text}
-	if e.o.ContextBudget <= 0 || TextLen(st.Text) <= e.o.ContextBudget {
+	textLen := e.o.Host.TextUnits.Len
+	if e.o.Host.ContextBudget <= 0 || textLen(st.Text) <= e.o.Host.ContextBudget {
 		return p
 	}
 	mode := ""
 	if st.Mode != "" {
 		mode = " in " + st.Mode + " mode"
 	}
-	if e.o.SkillLoader != nil {
-		if how, ok := e.o.SkillLoader(st.Skill); ok {
+	if e.o.Host.SkillLoader != nil {
+		if how, ok := e.o.Host.SkillLoader(st.Skill); ok {
 			p.alt = fmt.Sprintf("nexus activated the %s skill%s (by %s). Its instructions (%d characters) are longer than a hook message may carry, so they are not repeated here: load them now with %s, and follow them as your instructions for this request.",
-				st.Skill, mode, tag, TextLen(st.Text), how)
+				st.Skill, mode, tag, textLen(st.Text), how)
 			return p
 		}
 	}
-	p.more = fmt.Sprintf("the %s skill is longer than a hook message may carry, and it is not installed where the host can load it; run `nexus install claude` in the project so the whole skill is available (source: skills/%s/body.md of nexus-core %s)", st.Skill, st.Skill, e.o.Core.Version())
+	install := e.o.Host.InstallHint
+	if install == "" {
+		install = "install nexus for the host (`nexus install`)"
+	}
+	p.more = fmt.Sprintf("the %s skill is longer than a hook message may carry, and it is not installed where the host can load it; %s so the whole skill is available (source: skills/%s/body.md of nexus-core %s)", st.Skill, install, st.Skill, e.o.Core.Version())
 	return p
 }

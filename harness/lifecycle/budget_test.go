@@ -41,8 +41,35 @@ func TestCutTextBoundary(t *testing.T) {
 	}
 }
 
+// A host that counts bytes (Units Bytes): the cut and the fit stay within
+// max bytes, and a multi-byte character is never split.
+func TestBytesBudget(t *testing.T) {
+	const max = 10000
+	exact := strings.Repeat("é", max/2)
+	if got := Bytes.Cut(exact, max); got != exact {
+		t.Fatal("text of exactly max bytes was changed")
+	}
+	for _, s := range []string{strings.Repeat("é", max/2+1), strings.Repeat("😀", max), strings.Repeat("line of text\n", 2000)} {
+		got := Bytes.Cut(s, max)
+		if len(got) > max || !strings.Contains(got, "bytes") || strings.ContainsRune(got, '\uFFFD') {
+			t.Errorf("cut to %d bytes (max %d), or a character split: %q", len(got), max, got[len(got)-100:])
+		}
+	}
+	// 3,000 é are 3,000 UTF-16 units but 6,000 bytes: over a byte budget
+	// of 5,000, the list is clipped.
+	e := &Engine{o: Options{Host: HostProfile{ContextBudget: 5000, TextUnits: Bytes}}}
+	out := e.fit([]part{{text: "head"}, {text: strings.Repeat("é\n", 3000), more: "call x"}})
+	if len(out) > 5000 || !strings.Contains(out, "call x") {
+		t.Errorf("fit gave %d bytes for a byte budget of 5000", len(out))
+	}
+	e.o.Host.TextUnits = UTF16
+	if out := e.fit([]part{{text: "head"}, {text: strings.Repeat("é\n", 2000)}}); strings.Contains(out, "more line") {
+		t.Error("a UTF-16 budget clipped text within it")
+	}
+}
+
 func TestFitClipsWithPointersAndKeepsTheSkill(t *testing.T) {
-	e, _ := newEngine(t, Options{ContextBudget: 500})
+	e, _ := newEngine(t, Options{Host: HostProfile{ContextBudget: 500}})
 	var long []string
 	for i := range 100 {
 		long = append(long, fmt.Sprintf("- task #%d pending: something to do", i))
@@ -73,22 +100,27 @@ func TestFitClipsWithPointersAndKeepsTheSkill(t *testing.T) {
 	}
 }
 
-func claudeOpts(project string) Options {
-	return Options{Host: "claude", ContextBudget: 9999, LeadReminders: true, SpawnTools: []string{"Agent", "Task"},
-		SkillLoader: func(skill string) (string, bool) {
-			if _, err := os.Stat(filepath.Join(project, ".claude", "skills", skill, "SKILL.md")); err == nil {
-				return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, skill), true
-			}
-			return "", false
-		}}
+// budgetedOpts is a host with a 9,999-character budget, reminders on its
+// spawn tools' results, and a skill loader for skills installed in the
+// project's skills/ folder.
+func budgetedOpts(project string) Options {
+	h := testHost("", "")
+	h.ContextBudget, h.LeadReminders, h.SpawnTools = 9999, true, []string{"Agent", "Task"}
+	h.SkillLoader = func(skill string) (string, bool) {
+		if _, err := os.Stat(filepath.Join(project, ".claude", "skills", skill, "SKILL.md")); err == nil {
+			return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, skill), true
+		}
+		return "", false
+	}
+	return Options{Host: h}
 }
 
 func TestPlanTagWithinBudget(t *testing.T) {
 	s := newStore(t, "nexus")
-	e, _ := newEngine(t, func() Options { o := claudeOpts(s.L.Project); o.Store = s; return o }())
+	e, _ := newEngine(t, func() Options { o := budgetedOpts(s.L.Project); o.Store = s; return o }())
 	// Not installed: the skill is clipped and says how to get all of it.
 	r := handle(t, e, Event{Name: UserMessage, Prompt: "[plan] cache the API"})
-	if TextLen(r.Context) > 9999 || !strings.Contains(r.Context, "run `nexus install claude`") {
+	if TextLen(r.Context) > 9999 || !strings.Contains(r.Context, "run `nexus install test`") {
 		t.Fatalf("%d units; tail %q", TextLen(r.Context), r.Context[len(r.Context)-300:])
 	}
 	// Installed: the hook names the skill for the Skill tool.
@@ -163,7 +195,7 @@ func TestResumeOfSameSessionIsNoOrphan(t *testing.T) {
 }
 
 func TestSessionStartBriefsLead(t *testing.T) {
-	e, _ := newEngine(t, Options{Host: "claude"})
+	e, _ := newEngine(t, Options{Host: testHost("", "")})
 	r := handle(t, e, Event{Name: SessionStart, SessionID: "s1"})
 	for _, want := range []string{"You are Lead", "subagent_type = the role id", "architect (how", "tester (check", "Unplanned edits are denied", "mcp__nexus__nx_task_add"} {
 		if !strings.Contains(r.Context, want) {
@@ -176,7 +208,7 @@ func TestSessionStartBriefsLead(t *testing.T) {
 // Task) result, once, and not inside a subagent's calls.
 func TestReminderRidesOnLeadsAgentResult(t *testing.T) {
 	s := newStore(t, "nexus")
-	o := claudeOpts(s.L.Project)
+	o := budgetedOpts(s.L.Project)
 	o.Store = s
 	e, _ := newEngine(t, o)
 	ctx := context.Background()
@@ -205,7 +237,7 @@ func TestReminderRidesOnLeadsAgentResult(t *testing.T) {
 // Inside the nexus Claude Code plugin, the Lead is told the plugin's names
 // of the roles and tools, and denials name the plugin's tools.
 func TestPluginNames(t *testing.T) {
-	e, _ := newEngine(t, Options{Host: "claude", AgentPrefix: "nexus:", HostToolPrefix: "mcp__plugin_nexus_nexus__"})
+	e, _ := newEngine(t, Options{Host: testHost("nexus:", "mcp__plugin_nexus_nexus__")})
 	r := handle(t, e, Event{Name: SessionStart, SessionID: "s1"})
 	for _, want := range []string{"subagent_type = nexus:<role id>", "mcp__plugin_nexus_nexus__nx_plan_status"} {
 		if !strings.Contains(r.Context, want) {
@@ -230,7 +262,7 @@ func FuzzFit(f *testing.F) {
 		if budget < 1 || budget > 5000 {
 			return
 		}
-		e := &Engine{o: Options{ContextBudget: budget}}
+		e := &Engine{o: Options{Host: HostProfile{ContextBudget: budget}}}
 		parts := []part{{text: fixed}, {text: skill, alt: "load it"}, {text: list, more: "call x"}}
 		out := e.fit(parts)
 		floor := TextLen(strings.TrimRight(fixed, "\n")) + TextLen("load it") + TextLen(firstLine(list)) + TextLen(moreLine(len(strings.Split(list, "\n")), "call x")) + 8
@@ -248,8 +280,8 @@ func FuzzFit(f *testing.F) {
 // it), and a subagent's Skill call changes nothing.
 func TestSkillToolActivates(t *testing.T) {
 	s := newStore(t, "nexus")
-	o := claudeOpts(s.L.Project)
-	o.Store, o.SkillTool = s, "Skill"
+	o := budgetedOpts(s.L.Project)
+	o.Store, o.Host.SkillTool = s, "Skill"
 	e, _ := newEngine(t, o)
 	handle(t, e, Event{Name: PostToolUse, AgentID: "a1", AgentType: "architect", Tool: "Skill", ToolInput: map[string]any{"skill": "nx-run"}, Status: StatusOK})
 	if _, ok := e.readActiveSkill(); ok {
@@ -278,8 +310,8 @@ func TestSkillToolActivates(t *testing.T) {
 
 func TestSlashCommandActivates(t *testing.T) {
 	s := newStore(t, "nexus")
-	o := claudeOpts(s.L.Project)
-	o.Store, o.SkillTool = s, "Skill"
+	o := budgetedOpts(s.L.Project)
+	o.Store, o.Host.SkillTool = s, "Skill"
 	e, _ := newEngine(t, o)
 	handle(t, e, Event{Name: UserMessage, Prompt: "/compact"})
 	if _, ok := e.readActiveSkill(); ok {

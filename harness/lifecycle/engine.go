@@ -1,9 +1,9 @@
 // Package lifecycle is nexus's host-neutral lifecycle engine: one handler
 // per nexus-core event (session start and end, user messages, subagent
-// spawn / complete / resume, tool calls, context compaction). Host adapters
-// (harness/host/claude, harness/host/neutral) turn their payloads into an
-// Event and the Reply back into their protocol; the conformance runner calls
-// AgentSpawn / AgentComplete / AgentResume (or FixtureEvent) directly.
+// spawn / complete / resume, tool calls, context compaction). Host codecs
+// (harness/host/<host>) turn their payloads into an Event and the Reply back
+// into their protocol, and describe their host in a HostProfile; the
+// conformance runner fires its fixtures' events through FixtureEvent.
 //
 // Every event touches only the files it needs: a post_tool_use appends one
 // tool-log line (and, for a memory read, one access record); nothing here
@@ -18,7 +18,6 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/tags"
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -29,14 +28,28 @@ type ToolCaller interface {
 	CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error)
 }
 
-// Options configure an Engine.
+// Options configure an Engine. The settings among them are built once from
+// the configuration by the composition root (harness/compose); the zero
+// value of each is the built-in default.
 type Options struct {
-	Store  *state.Store
-	Core   *vocabulary.Core
-	Config *config.Config // nil = defaults
-	// Host selects the capability map and how skill bodies spell
-	// primitives: "claude" or "neutral".
-	Host string
+	Store *state.Store
+	Core  *vocabulary.Core
+	// ToolPrefix is the prefix nexus's MCP tools are served with
+	// (mcp.tool_prefix); it is also the gate's.
+	ToolPrefix string
+	// Gate holds the gate's settings (gate.unplanned_edit, the extra
+	// capabilities and denials); the engine adds the distribution, the
+	// host's map, the tool classes and the plugin tools.
+	Gate gate.Options
+	// LogLevel is the lowest level nexus.log records (log.level; "" =
+	// info).
+	LogLevel string
+	// MemoryAutoGC runs memory gc at session end (memory.gc.auto).
+	MemoryAutoGC bool
+	// Host is the host the engine speaks to (harness/host/<host> supplies
+	// it); the zero value is a host nexus knows nothing of, whose events
+	// name their tools' classes themselves.
+	Host HostProfile
 	// Tools runs plan_decide for [d]; nil leaves [d] unrecorded (and says so).
 	Tools ToolCaller
 	// ToolClasses are the classes the tool registry declares per abstract
@@ -51,40 +64,70 @@ type Options struct {
 	// it is served under, for the gate (nil = plugin tools are unknown).
 	PluginTool func(name string) (classes []string, ok bool)
 	Now        func() time.Time // nil = the store's clock
+}
+
+// HostProfile is what the lifecycle engine needs to know of the host it
+// speaks to: its tools' capability map, how it names things and spawns
+// agents, and what its messages can carry. Each host package
+// (harness/host/<host>) supplies its own; the engine holds no host's
+// wording.
+type HostProfile struct {
+	// Name is the host's name, for logs.
+	Name string
+	// Map is the capability map of the host's own tools (nil: none);
+	// Analyzers read the calls of those of its tools whose classes alone
+	// cannot say what a call does (a patch tool); MCPName is how the
+	// host's tool names hold an MCP tool's name (nil: mcp__<server>__<name>).
+	// All three go to the gate (gate.Options).
+	Map       *gate.Map
+	Analyzers map[string]gate.Analyzer
+	MCPName   func(hostTool string) string
+	// Skills is how skill bodies' primitives read in the host (nil: the
+	// neutral spelling).
+	Skills *tags.Spelling
 	// ContextBudget bounds the text of a reply's Context (and Notice) in
-	// UTF-16 units, as the host counts them; 0 = unbounded. Long state
+	// TextUnits, as the host counts them; 0 = unbounded. Long state
 	// (status lists, the knowledge index, tracked agents) is clipped with a
 	// pointer to the tool returning the rest, and a skill too long to
 	// inject is named for the host to load (see SkillLoader).
 	ContextBudget int
+	// TextUnits is what ContextBudget counts: UTF-16 code units (the zero
+	// value, a JavaScript host) or bytes.
+	TextUnits Units
 	// SkillLoader, when set, returns how the model loads a skill itself
-	// when its text cannot be injected whole (Claude Code: the Skill tool
-	// with the installed skill's name); ok is false when it cannot.
+	// when its text cannot be injected whole (a host's skill tool with the
+	// installed skill's name); ok is false when it cannot.
 	SkillLoader func(skill string) (how string, ok bool)
+	// InstallHint says what makes every skill loadable by the host, for a
+	// skill too long to inject that SkillLoader cannot name ("" = install
+	// nexus for the host).
+	InstallHint string
 	// LeadReminders keeps subagent_complete's notes for Lead (the
 	// verification reminder) until Lead's next result of a spawn tool
 	// (SpawnTools), where they reach Lead's model; for hosts whose
-	// subagent-stop reply reaches no model (Claude Code).
+	// subagent-stop reply reaches no model.
 	LeadReminders bool
-	// SpawnTools are the host's tools that spawn a subagent (Claude Code:
-	// Agent, and Task before 2.1).
+	// SpawnTools are the host's tools that spawn a subagent.
 	SpawnTools []string
-	// HostToolPrefix is how the host names nexus's MCP tools before the
-	// tool prefix ("" = mcp__nexus__ for Claude Code); AgentPrefix goes
-	// before role ids where the host names agents (Claude Code names a
-	// plugin's agents nexus:<id>).
-	HostToolPrefix, AgentPrefix string
-	// SkillTool is the host's tool that loads a skill by name (Claude
-	// Code: Skill, input {"skill": NAME}); Lead's successful call of it
-	// with a skill of the distribution makes that skill the active one,
-	// as its tag would. "" = none.
+	// SpawnRoles completes "Roles you can spawn " in the session's first
+	// context: how Lead spawns a role ("" = "as subagents (by role id)").
+	SpawnRoles string
+	// ToolPrefix is how the host names nexus's MCP tools before the tool
+	// prefix (mcp__nexus__); AgentPrefix goes before role ids where the
+	// host names agents (a plugin's agents named <plugin>:<id>).
+	ToolPrefix, AgentPrefix string
+	// ToolNames says, in the session's first context, how nexus's tools
+	// appear (for a host that prefixes them).
+	ToolNames bool
+	// SkillTool is the host's tool that loads a skill by name; Lead's
+	// successful call of it with a skill of the distribution makes that
+	// skill the active one, as its tag would. "" = none.
 	SkillTool string
 }
 
 // Engine handles lifecycle events for one project and harness.
 type Engine struct {
 	o   Options
-	cfg *config.Config
 	log *Logger
 
 	gate     *gate.Gate
@@ -93,15 +136,8 @@ type Engine struct {
 
 // New builds an engine. The gate and the tag table are built on first use.
 func New(o Options) *Engine {
-	cfg := o.Config
-	if cfg == nil {
-		cfg = config.Defaults()
-	}
-	if o.Host == "" {
-		o.Host = gate.HostNeutral
-	}
-	e := &Engine{o: o, cfg: cfg}
-	e.log = &Logger{Store: o.Store, Min: cfg.String("log.level"), Now: e.now}
+	e := &Engine{o: o}
+	e.log = &Logger{Store: o.Store, Min: o.LogLevel, Now: e.now}
 	return e
 }
 
@@ -123,7 +159,10 @@ func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {
 	if e.gate != nil {
 		return e.gate, nil
 	}
-	g, warnings, err := gate.New(gate.Options{Core: e.o.Core, Host: e.o.Host, Config: e.cfg, ToolClasses: e.o.ToolClasses, PluginTool: e.o.PluginTool, ToolRefPrefix: e.o.HostToolPrefix})
+	o := e.o.Gate
+	o.Core, o.HostMap, o.ToolPrefix, o.ToolClasses, o.PluginTool, o.ToolRefPrefix = e.o.Core, e.o.Host.Map, e.o.ToolPrefix, e.o.ToolClasses, e.o.PluginTool, e.o.Host.ToolPrefix
+	o.MCPName, o.Analyzers = e.o.Host.MCPName, e.o.Host.Analyzers
+	g, warnings, err := gate.New(o)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ const (
 	PostToolUse      = "post_tool_use"
 	SessionEnd       = "session_end"
 	ContextCompact   = "context_compact"
-	// Ignore is a host event nexus accepts and does nothing for (Claude
-	// Code's Stop and PreCompact).
+	// Ignore is a host event nexus accepts and does nothing for (a
+	// host's per-turn stop, or its notice before compaction).
 	Ignore = "ignore"
 )
 
@@ -70,8 +70,8 @@ type Event struct {
 	// AgentID is the subagent instance the event concerns or fired in;
 	// empty for Lead.
 	AgentID string
-	// AgentType is the host's name for the agent's role (Claude Code's
-	// agent_type, e.g. "plugin:architect"); BareRole turns it into the
+	// AgentType is the host's name for the agent's role (e.g.
+	// "plugin:architect"); BareRole turns it into the
 	// nexus-core agent id.
 	AgentType string
 	// Source says why a session started: startup, resume, clear.
@@ -113,7 +113,7 @@ func validRole(s string) bool {
 }
 
 // BareRole turns a host's agent type into a nexus-core agent id: the part
-// after the last ':' (Claude Code names plugin agents plugin:architect),
+// after the last ':' (a host may name a plugin's agents plugin:architect),
 // lower-cased, with characters outside [a-z0-9-] replaced by '-'. It
 // returns "" when nothing valid remains.
 func BareRole(agentType string) string {
@@ -139,13 +139,13 @@ func BareRole(agentType string) string {
 
 // Reply is what the engine tells the host.
 type Reply struct {
-	// Context is text for the model (Claude Code: additionalContext).
+	// Context is text for the model (the host's additional context).
 	Context string `json:"context,omitempty"`
 	// Decision is "deny" when a pre_tool_use call must not run.
 	Decision string `json:"decision,omitempty"`
 	// Reason explains a denial to the agent.
 	Reason string `json:"reason,omitempty"`
-	// Notice is a short note for the user (Claude Code: systemMessage).
+	// Notice is a short note for the user (the host's system message).
 	Notice string `json:"notice,omitempty"`
 }
 

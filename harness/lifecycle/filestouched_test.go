@@ -106,7 +106,7 @@ func BenchmarkHooksLargeState(b *testing.B) {
 	} {
 		b.Run(ev.Name, func(b *testing.B) {
 			for b.Loop() {
-				e := New(Options{Store: state.New(l, nil), Core: c})
+				e := New(Options{Store: state.New(l, nil), Core: c, ToolPrefix: "nx_"})
 				if _, err := e.Handle(context.Background(), ev); err != nil {
 					b.Fatal(err)
 				}

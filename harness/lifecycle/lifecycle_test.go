@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
@@ -102,7 +103,7 @@ func TestConformanceLifecycleFixtures(t *testing.T) {
 				p := strings.NewReplacer("{STATE_ROOT}", s.L.StateDir(), "{HARNESS_ID}", id).Replace(k)
 				writeJSON(t, p, v)
 			}
-			if err := FixtureEvent(context.Background(), s, fx.Event.Type, fx.Event.Params); err != nil {
+			if err := fixtureEvent(context.Background(), s, fx.Event.Type, fx.Event.Params); err != nil {
 				t.Fatal(err)
 			}
 			for k, asserts := range fx.Postcondition.StateFiles {
@@ -206,7 +207,7 @@ func TestFixtureEventErrors(t *testing.T) {
 		{FixtureResume, map[string]any{"agent_id": "nobody"}, "not in agent-tracker.json"},
 		{"agent_vanish", map[string]any{}, "unknown lifecycle fixture event"},
 	} {
-		err := FixtureEvent(ctx, s, tt.typ, tt.params)
+		err := fixtureEvent(ctx, s, tt.typ, tt.params)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s %v: err %v, want %q", tt.typ, tt.params, err, tt.want)
 		}
@@ -321,6 +322,41 @@ func (m *recMemory) AutoGC(context.Context) (string, error) {
 	return "auto gc: nothing to delete", nil
 }
 
+// testMap is a host's capability map for the tests: tools named like
+// Claude Code's, so the cases read like sessions.
+var testMap = func() *gate.Map {
+	m, err := gate.ParseMap("test", []byte(`host: test
+tools:
+  Write: {classes: [file_creation, file_modification], file_params: [file_path]}
+  Edit: {classes: [partial_file_edit, file_modification], file_params: [file_path]}
+  MultiEdit: {classes: [partial_file_edit, file_modification], file_params: [file_path]}
+  Bash: {classes: [shell_command_exec, subprocess_spawn], shell: {param: command, dialect: posix}}
+  Read: {classes: [file_read], file_params: [file_path]}
+  Agent: {classes: [subagent_spawn]}
+  Task: {classes: [subagent_spawn]}
+  Skill: {classes: [skill_activation]}
+`))
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
+// testHost is a host as the tests need it: testMap, nexus's tools named
+// mcp__nexus__nx_*, roles spawned with the Agent tool (plugin names when
+// agentPrefix is set).
+func testHost(agentPrefix, toolPrefix string) HostProfile {
+	if toolPrefix == "" {
+		toolPrefix = "mcp__nexus__"
+	}
+	spawn := "with the Agent tool, subagent_type = the role id"
+	if agentPrefix != "" {
+		spawn = fmt.Sprintf("with the Agent tool, subagent_type = %s<role id> (for example %sarchitect)", agentPrefix, agentPrefix)
+	}
+	return HostProfile{Name: "test", Map: testMap, ToolPrefix: toolPrefix, AgentPrefix: agentPrefix, SpawnRoles: spawn, ToolNames: true,
+		InstallHint: "run `nexus install test` in the project"}
+}
+
 func newEngine(t testing.TB, o Options) (*Engine, *state.Store) {
 	t.Helper()
 	c, _ := core(t)
@@ -328,6 +364,9 @@ func newEngine(t testing.TB, o Options) (*Engine, *state.Store) {
 		o.Store = newStore(t, "nexus")
 	}
 	o.Core = c
+	if o.ToolPrefix == "" {
+		o.ToolPrefix = "nx_" // the default mcp.tool_prefix
+	}
 	return New(o), o.Store
 }
 
@@ -354,11 +393,10 @@ func putPlan(t *testing.T, s *state.Store, issues ...string) {
 func TestSessionStartAndEnd(t *testing.T) {
 	mem := &recMemory{}
 	dir := t.TempDir()
-	cfg := testenv.ProjectConfig(t, dir, "memory:\n  gc:\n    auto: true\n    min_days_since_access: 30\n    min_cycles_since_access: 3\n    max_access_count: 1\n")
 	_, sch := core(t)
 	l, _ := state.NewLayout(dir, "nexus")
 	s := state.New(l, sch)
-	e, _ := newEngine(t, Options{Store: s, Config: cfg, Memory: mem, Host: "claude"})
+	e, _ := newEngine(t, Options{Store: s, MemoryAutoGC: true, Memory: mem, Host: testHost("", "")})
 	if err := os.MkdirAll(s.L.StateDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +555,7 @@ func TestUserMessageActions(t *testing.T) {
 }
 
 func TestSkillActivationAndCompaction(t *testing.T) {
-	e, s := newEngine(t, Options{Host: "claude"})
+	e, s := newEngine(t, Options{Host: testHost("", "")})
 	r := handle(t, e, Event{Name: UserMessage, Prompt: "[plan:auto] caching"})
 	if !strings.Contains(r.Context, "nexus activated the nx-plan skill in auto mode") {
 		t.Errorf("skill not injected: %.200s", r.Context)
@@ -544,7 +582,7 @@ func TestSkillActivationAndCompaction(t *testing.T) {
 
 func TestSpawnBriefingAndResume(t *testing.T) {
 	ctx := context.Background()
-	e, s := newEngine(t, Options{Host: "claude"})
+	e, s := newEngine(t, Options{Host: testHost("", "")})
 	owner, accept := "engineer", "tests pass"
 	tasks := &state.Tasks{Goal: "g", Tasks: []state.Task{
 		{ID: 1, Title: "done", Context: "c", Status: state.TaskCompleted, Owner: &owner},
@@ -590,7 +628,7 @@ func TestSpawnBriefingAndResume(t *testing.T) {
 
 func TestToolCalls(t *testing.T) {
 	mem := &recMemory{}
-	e, s := newEngine(t, Options{Host: "claude", Memory: mem})
+	e, s := newEngine(t, Options{Host: testHost("", ""), Memory: mem})
 	memFile := filepath.Join(s.L.MemoryDir(), "pattern-x.md")
 	if err := os.MkdirAll(s.L.MemoryDir(), 0o755); err != nil {
 		t.Fatal(err)

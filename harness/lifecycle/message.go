@@ -30,8 +30,8 @@ const (
 const MaxInlineActions = 20
 
 func (e *Engine) profile() *tags.Profile {
-	p := tags.ProfileFor(e.o.Host, e.Detector(), e.prefix())
-	p.AgentPrefix = e.o.AgentPrefix
+	p := tags.NewProfile(e.o.Host.Skills, e.Detector(), e.prefix())
+	p.AgentPrefix = e.o.Host.AgentPrefix
 	return p
 }
 
@@ -42,7 +42,7 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
-	if e.o.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
+	if e.o.Host.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
 		// A slash command of an installed skill (/nx-plan, /nexus:nx-plan):
 		// the host loads it; nexus records it as the active skill.
 		cmd, _, _ := strings.Cut(strings.TrimPrefix(ev.Prompt, "/"), " ")
@@ -124,7 +124,7 @@ func (e *Engine) markSkillLoaded(ctx context.Context, name string) {
 	if _, ok := e.o.Core.Skill(name); !ok {
 		return
 	}
-	a := ActiveSkill{Skill: name, Tag: e.o.SkillTool + " tool", ActivatedAt: e.o.Store.Timestamp(), HostLoaded: true}
+	a := ActiveSkill{Skill: name, Tag: e.o.Host.SkillTool + " tool", ActivatedAt: e.o.Store.Timestamp(), HostLoaded: true}
 	if cur, ok := e.readActiveSkill(); ok && cur.Skill == name {
 		if cur.HostLoaded {
 			return

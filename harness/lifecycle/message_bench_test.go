@@ -19,7 +19,7 @@ func BenchmarkUserMessageTags(b *testing.B) {
 	}{{"[d] ", 20000}, {"[m] ", 5000}, {"[rule:x] ", 3000}, {"[plan] ", 5000}} {
 		msg := strings.Repeat(c.unit, c.n)
 		b.Run(fmt.Sprintf("%q×%d", strings.TrimSpace(c.unit), c.n), func(b *testing.B) {
-			e, _ := newEngine(b, Options{Tools: &fakeTools{}, Memory: &recMemory{}, Host: "claude", ContextBudget: 9999})
+			e, _ := newEngine(b, Options{Tools: &fakeTools{}, Memory: &recMemory{}, Host: func() HostProfile { h := testHost("", ""); h.ContextBudget = 9999; return h }()})
 			ev := Event{Name: UserMessage, Prompt: msg}
 			for b.Loop() {
 				if _, err := e.Handle(context.Background(), ev); err != nil {

@@ -6,15 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nexus-harness/nexus/internal/config"
-	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/harness/gate"
 )
-
-// configWarn is a configuration with gate.unplanned_edit: warn.
-func configWarn(t *testing.T) *config.Config {
-	t.Helper()
-	return testenv.ProjectConfig(t, t.TempDir(), "gate:\n  unplanned_edit: warn\n")
-}
 
 // fakePlugins records the events it is handed and answers a fixed reply.
 type fakePlugins struct {
@@ -55,7 +48,7 @@ func TestPluginsAfterNexus(t *testing.T) {
 				writeJSON(t, s.L.TasksPath(), map[string]any{"goal": "g", "decisions": []any{}, "tasks": []any{}})
 			}
 			p := &fakePlugins{reply: c.reply}
-			e, _ := newEngine(t, Options{Store: s, Plugins: p, Host: "claude", Config: configWarn(t)})
+			e, _ := newEngine(t, Options{Store: s, Plugins: p, Host: testHost("", ""), Gate: gate.Options{UnplannedEdit: "warn"}})
 			r := handle(t, e, c.ev)
 			if (len(p.events) > 0) != c.asked {
 				t.Fatalf("plugins asked: %v", p.events)

@@ -28,8 +28,8 @@ type ActiveSkill struct {
 	Tag         string `json:"tag"`
 	ActivatedAt string `json:"activated_at"`
 	// HostLoaded is set once the model loaded the skill through the host's
-	// skill tool: the host then keeps it in context itself (Claude Code
-	// re-attaches invoked skills after compaction).
+	// skill tool: the host then keeps it in context itself (it re-attaches
+	// invoked skills after compaction).
 	HostLoaded bool `json:"host_loaded,omitempty"`
 }
 
@@ -96,16 +96,14 @@ func (e *Engine) leadText() string {
 	for _, a := range e.o.Core.Manifest().Agents {
 		roles = append(roles, fmt.Sprintf("%s (%s, %s)", a.ID, a.Category, strings.TrimRight(a.Task, ".")))
 	}
-	if e.o.Host == "claude" && e.o.AgentPrefix != "" {
-		fmt.Fprintf(&b, "Roles you can spawn with the Agent tool, subagent_type = %s<role id> (for example %sarchitect): %s.\n", e.o.AgentPrefix, e.o.AgentPrefix, strings.Join(roles, "; "))
-	} else if e.o.Host == "claude" {
-		fmt.Fprintf(&b, "Roles you can spawn with the Agent tool, subagent_type = the role id: %s.\n", strings.Join(roles, "; "))
-	} else {
-		fmt.Fprintf(&b, "Roles you can spawn as subagents (by role id): %s.\n", strings.Join(roles, "; "))
+	how := e.o.Host.SpawnRoles
+	if how == "" {
+		how = "as subagents (by role id)"
 	}
+	fmt.Fprintf(&b, "Roles you can spawn %s: %s.\n", how, strings.Join(roles, "; "))
 	exempt := fmt.Sprintf("writes under .nexus/ and %s are exempt", e.toolRef("artifact_write"))
-	switch e.cfg.String("gate.unplanned_edit") {
-	case "deny":
+	switch e.o.Gate.UnplannedEdit {
+	case "deny", "":
 		fmt.Fprintf(&b, "Unplanned edits are denied: while no task cycle is open (.nexus/state/tasks.json does not exist), nexus denies file edits by you and every subagent (%s). Plan first: [plan] then [run], or register tasks with %s.\n", exempt, e.toolRef("task_add"))
 	case "warn":
 		fmt.Fprintf(&b, "Unplanned edits are allowed with a warning: while no task cycle is open (.nexus/state/tasks.json does not exist), nexus warns on file edits (%s). Prefer to plan first: [plan] then [run].\n", exempt)
@@ -172,7 +170,7 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	fmt.Fprintf(&b, "nexus is active for this project (nexus-core %s, harness id %s).\n", e.o.Core.Version(), s.L.HarnessID)
 	b.WriteString(e.leadText())
 	b.WriteString(e.tagLine())
-	if e.o.Host == "claude" {
+	if e.o.Host.ToolNames {
 		fmt.Fprintf(&b, "nexus tools appear as %s* (for example %s).\n", e.toolRef(""), e.toolRef("plan_status"))
 	}
 	if e.o.Memory == nil {
@@ -203,18 +201,11 @@ func readProblem(name string, err error) string {
 	return fmt.Sprintf("could not read %s: %v", name, err)
 }
 
-func (e *Engine) prefix() string { return e.cfg.String("mcp.tool_prefix") }
+func (e *Engine) prefix() string { return e.o.ToolPrefix }
 
 // toolRef names a nexus tool the way the host shows it to the model.
 func (e *Engine) toolRef(abstract string) string {
-	name := e.prefix() + abstract
-	if e.o.HostToolPrefix != "" {
-		return e.o.HostToolPrefix + name
-	}
-	if e.o.Host == "claude" {
-		return "mcp__nexus__" + name
-	}
-	return name
+	return e.o.Host.ToolPrefix + e.prefix() + abstract
 }
 
 // tagLine lists the bracket tags of the distribution.
@@ -267,7 +258,7 @@ func (e *Engine) sessionEnd(ctx context.Context, ev Event) (Reply, error) {
 		}
 	}
 	var notes []string
-	if e.cfg.Bool("memory.gc.auto") {
+	if e.o.MemoryAutoGC {
 		if e.o.Memory == nil {
 			notes = append(notes, "memory.gc.auto is on, but memory features are off in this nexus; no automatic gc ran.")
 		} else if msg, err := e.o.Memory.AutoGC(ctx); err != nil {
@@ -310,7 +301,7 @@ func (e *Engine) contextCompact(ctx context.Context, ev Event) (Reply, error) {
 		{text: e.agentsText(), more: e.moreAgents()},
 	}
 	if hasActive && active.HostLoaded {
-		parts = append(parts, part{text: fmt.Sprintf("The %s skill was loaded with the %s tool, so the host keeps its instructions in context; follow them.", active.Skill, e.o.SkillTool)})
+		parts = append(parts, part{text: fmt.Sprintf("The %s skill was loaded with the %s tool, so the host keeps its instructions in context; follow them.", active.Skill, e.o.Host.SkillTool)})
 	} else if hasActive {
 		if st, err := e.activateSkill(active.Skill, active.Mode); err == nil {
 			parts = append(parts, e.skillPart(st, active.Tag))

@@ -65,7 +65,7 @@ func (e *Engine) postToolUse(ctx context.Context, ev Event) (Reply, error) {
 		return Reply{}, err
 	}
 	var lead string
-	if e.o.LeadReminders && ev.AgentID == "" && e.isSpawnTool(ev.Tool) {
+	if e.o.Host.LeadReminders && ev.AgentID == "" && e.isSpawnTool(ev.Tool) {
 		if notes := e.takeReminders(ctx); len(notes) > 0 {
 			lead = strings.Join(notes, "\n")
 		}
@@ -73,7 +73,7 @@ func (e *Engine) postToolUse(ctx context.Context, ev Event) (Reply, error) {
 	if status != StatusOK {
 		return Reply{Context: lead}, nil
 	}
-	if e.o.SkillTool != "" && ev.Tool == e.o.SkillTool && ev.AgentID == "" {
+	if e.o.Host.SkillTool != "" && ev.Tool == e.o.Host.SkillTool && ev.AgentID == "" {
 		e.skillLoaded(ctx, ev)
 	}
 	r, err := e.observeReads(ctx, ev, cl)
@@ -84,7 +84,7 @@ func (e *Engine) postToolUse(ctx context.Context, ev Event) (Reply, error) {
 }
 
 func (e *Engine) isSpawnTool(tool string) bool {
-	for _, t := range e.o.SpawnTools {
+	for _, t := range e.o.Host.SpawnTools {
 		if t == tool {
 			return true
 		}

@@ -159,9 +159,18 @@ func resumeEntry(e *state.TrackerEntry, now string) {
 }
 
 // FixtureEvent runs a conformance lifecycle fixture event (agent_spawn,
-// agent_complete, agent_resume) with its params as decoded JSON. Params are
-// checked strictly: an unknown or mistyped field is an error.
-func FixtureEvent(ctx context.Context, s *state.Store, typ string, params map[string]any) error {
+// agent_complete, agent_resume) with its params as decoded JSON, on the
+// engine's tracker, through the handlers the host events reach. Params are
+// checked strictly: an unknown or mistyped field is an error; an event for
+// an agent the tracker does not know is ErrNotTracked.
+func (e *Engine) FixtureEvent(ctx context.Context, typ string, params map[string]any) error {
+	if e.o.Store == nil {
+		return errors.New("lifecycle engine has no state store")
+	}
+	return fixtureEvent(ctx, e.o.Store, typ, params)
+}
+
+func fixtureEvent(ctx context.Context, s *state.Store, typ string, params map[string]any) error {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return fmt.Errorf("%s params: %w", typ, err)

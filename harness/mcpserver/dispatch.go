@@ -32,7 +32,7 @@ const DefaultWorkers = 8
 func ParallelTools(e Engine) func(string) bool {
 	names := map[string]bool{}
 	for _, t := range e.Tools() {
-		if t.Call != nil && t.Unprefixed {
+		if t.Plugin != "" && t.Unprefixed {
 			names[t.Name] = true
 		}
 	}

@@ -21,7 +21,10 @@ func pluginTool(name string, classes []string, call func(context.Context, map[st
 		Params:      json.RawMessage(`{"type":"object","properties":{"approach":{"type":"string"},"limit":{"type":"integer"}},"required":["approach"],"additionalProperties":false}`),
 		Classes:     classes,
 		Unprefixed:  true,
-		Call:        call,
+		Plugin:      "decisions",
+		Handle: func(ctx context.Context, _ *tools.Env, args map[string]any) (*tools.Result, error) {
+			return call(ctx, args)
+		},
 	}
 }
 

@@ -27,13 +27,12 @@ import (
 // otherwise (mcp.tool_prefix): nexus-core's prompt bodies call nx_plan_start.
 const DefaultPrefix = "nx_"
 
-// Engine is what the server needs from harness.Engine.
+// Engine is what the server needs from harness.Engine: its tools, and the
+// one path that calls them (argument checks, the gate, the tool's
+// handler).
 type Engine interface {
 	Tools() []*tools.Tool
-	CallTool(ctx context.Context, name string, args map[string]any) (map[string]any, error)
-	// CallToolResult runs a tool with its own result (tools.Tool.Call:
-	// plugin tools), after the same validation and gate as CallTool.
-	CallToolResult(ctx context.Context, name string, args map[string]any) (*tools.Result, error)
+	Call(ctx context.Context, name string, args map[string]any) (*tools.Result, error)
 }
 
 // argsDecoder is implemented by engines that decode a tool call's
@@ -42,13 +41,6 @@ type Engine interface {
 // exact).
 type argsDecoder interface {
 	DecodeArgs(name string, raw []byte) (map[string]any, error)
-}
-
-// jsonCaller is implemented by engines that can hand over a tool's result
-// already encoded (harness.Engine.CallToolJSON): the server then sends
-// those bytes as the text and the structured content, encoding nothing.
-type jsonCaller interface {
-	CallToolJSON(ctx context.Context, name string, args map[string]any) ([]byte, error)
 }
 
 // Options configure the server.
@@ -211,44 +203,26 @@ func handler(e Engine, t *tools.Tool, name string, o Options) server.ToolHandler
 				ctx = tools.WithCaller(ctx, role)
 			}
 		}
-		if t.Call != nil {
-			r, err := e.CallToolResult(ctx, abstract, args)
-			if err != nil {
-				return failed(err), nil
-			}
-			out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(r.Text)}, IsError: r.IsError}
-			// Structured content must be a JSON object (MCP); anything
-			// else a plugin sends is dropped.
-			if s := bytes.TrimSpace(r.Structured); len(s) > 0 && s[0] == '{' && json.Valid(s) {
-				out.RawStructuredContent = s
-			}
-			return out, nil
-		}
-		if jc, ok := e.(jsonCaller); ok {
-			raw, err := jc.CallToolJSON(ctx, abstract, args)
-			if err != nil {
-				return failed(err), nil
-			}
-			return &mcp.CallToolResult{
-				// The text aliases the encoded bytes, which nothing
-				// modifies: a large answer is not copied once more.
-				Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(raw), len(raw)))},
-				RawStructuredContent: raw,
-			}, nil
-		}
-		res, err := e.CallTool(ctx, abstract, args)
+		r, err := e.Call(ctx, abstract, args)
 		if err != nil {
 			return failed(err), nil
 		}
-		text, err := encode(res)
-		if err != nil {
-			logger.Printf("mcp: %s: encode result: %v", name, err)
-			return errorResult(fmt.Sprintf("%s failed: cannot encode its result: %v", name, err)), nil
+		if r.JSON && !r.IsError {
+			// nexus's own answer, encoded once: the text aliases the
+			// bytes, which nothing modifies, so a large answer is not
+			// copied once more.
+			return &mcp.CallToolResult{
+				Content:              []mcp.Content{mcp.NewTextContent(unsafe.String(unsafe.SliceData(r.Structured), len(r.Structured)))},
+				RawStructuredContent: r.Structured,
+			}, nil
 		}
-		return &mcp.CallToolResult{
-			Content:           []mcp.Content{mcp.NewTextContent(text)},
-			StructuredContent: res,
-		}, nil
+		out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(r.Text)}, IsError: r.IsError}
+		// Structured content must be a JSON object (MCP); anything else a
+		// plugin sends is dropped.
+		if s := bytes.TrimSpace(r.Structured); len(s) > 0 && s[0] == '{' && json.Valid(s) {
+			out.RawStructuredContent = s
+		}
+		return out, nil
 	}
 }
 

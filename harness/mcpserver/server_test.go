@@ -103,12 +103,12 @@ func resultText(t testing.TB, res *mcp.CallToolResult) string {
 
 func TestCallResults(t *testing.T) {
 	e, _ := newEngine(t)
-	e.Register(&tools.Tool{Name: "explode", Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
+	e.Register(&tools.Tool{Name: "explode", Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
 		return nil, errors.New("disk on fire")
-	}})
-	e.Register(&tools.Tool{Name: "panics", Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
+	})})
+	e.Register(&tools.Tool{Name: "panics", Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) {
 		panic("bug")
-	}})
+	})})
 	c := inProcess(t, newServer(t, e, "nx_"))
 	cases := []struct {
 		name    string
@@ -205,11 +205,11 @@ func TestRegisteredToolsAreServed(t *testing.T) {
 		Name: "memory_save", Description: "Save a memory.",
 		Params:      json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"],"additionalProperties":false}`),
 		Annotations: tools.Annotations{Idempotent: true},
-		Run: func(_ context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
+		Handle: tools.Object(func(_ context.Context, _ *tools.Env, args map[string]any) (map[string]any, error) {
 			return map[string]any{"saved": args["name"]}, nil
-		},
+		}),
 	})
-	e.Register(&tools.Tool{Name: "bad name!", Run: func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil }})
+	e.Register(&tools.Tool{Name: "bad name!", Handle: tools.Object(func(context.Context, *tools.Env, map[string]any) (map[string]any, error) { return nil, nil })})
 	c := inProcess(t, newServer(t, e, "nx_"))
 	res, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil {

@@ -61,41 +61,66 @@ func TestMacroErrors(t *testing.T) {
 	}
 }
 
-// Every shipped skill body expands for every host, leaving no macro behind.
+// Every shipped skill body expands with the neutral spelling, leaving no
+// macro behind (each host's own spelling is tested in its package).
 func TestActivateShippedSkills(t *testing.T) {
 	core := loadCore(t)
 	d := New(core.Tags())
-	for _, host := range []string{"claude", "neutral"} {
-		p := ProfileFor(host, d, "nx_")
-		for _, s := range core.Manifest().Skills {
-			st, err := ActivateSkill(core, s.ID, "", p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if st.ExpandErr != nil {
-				t.Errorf("%s %s: %v", host, s.ID, st.ExpandErr)
-			}
-			if strings.Contains(st.Text, "{{") {
-				t.Errorf("%s %s: a macro is left: %q", host, s.ID, st.Text[strings.Index(st.Text, "{{"):][:60])
-			}
+	p := NewProfile(nil, d, "nx_")
+	for _, s := range core.Manifest().Skills {
+		st, err := ActivateSkill(core, s.ID, "", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.ExpandErr != nil {
+			t.Errorf("%s: %v", s.ID, st.ExpandErr)
+		}
+		if strings.Contains(st.Text, "{{") {
+			t.Errorf("%s: a macro is left: %q", s.ID, st.Text[strings.Index(st.Text, "{{"):][:60])
 		}
 	}
-	p := ProfileFor("claude", d, "nx_")
 	st, err := ActivateSkill(core, "nx-plan", "auto", p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"nx-plan skill in auto mode", "[plan:auto]", `Agent tool (subagent_type "Explore"`, "Resuming a subagent", "mcp__nexus__nx_plan_start"} {
+	for _, want := range []string{"nx-plan skill in auto mode", "[plan:auto]", `spawn a "explore" subagent`} {
 		if !strings.Contains(st.Text, want) {
 			t.Errorf("nx-plan text lacks %q", want)
 		}
 	}
-	st, _ = ActivateSkill(core, "nx-sync", "", p)
-	if !strings.Contains(st.Text, "Agent tool (subagent_type \"writer\", description \"writer-sync-context\", prompt \"Update .nexus/context/ documents") {
-		t.Errorf("nx-sync heredoc not rendered:\n%s", st.Text)
-	}
 	if _, err := ActivateSkill(core, "nx-nothing", "", p); err == nil {
 		t.Error("an unknown skill activated")
+	}
+}
+
+// A host's spelling replaces the neutral one for the primitives it spells
+// and keeps the rest; its notes follow the body.
+func TestSpellingOverridesNeutral(t *testing.T) {
+	core := loadCore(t)
+	sp := &Spelling{
+		Host: "test",
+		Macro: func(m Macro, agentPrefix string) string {
+			if m.ID == "subagent_spawn" {
+				return "SPAWN " + agentPrefix + m.Params["target_role"]
+			}
+			return ""
+		},
+		Docs: map[string]string{"resume_invocation": "RESUME NOTE"},
+		Note: func(prefix string) string { return "NOTE " + prefix },
+	}
+	p := NewProfile(sp, New(core.Tags()), "x_")
+	p.AgentPrefix = "pkg:"
+	st, err := ActivateSkill(core, "nx-plan", "", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SPAWN pkg:explore", "NOTE x_", "RESUME NOTE", "[plan]"} {
+		if !strings.Contains(st.Text, want) {
+			t.Errorf("text lacks %q", want)
+		}
+	}
+	if p.Host != "test" || NewProfile(nil, New(core.Tags()), "").Host != "neutral" {
+		t.Error("profile host names")
 	}
 }
 

@@ -8,31 +8,49 @@ import (
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-// Profile is how one host spells the abstract primitives that skill bodies
-// use ({{subagent_spawn ...}} and friends) and the harness-specific notes
-// skills ask for through harness_docs_refs.
+// Spelling is how one host spells the abstract primitives that skill
+// bodies use ({{subagent_spawn ...}} and friends) and the host notes skills
+// ask for through harness_docs_refs. A host package supplies its own; nil
+// (or a primitive it leaves unspelled) gets the neutral spelling.
+type Spelling struct {
+	// Host names the host.
+	Host string
+	// Macro spells one primitive for the host: m is the macro, agentPrefix
+	// goes before role ids where the host names agents. "" leaves the
+	// primitive to the neutral spelling. skill_activation is always
+	// spelled by nexus (the tag that activates the skill).
+	Macro func(m Macro, agentPrefix string) string
+	// Docs are the host's notes per harness_docs_refs key.
+	Docs map[string]string
+	// Note, when set, gives the note that follows every activated skill
+	// body, for the tool prefix in use.
+	Note func(toolPrefix string) string
+}
+
+// Profile is a Spelling at work: with the distribution's tags (for
+// skill_activation), the tool prefix and the agent prefix in use.
 type Profile struct {
-	Host   string
-	render func(m Macro) string
-	docs   map[string]string
-	// note follows every activated skill body.
-	note string
-	// AgentPrefix is put before role ids in subagent_spawn (Claude Code
+	Host     string
+	spelling *Spelling
+	trigger  func(skill, mode string) string
+	note     string
+	// AgentPrefix is put before role ids in subagent_spawn (a host that
 	// names a plugin's agents "<plugin>:<id>"); "" for agent files
-	// installed into .claude/agents.
+	// installed on their own.
 	AgentPrefix string
 }
 
-// Render spells one macro for the host.
-func (p *Profile) Render(m Macro) string { return p.render(m) }
-
-// Doc returns the host's note for a harness_docs_refs key ("" if none).
-func (p *Profile) Doc(ref string) string { return p.docs[ref] }
-
-// ProfileFor returns the profile of a host ("claude" or "neutral"). The
+// NewProfile returns the profile of a spelling (nil: the neutral one). The
 // detector supplies the trigger tags skill_activation falls back to.
-func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
-	trigger := func(skill, mode string) string {
+func NewProfile(sp *Spelling, d *Detector, toolPrefix string) *Profile {
+	p := &Profile{Host: "neutral", spelling: sp}
+	if sp != nil {
+		p.Host = sp.Host
+		if sp.Note != nil {
+			p.note = sp.Note(toolPrefix)
+		}
+	}
+	p.trigger = func(skill, mode string) string {
 		for _, t := range d.Tags() {
 			if t.Type != vocabulary.TagSkill || t.Skill != skill {
 				continue
@@ -48,8 +66,13 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 		}
 		return ""
 	}
-	activation := func(m Macro) string {
-		if tg := trigger(m.Params["skill"], m.Params["mode"]); tg != "" {
+	return p
+}
+
+// Render spells one macro for the host.
+func (p *Profile) Render(m Macro) string {
+	if m.ID == "skill_activation" {
+		if tg := p.trigger(m.Params["skill"], m.Params["mode"]); tg != "" {
 			return tg
 		}
 		s := "the " + m.Params["skill"] + " skill"
@@ -58,67 +81,41 @@ func ProfileFor(host string, d *Detector, toolPrefix string) *Profile {
 		}
 		return s
 	}
-	if host == "claude" {
-		p := &Profile{Host: host}
-		p.render = func(m Macro) string {
-			switch m.ID {
-			case "skill_activation":
-				return activation(m)
-			case "subagent_spawn":
-				role := m.Params["target_role"]
-				if role == "explore" {
-					role = "Explore" // Claude Code's built-in code explorer
-				} else {
-					role = p.AgentPrefix + role
-				}
-				s := fmt.Sprintf("Agent tool (subagent_type %q", role)
-				if n := m.Params["name"]; n != "" {
-					s += fmt.Sprintf(", description %q", n)
-				}
-				if h := m.Params["resume_tier_hint"]; h != "" {
-					s += ", resume tier " + h
-				}
-				prompt := m.Params["prompt"]
-				if strings.Contains(prompt, "\n") {
-					return s + ") with this prompt:\n" + prompt
-				}
-				return s + fmt.Sprintf(", prompt %q)", prompt)
-			case "task_register":
-				return fmt.Sprintf("TodoWrite item %q → %s", m.Params["label"], m.Params["state"])
-			case "user_question":
-				return fmt.Sprintf("AskUserQuestion (question %q, options %s)", m.Params["question"], m.Params["options"])
-			}
-			return ""
+	if p.spelling != nil && p.spelling.Macro != nil {
+		if s := p.spelling.Macro(m, p.AgentPrefix); s != "" {
+			return s
 		}
-		p.docs = map[string]string{
-			"resume_invocation":     "Resuming a subagent in Claude Code: where your Claude Code version can resume a finished subagent by its agent id (the Agent tool's resume parameter, or SendMessage when agent teams are on), use the agent_id that nexus records in .nexus/state/<harness-id>/agent-tracker.json. When resuming is not possible, spawn a fresh subagent without comment (nexus-core's resume gating). A bounded-tier agent resumed for the same artifact must be told to re-read its target files first.",
-			"instruction_file":      "Claude Code's project instruction file is CLAUDE.md at the project root.",
-			"slash_command_display": "In Claude Code, skills are typed as bracket tags ([plan], [run], [sync]); once `nexus install claude` has installed them they are also slash commands (/nx-plan, /nx-run, /nx-sync, /nx-init; nx-init has no tag).",
-		}
-		p.note = fmt.Sprintf("Tools named %s* in these instructions are nexus's MCP tools; Claude Code lists them as mcp__<server>__%s* (mcp__nexus__%splan_start with the server `nexus install claude` registers).", toolPrefix, toolPrefix, toolPrefix)
-		return p
 	}
-	return &Profile{Host: "neutral", render: func(m Macro) string {
-		switch m.ID {
-		case "skill_activation":
-			return activation(m)
-		case "subagent_spawn":
-			s := fmt.Sprintf("spawn a %q subagent", m.Params["target_role"])
-			if n := m.Params["name"]; n != "" {
-				s += fmt.Sprintf(" named %q", n)
-			}
-			prompt := m.Params["prompt"]
-			if strings.Contains(prompt, "\n") {
-				return s + " with this prompt:\n" + prompt
-			}
-			return s + fmt.Sprintf(" with the prompt %q", prompt)
-		case "task_register":
-			return fmt.Sprintf("(progress: %q → %s)", m.Params["label"], m.Params["state"])
-		case "user_question":
-			return fmt.Sprintf("ask the user %q, offering %s as a numbered list", m.Params["question"], m.Params["options"])
-		}
+	return neutral(m)
+}
+
+// Doc returns the host's note for a harness_docs_refs key ("" if none).
+func (p *Profile) Doc(ref string) string {
+	if p.spelling == nil {
 		return ""
-	}, docs: map[string]string{}}
+	}
+	return p.spelling.Docs[ref]
+}
+
+// neutral is the spelling of a host nexus knows nothing of.
+func neutral(m Macro) string {
+	switch m.ID {
+	case "subagent_spawn":
+		s := fmt.Sprintf("spawn a %q subagent", m.Params["target_role"])
+		if n := m.Params["name"]; n != "" {
+			s += fmt.Sprintf(" named %q", n)
+		}
+		prompt := m.Params["prompt"]
+		if strings.Contains(prompt, "\n") {
+			return s + " with this prompt:\n" + prompt
+		}
+		return s + fmt.Sprintf(" with the prompt %q", prompt)
+	case "task_register":
+		return fmt.Sprintf("(progress: %q → %s)", m.Params["label"], m.Params["state"])
+	case "user_question":
+		return fmt.Sprintf("ask the user %q, offering %s as a numbered list", m.Params["question"], m.Params["options"])
+	}
+	return ""
 }
 
 // SkillText is an activated skill, ready to inject.

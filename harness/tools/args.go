@@ -7,7 +7,7 @@ import (
 )
 
 // The engine has validated the arguments against the tool's schema before
-// Run sees them, so these accessors only convert; a value of an unexpected
+// a handler sees them, so these accessors only convert; a value of an unexpected
 // type reads as absent.
 
 // str returns a string argument.

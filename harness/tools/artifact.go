@@ -18,7 +18,7 @@ func artifactWrite() *Tool {
 		// leaves the same result. No gate class: agents without file-edit
 		// rights must still be able to save their deliverables.
 		Annotations: Annotations{Title: "Write an artifact", Destructive: true, Idempotent: true, OpenWorld: false},
-		Run:         runArtifactWrite,
+		Handle:      Object(runArtifactWrite),
 	}
 }
 

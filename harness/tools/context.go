@@ -14,7 +14,7 @@ func contextTool() *Tool {
 			"task counts and the decisions recorded in the task list.",
 		Params:      params("context"),
 		Annotations: withTitle(readOnly, "Session context"),
-		Run:         runContext,
+		Handle:      Object(runContext),
 	}
 }
 

@@ -27,7 +27,7 @@ func historySearch() *Tool {
 			"Returns the last last_n matches (default 10) in chronological order, with topic, decisions and task count.",
 		Params:      params("history_search"),
 		Annotations: withTitle(readOnly, "Search history"),
-		Run:         runHistorySearch,
+		Handle:      Object(runHistorySearch),
 	}
 }
 

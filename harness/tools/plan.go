@@ -25,7 +25,7 @@ func planStart() *Tool {
 			"An active plan is archived to .nexus/history.json first. research_summary is required: research comes before planning.",
 		Params:      params("plan_start"),
 		Annotations: Annotations{Title: "Start a plan", Destructive: true, Idempotent: false, OpenWorld: false},
-		Run:         runPlanStart,
+		Handle:      Object(runPlanStart),
 	}
 }
 
@@ -147,7 +147,7 @@ func planStatus() *Tool {
 		Description: "Show the active planning session: topic, every issue with its decision, and pending/decided counts. Returns {\"active\": false} when no plan is active.",
 		Params:      params("plan_status"),
 		Annotations: withTitle(readOnly, "Plan status"),
-		Run:         runPlanStatus,
+		Handle:      Object(runPlanStatus),
 	}
 }
 
@@ -194,7 +194,7 @@ func planUpdate() *Tool {
 			}
 		},
 		ParamErrors: map[string]string{"action": errUnknownAction},
-		Run:         runPlanUpdate,
+		Handle:      Object(runPlanUpdate),
 	}
 }
 
@@ -279,7 +279,7 @@ func planDecide() *Tool {
 				}
 			}
 		},
-		Run: runPlanDecide,
+		Handle: Object(runPlanDecide),
 	}
 }
 

@@ -23,7 +23,7 @@ func taskAdd() *Tool {
 		// goal replaces the list's goal, so a call can overwrite data.
 		Annotations: Annotations{Title: "Add a task", Destructive: true, Idempotent: false, OpenWorld: false},
 		Classes:     []string{ClassTaskCreation},
-		Run:         runTaskAdd,
+		Handle:      Object(runTaskAdd),
 	}
 }
 
@@ -90,36 +90,27 @@ func taskList() *Tool {
 			"Returns {\"exists\": false} when there is no task list.",
 		Params:      params("task_list"),
 		Annotations: withTitle(readOnly, "List tasks"),
-		Run:         runTaskList,
-		RunJSON:     runTaskListJSON,
+		Handle:      runTaskList,
 	}
 }
 
-func runTaskList(_ context.Context, env *Env, _ map[string]any) (map[string]any, error) {
+// runTaskList answers from the encoded answer kept per version of
+// tasks.json, so a repeated call neither re-encodes nor re-validates
+// megabytes of tasks.
+func runTaskList(_ context.Context, env *Env, _ map[string]any) (*Result, error) {
 	t, ok, err := env.Store.ReadTasks()
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return map[string]any{"exists": false}, nil
+		b, err := state.MarshalCompact(map[string]any{"exists": false})
+		return Encoded(b), err
 	}
-	tasks, err := state.MarshalCompact(t.Tasks)
+	b, err := env.results.taskListJSON(t)
 	if err != nil {
 		return nil, err
 	}
-	return taskListResult(t, tasks), nil
-}
-
-// runTaskListJSON is runTaskList encoded, kept per version of tasks.json.
-func runTaskListJSON(_ context.Context, env *Env, _ map[string]any) ([]byte, error) {
-	t, ok, err := env.Store.ReadTasks()
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return state.MarshalCompact(map[string]any{"exists": false})
-	}
-	return env.results.taskListJSON(t)
+	return Encoded(b), nil
 }
 
 // taskListResult is task_list's answer for t, whose tasks are encoded.
@@ -174,7 +165,7 @@ func taskUpdate() *Tool {
 		Params:      params("task_update"),
 		Annotations: Annotations{Title: "Update a task", Destructive: true, Idempotent: true, OpenWorld: false},
 		Classes:     []string{ClassTaskStateTransition, ClassTaskMetadataModified},
-		Run:         runTaskUpdate,
+		Handle:      Object(runTaskUpdate),
 	}
 }
 
@@ -214,7 +205,7 @@ func taskClose() *Tool {
 		Params:      params("task_close"),
 		Annotations: Annotations{Title: "Close the cycle", Destructive: true, Idempotent: false, OpenWorld: false},
 		Classes:     []string{ClassTaskStateTransition, ClassTaskMetadataModified},
-		Run:         runTaskClose,
+		Handle:      Object(runTaskClose),
 	}
 }
 

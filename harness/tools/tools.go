@@ -2,7 +2,7 @@
 // tools (plan_*, task_*, history_search, context, artifact_write). Each tool
 // is a plain function over the state store; the MCP layer and the
 // conformance runner call the same functions through harness.Engine, which
-// validates the arguments against Params before Run sees them.
+// validates the arguments against Params before a tool's handler (Handle) sees them.
 package tools
 
 import (
@@ -112,7 +112,7 @@ type Tool struct {
 	Description string
 	// Params is a self-contained JSON Schema for the arguments. The engine
 	// validates every call against it (after Prepare and after turning
-	// numbers sent as strings into numbers), so Run only sees valid input.
+	// numbers sent as strings into numbers), so Handle only sees valid input.
 	Params      json.RawMessage
 	Annotations Annotations
 	// Classes are the semantic classes the capability gate knows the tool
@@ -126,27 +126,58 @@ type Tool struct {
 	// start the error message when that parameter fails validation
 	// (plan_update's unknown action must say "Unknown action").
 	ParamErrors map[string]string
-	Run         func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)
-	// RunJSON, when set beside Run, gives the same answer already encoded
-	// (compact JSON, as state.MarshalCompact writes Run's): the MCP server
-	// uses it for answers kept encoded between calls (task_list).
-	RunJSON func(ctx context.Context, env *Env, args map[string]any) ([]byte, error)
-	// Call, set instead of Run, answers with a Result of its own: plugin
-	// tools, whose text the client must see exactly as the plugin wrote it.
-	Call func(ctx context.Context, args map[string]any) (*Result, error)
+	// Handle answers a call, once the engine has checked its arguments
+	// against Params and applied the gate: every tool, nexus's own, the
+	// memory tools and the plugins', is called the same way.
+	Handle Handler
+	// Plugin names the plugin answering the tool ("" for nexus's own):
+	// its strings get the plugin's limits, and it runs beside other calls.
+	Plugin string
 	// Unprefixed tools are served over MCP under Name as it is, without
 	// the nexus prefix (plugin tools: check_decision,
 	// shellguard_assess_command).
 	Unprefixed bool
 }
 
+// Handler answers one tool call.
+type Handler func(ctx context.Context, env *Env, args map[string]any) (*Result, error)
+
 // Result is a tool answer as the MCP client sees it: the text, optional
 // structured content (a JSON object, passed on byte for byte), and whether
-// it reports a failure.
+// it reports a failure. A domain failure of nexus's own tools is a *Error
+// instead, whose message is the answer.
 type Result struct {
 	Text       string
 	Structured json.RawMessage
 	IsError    bool
+	// JSON says the answer is Structured itself, compact JSON (nexus's own
+	// tools): its text is those bytes, and it is never decoded on the way
+	// out.
+	JSON bool
+}
+
+// Encoded is the answer of a tool whose result is already encoded
+// (compact JSON, as state.MarshalCompact writes it).
+func Encoded(b []byte) *Result { return &Result{Structured: b, JSON: true} }
+
+// Object adapts a tool that answers with a JSON object to a Handler: the
+// object is encoded once (compact, members sorted, no HTML escaping); nil
+// is {}.
+func Object(run func(ctx context.Context, env *Env, args map[string]any) (map[string]any, error)) Handler {
+	return func(ctx context.Context, env *Env, args map[string]any) (*Result, error) {
+		out, err := run(ctx, env, args)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		b, err := state.MarshalCompact(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool result: %w", err)
+		}
+		return Encoded(b), nil
+	}
 }
 
 type callerKey struct{}
@@ -210,6 +241,16 @@ func All() []*Tool {
 		}
 	})
 	return all
+}
+
+// ClassesOf maps each tool's abstract name to the semantic classes it
+// declares: what the capability gate knows the tools by.
+func ClassesOf(ts []*Tool) map[string][]string {
+	classes := make(map[string][]string, len(ts))
+	for _, t := range ts {
+		classes[t.Name] = t.Classes
+	}
+	return classes
 }
 
 // Names returns the abstract names of the nexus-core tools, in All's order.

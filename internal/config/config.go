@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,8 +46,11 @@ type Options struct {
 	ProjectDir string
 	// UserFile overrides the user file location.
 	UserFile string
-	// IgnoreEnv leaves the NEXUS_* environment layer out (the doctor loads
-	// each layer alone; Defaults loads none).
+	// NoUserFile leaves the user file out (Defaults, tests, the probes the
+	// doctor runs in a scratch project).
+	NoUserFile bool
+	// IgnoreEnv leaves the NEXUS_* environment layer out (Defaults loads
+	// none).
 	IgnoreEnv bool
 	// Flags are bound to keys: FlagKeys maps a key name to a flag name in Flags.
 	Flags    *pflag.FlagSet
@@ -74,12 +78,42 @@ type Config struct {
 	Files []string
 }
 
+// ErrorKind says what is wrong with a configuration, so that callers (the
+// doctor's advice) need not match error text.
+type ErrorKind int
+
+// Kinds of configuration errors.
+const (
+	// KindBadValue is a value of the wrong type, outside its allowed
+	// values, or breaking a rule between keys.
+	KindBadValue ErrorKind = iota
+	// KindUnknownKey is a key nexus does not know (a typo is never ignored).
+	KindUnknownKey
+	// KindUnparseable is a file that is not YAML, or not a mapping of keys.
+	KindUnparseable
+	// KindUntrusted is a project file setting what only the user may set
+	// (internal/config/trust.go).
+	KindUntrusted
+	// KindUnreadable is a file that exists but cannot be read.
+	KindUnreadable
+)
+
+func (k ErrorKind) String() string {
+	return [...]string{"bad value", "unknown key", "unparseable file", "untrusted setting", "unreadable file"}[k]
+}
+
 // Error is a configuration problem in a file or variable.
 type Error struct {
+	Kind  ErrorKind
+	Layer string // LayerUser, LayerProject, LayerEnv or LayerFlag ("" for a rule between layers)
 	Where string // "file:line:col", "NEXUS_X" or "--flag"
 	Key   string
 	Msg   string
+	// Err is the underlying failure (KindUnreadable).
+	Err error
 }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	if e.Key == "" {
@@ -121,8 +155,34 @@ func UserDir(lookup func(string) (string, bool)) string {
 // resolves every value (defaults, the merged files, the environment bound
 // under the NEXUS prefix, the bound flags); nexus adds what viper does not
 // do: strict validation with file:line:col, the trust rules for project
-// files (trust.go) and the provenance of every value.
+// files (trust.go) and the provenance of every value. The first problem
+// found is returned, as a *Error unless a flag binding is wrong.
+//
+// viper stays a priority lookup and nothing more: its own file reading
+// (ReadInConfig) reports no line and column and cannot apply the trust
+// rules before a value takes effect; its map merge lower-cases a
+// consumer's keys (see mapping); AutomaticEnv lets a section's variable
+// hide every key below it and replace a mapping with a string (see
+// bindEnv); and its casts read "08" as octal and split lists on spaces
+// (see Int, StringList). So nexus parses and checks every layer itself
+// and hands viper checked values.
 func Load(opts Options) (*Config, error) {
+	c, errs := load(opts, false)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return c, nil
+}
+
+// LoadAll is Load that does not stop at the first problem: a file, variable
+// or flag that does not load is left out and its error listed, in layer
+// order, and the configuration of everything else is returned (never nil).
+// The doctor loads once this way and reports every broken layer.
+func LoadAll(opts Options) (*Config, []error) {
+	return load(opts, true)
+}
+
+func load(opts Options, lenient bool) (*Config, []error) {
 	c := &Config{v: viper.New(), sources: map[string]Source{}}
 	for _, k := range Keys {
 		def := k.Default
@@ -132,24 +192,33 @@ func Load(opts Options) (*Config, error) {
 		c.v.SetDefault(k.Name, def)
 		c.sources[k.Name] = Source{Layer: LayerDefault}
 	}
-
-	userFile := opts.UserFile
-	if userFile == "" {
-		userFile = UserFile(nil)
+	var errs []error
+	fail := func(err error) bool {
+		errs = append(errs, err)
+		return !lenient
 	}
+
 	files := fileLayers{}
-	if err := c.mergeFile(userFile, LayerUser, files, ""); err != nil {
-		return nil, err
+	if !opts.NoUserFile {
+		userFile := opts.UserFile
+		if userFile == "" {
+			userFile = UserFile(nil)
+		}
+		if err := c.mergeFile(userFile, LayerUser, files, ""); err != nil && fail(err) {
+			return nil, errs
+		}
 	}
 	if opts.ProjectDir != "" {
-		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files, opts.ProjectDir); err != nil {
-			return nil, err
+		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files, opts.ProjectDir); err != nil && fail(err) {
+			return nil, errs
 		}
 	}
 
 	if !opts.IgnoreEnv {
-		if err := c.bindEnv(); err != nil {
-			return nil, err
+		for _, err := range c.bindEnv() {
+			if fail(err) {
+				return nil, errs
+			}
 		}
 	}
 
@@ -158,34 +227,46 @@ func Load(opts Options) (*Config, error) {
 			f := opts.Flags.Lookup(flag)
 			k, ok := Lookup(key)
 			if f == nil || !ok || k.Kind == Map {
-				return nil, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key)
+				// A programming error, not the user's: never lenient.
+				return nil, append(errs, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key))
+			}
+			if f.Changed {
+				if _, err := checkText(k, f.Value.String()); err != nil {
+					if fail(&Error{Kind: KindBadValue, Layer: LayerFlag, Where: "--" + flag, Key: key, Msg: err.Error()}) {
+						return nil, errs
+					}
+					continue
+				}
 			}
 			if err := c.v.BindPFlag(key, f); err != nil {
-				return nil, fmt.Errorf("bind flag --%s: %w", flag, err)
+				return nil, append(errs, fmt.Errorf("bind flag --%s: %w", flag, err))
 			}
-			if !f.Changed {
-				continue
+			if f.Changed {
+				c.sources[key] = Source{Layer: LayerFlag, Detail: "--" + flag}
 			}
-			if _, err := parseText(k, f.Value.String()); err != nil {
-				return nil, &Error{Where: "--" + flag, Key: key, Msg: err.Error()}
-			}
-			c.sources[key] = Source{Layer: LayerFlag, Detail: "--" + flag}
 		}
 	}
 	if err := c.validate(); err != nil {
-		return nil, err
+		if fail(err) {
+			return nil, errs
+		}
+		// The rule between layers is broken: the safe reading is the
+		// feature turned off.
+		c.v.Set("memory.gc.auto", false)
 	}
-	return c, nil
+	return c, errs
 }
 
 // bindEnv binds each key that is not a mapping to its NEXUS_* variable
-// (core.dir → NEXUS_CORE_DIR) and checks the variables that are set. Keys
-// are bound one by one rather than with AutomaticEnv: AutomaticEnv lets a
-// variable named after a section (NEXUS_MEMORY) hide every key below it, and
-// would let a variable replace a whole mapping with a string.
-func (c *Config) bindEnv() error {
+// (core.dir → NEXUS_CORE_DIR) and checks the variables that are set; a
+// variable that does not check is left unbound and its error returned.
+// Keys are bound one by one rather than with AutomaticEnv: AutomaticEnv
+// lets a variable named after a section (NEXUS_MEMORY) hide every key
+// below it, and would let a variable replace a whole mapping with a string.
+func (c *Config) bindEnv() []error {
 	c.v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
 	c.v.SetEnvKeyReplacer(envKeyReplacer)
+	var errs []error
 	for i := range Keys {
 		k := &Keys[i]
 		name := EnvName(k.Name)
@@ -193,22 +274,25 @@ func (c *Config) bindEnv() error {
 		set = set && val != "" // an empty variable does not override (viper's rule)
 		if k.Kind == Map {
 			if set {
-				return &Error{Where: name, Key: k.Name, Msg: "a mapping cannot be set from the environment; set it in a configuration file (`nexus config keys` shows its form), or unset " + name}
+				errs = append(errs, &Error{Kind: KindBadValue, Layer: LayerEnv, Where: name, Key: k.Name, Msg: "a mapping cannot be set from the environment; set it in a configuration file (`nexus config keys` shows its form), or unset " + name})
 			}
 			continue
 		}
-		if err := c.v.BindEnv(k.Name); err != nil {
-			return fmt.Errorf("bind %s: %w", name, err)
+		if set {
+			if _, err := checkText(k, val); err != nil {
+				errs = append(errs, &Error{Kind: KindBadValue, Layer: LayerEnv, Where: name, Key: k.Name, Msg: err.Error()})
+				continue
+			}
 		}
-		if !set {
+		if err := c.v.BindEnv(k.Name); err != nil {
+			errs = append(errs, fmt.Errorf("bind %s: %w", name, err))
 			continue
 		}
-		if _, err := parseText(k, val); err != nil {
-			return &Error{Where: name, Key: k.Name, Msg: err.Error()}
+		if set {
+			c.sources[k.Name] = Source{Layer: LayerEnv, Detail: name}
 		}
-		c.sources[k.Name] = Source{Layer: LayerEnv, Detail: name}
 	}
-	return nil
+	return errs
 }
 
 var envKeyReplacer = strings.NewReplacer(".", "_", "-", "_")
@@ -251,15 +335,15 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 		data, err = safefile.ReadFile(path, MaxFileBytes)
 	}
 	if err != nil {
-		// ENOTDIR: a parent is a file (Defaults reads os.DevNull+"/none").
+		// ENOTDIR: a parent of the path is a file, so the file cannot exist.
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil
 		}
-		return fmt.Errorf("read config %s: %w", path, err)
+		return &Error{Kind: KindUnreadable, Layer: layer, Where: path, Msg: "cannot be read: " + err.Error(), Err: err}
 	}
 	doc, err := yamljson.Decode(data)
 	if err != nil {
-		return &Error{Where: path, Msg: "invalid YAML: " + err.Error()}
+		return &Error{Kind: KindUnparseable, Layer: layer, Where: path, Msg: "invalid YAML: " + err.Error()}
 	}
 	if doc.Value == nil {
 		c.Files = append(c.Files, path)
@@ -267,10 +351,11 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 	}
 	root, ok := doc.Value.(map[string]any)
 	if !ok {
-		return &Error{Where: path + ":1:1", Msg: "the config file must be a mapping of keys"}
+		return &Error{Kind: KindUnparseable, Layer: layer, Where: path + ":1:1", Msg: "the config file must be a mapping of keys"}
 	}
 	flat := map[string]any{}
 	if err := flatten(path, doc, root, "", "", flat); err != nil {
+		err.Layer = layer
 		return err
 	}
 	keys := make([]string, 0, len(flat))
@@ -278,13 +363,17 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
+	// Every value is checked before any takes effect: a file that fails
+	// leaves nothing behind (LoadAll goes on without it).
+	for _, key := range keys {
+		if msg := checkTrust(layer, key, flat[key]); msg != "" {
+			pos := doc.PosOf("/" + strings.ReplaceAll(key, ".", "/"))
+			return &Error{Kind: KindUntrusted, Layer: layer, Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg}
+		}
+	}
 	nested := map[string]any{}
 	for _, key := range keys {
 		val := flat[key]
-		if msg := checkTrust(layer, key, val); msg != "" {
-			pos := doc.PosOf("/" + strings.ReplaceAll(key, ".", "/"))
-			return &Error{Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg}
-		}
 		if m, ok := val.(map[string]any); ok {
 			merged := mapping(mergeValue(map[string]any(maps[key]), m).(map[string]any))
 			maps[key] = merged
@@ -332,7 +421,7 @@ func mergeValue(old, val any) any {
 	return out
 }
 
-func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr string, out map[string]any) error {
+func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr string, out map[string]any) *Error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -347,9 +436,9 @@ func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr strin
 		pos := doc.PosOf(p)
 		where := fmt.Sprintf("%s:%d:%d", file, pos.Line, pos.Col)
 		if def, ok := Lookup(name); ok {
-			v, err := checkKind(def, m[k])
+			v, err := checkValue(def, m[k])
 			if err != nil {
-				return &Error{Where: where, Key: name, Msg: err.Error()}
+				return &Error{Kind: KindBadValue, Where: where, Key: name, Msg: err.Error()}
 			}
 			out[name] = v
 			continue
@@ -365,7 +454,7 @@ func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr strin
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		msg += "; `nexus config keys` lists the valid keys"
-		return &Error{Where: where, Key: name, Msg: msg}
+		return &Error{Kind: KindUnknownKey, Where: where, Key: name, Msg: msg}
 	}
 	return nil
 }
@@ -409,6 +498,47 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// allowed lists the values a string key may take (nil: any).
+var allowed = map[string][]string{
+	"gate.policy":           {"fail-open", "fail-closed"},
+	"gate.unplanned_edit":   {"deny", "warn", "off"},
+	"decisions.frontmatter": {"documented", "reference"},
+	"log.level":             {"debug", "info", "warn", "error"},
+}
+
+// checkValue checks a file's value of a key: its kind, then its allowed
+// values.
+func checkValue(k *Key, v any) (any, error) {
+	v, err := checkKind(k, v)
+	if err != nil {
+		return nil, err
+	}
+	return v, checkAllowed(k, v)
+}
+
+// checkText checks a variable's or a flag's text for a key.
+func checkText(k *Key, s string) (any, error) {
+	v, err := parseText(k, s)
+	if err != nil {
+		return nil, err
+	}
+	return v, checkAllowed(k, v)
+}
+
+func checkAllowed(k *Key, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	if k.Name == "harness.id" && !harnessid.Valid(s) {
+		return fmt.Errorf("%q must match ^[a-z][a-z0-9-]*$", s)
+	}
+	if vals := allowed[k.Name]; vals != nil && !slices.Contains(vals, s) {
+		return fmt.Errorf("%q is not one of %s", s, strings.Join(vals, ", "))
+	}
+	return nil
 }
 
 func checkKind(k *Key, v any) (any, error) {
@@ -527,27 +657,9 @@ func (c *Config) validate() error {
 		}
 		if len(missing) > 0 {
 			src := c.sources["memory.gc.auto"]
-			return &Error{Where: src.String(), Key: "memory.gc.auto",
+			return &Error{Kind: KindBadValue, Where: src.String(), Key: "memory.gc.auto",
 				Msg: fmt.Sprintf("automatic memory deletion needs all three signal thresholds; set %s (or turn memory.gc.auto off)", strings.Join(missing, ", "))}
 		}
-	}
-	for key, allowed := range map[string][]string{
-		"gate.policy":           {"fail-open", "fail-closed"},
-		"gate.unplanned_edit":   {"deny", "warn", "off"},
-		"decisions.frontmatter": {"documented", "reference"},
-		"log.level":             {"debug", "info", "warn", "error"},
-	} {
-		v := c.String(key)
-		ok := false
-		for _, a := range allowed {
-			ok = ok || v == a
-		}
-		if !ok {
-			return &Error{Where: c.sources[key].String(), Key: key, Msg: fmt.Sprintf("%q is not one of %s", v, strings.Join(allowed, ", "))}
-		}
-	}
-	if id := c.String("harness.id"); !harnessid.Valid(id) {
-		return &Error{Where: c.sources["harness.id"].String(), Key: "harness.id", Msg: fmt.Sprintf("%q must match ^[a-z][a-z0-9-]*$", id)}
 	}
 	return nil
 }
@@ -634,7 +746,7 @@ func (c *Config) All() []Entry {
 // Defaults returns the built-in defaults only (no files, no environment):
 // for tests and for embedding nexus as a library.
 func Defaults() *Config {
-	c, err := Load(Options{UserFile: os.DevNull + "/none", IgnoreEnv: true})
+	c, err := Load(Options{NoUserFile: true, IgnoreEnv: true})
 	if err != nil {
 		panic("config: built-in defaults are invalid: " + err.Error())
 	}

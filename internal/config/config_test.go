@@ -251,3 +251,107 @@ func TestAllListsEveryKey(t *testing.T) {
 		t.Fatalf("All has %d entries, want %d", len(c.All()), len(Keys))
 	}
 }
+
+// TestErrorKinds: every configuration error says what kind of problem it
+// is and which layer it is in, so that callers never match its text.
+func TestErrorKinds(t *testing.T) {
+	tests := []struct {
+		name, project, env string
+		kind               ErrorKind
+		layer              string
+	}{
+		{"unknown key", "colour: red\n", "", KindUnknownKey, LayerProject},
+		{"wrong type", "memory:\n  gc:\n    auto: yes-please\n", "", KindBadValue, LayerProject},
+		{"bad enum", "gate:\n  policy: sometimes\n", "", KindBadValue, LayerProject},
+		{"bad harness id", "harness:\n  id: Upper\n", "", KindBadValue, LayerProject},
+		{"bad yaml", "a: [\n", "", KindUnparseable, LayerProject},
+		{"not a mapping", "- a\n", "", KindUnparseable, LayerProject},
+		{"untrusted", "mcp:\n  http_addr: 0.0.0.0:1\n", "", KindUntrusted, LayerProject},
+		{"bad variable", "", "sometimes", KindBadValue, LayerEnv},
+		{"rule between keys", "memory:\n  gc:\n    auto: true\n", "", KindBadValue, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.project != "" {
+				write(t, filepath.Join(dir, ProjectFile), tt.project)
+			}
+			if tt.env != "" {
+				t.Setenv("NEXUS_GATE_POLICY", tt.env)
+			}
+			_, err := Load(Options{ProjectDir: dir, NoUserFile: true, IgnoreEnv: tt.env == ""})
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a *Error", err)
+			}
+			if ce.Kind != tt.kind || ce.Layer != tt.layer {
+				t.Errorf("kind %v, layer %q; want %v, %q (%v)", ce.Kind, ce.Layer, tt.kind, tt.layer, err)
+			}
+		})
+	}
+}
+
+// TestUnreadableFileKind: a file that exists but cannot be read is its
+// own kind, wrapping the cause.
+func TestUnreadableFileKind(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ProjectFile), 0o755); err != nil { // a folder where the file goes
+		t.Fatal(err)
+	}
+	_, err := Load(Options{ProjectDir: dir, NoUserFile: true, IgnoreEnv: true})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != KindUnreadable || ce.Err == nil {
+		t.Fatalf("err = %v, want an unreadable-file *Error with its cause", err)
+	}
+}
+
+// TestLoadAllKeepsWhatLoads: LoadAll leaves out each broken layer (a file
+// whole, a variable alone), lists every problem in layer order, and keeps
+// the values of everything else.
+func TestLoadAllKeepsWhatLoads(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	write(t, user, "log:\n  level: debug\nmcp:\n  tool_prefix: u_\n")
+	write(t, filepath.Join(dir, ProjectFile), "harness:\n  id: other\ngate:\n  polcy: fail-closed\n")
+	t.Setenv("NEXUS_GATE_POLICY", "sometimes")
+	t.Setenv("NEXUS_GATE_UNPLANNED_EDIT", "warn")
+	c, errs := LoadAll(Options{ProjectDir: dir, UserFile: user})
+	if len(errs) != 2 {
+		t.Fatalf("errors %v, want the project file's and the variable's", errs)
+	}
+	var first, second *Error
+	if !errors.As(errs[0], &first) || first.Layer != LayerProject || first.Kind != KindUnknownKey {
+		t.Errorf("first error %v, want the project file's unknown key", errs[0])
+	}
+	if !errors.As(errs[1], &second) || second.Layer != LayerEnv || second.Key != "gate.policy" {
+		t.Errorf("second error %v, want NEXUS_GATE_POLICY's", errs[1])
+	}
+	for key, want := range map[string]string{
+		"log.level":           "debug",     // the user file loads
+		"mcp.tool_prefix":     "u_",        //
+		"harness.id":          "nexus",     // the broken project file is left out whole
+		"gate.policy":         "fail-open", // the broken variable is left out
+		"gate.unplanned_edit": "warn",      // the good one is kept
+	} {
+		if got := c.String(key); got != want {
+			t.Errorf("%s = %q, want %q", key, got, want)
+		}
+	}
+	if _, err := Load(Options{ProjectDir: dir, UserFile: user}); err == nil || err.Error() != errs[0].Error() {
+		t.Errorf("Load = %v, want LoadAll's first error %v", err, errs[0])
+	}
+}
+
+// TestNoUserFile: the user file is left out without a path trick.
+func TestNoUserFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	write(t, filepath.Join(dir, "nexus", "config.yaml"), "log:\n  level: debug\n")
+	c, err := Load(Options{NoUserFile: true, IgnoreEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.String("log.level"); got != "info" || len(c.Files) != 0 {
+		t.Errorf("log.level %q from %v: the user file was read", got, c.Files)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/host"
+	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
@@ -54,15 +56,12 @@ func runWorker() int {
 	if err != nil {
 		return fail(err)
 	}
-	classes := map[string][]string{}
-	for _, t := range he.Tools() {
-		classes[t.Name] = t.Classes
-	}
-	mem, err := memory.New(memory.Options{Store: he.Store, Policy: he.Core.MemoryPolicy(), Config: he.Config})
+	mem, err := memory.New(memory.Options{Store: he.Store, Policy: he.Core.MemoryPolicy(), MergeThreshold: 0.35, ToolPrefix: "nx_"})
 	if err != nil {
 		return fail(err)
 	}
-	lc := lifecycle.New(lifecycle.Options{Store: he.Store, Core: he.Core, Config: he.Config, Host: "claude", Tools: he, ToolClasses: classes, Memory: mem})
+	lc := lifecycle.New(lifecycle.Options{Store: he.Store, Core: he.Core, ToolPrefix: "nx_", Host: claude.Host{}.Profile(host.Env{Project: proj}),
+		Tools: he, ToolClasses: he.ToolClasses(), Memory: mem})
 	ctx := context.Background()
 	say := func(format string, a ...any) {
 		// One write call per line, unbuffered: what the parent reads is

@@ -29,7 +29,7 @@ func ProjectConfig(t testing.TB, dir, yaml string) *config.Config {
 			t.Fatal(err)
 		}
 	}
-	cfg, err := config.Load(config.Options{ProjectDir: dir, UserFile: filepath.Join(os.DevNull, "none"), IgnoreEnv: true})
+	cfg, err := config.Load(config.Options{ProjectDir: dir, NoUserFile: true, IgnoreEnv: true})
 	if err != nil {
 		t.Fatal(err)
 	}

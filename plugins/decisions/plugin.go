@@ -355,7 +355,7 @@ func (p *Plugin) proposeDecision(ctx context.Context, pr *project, args json.Raw
 	if err != nil {
 		return nil, err
 	}
-	res, err := kernel.Propose(pr.fs, req, kernel.ProposeOptions{Now: p.Now(), Frontmatter: p.mode()})
+	res, err := kernel.Propose(ctx, pr.fs, req, kernel.ProposeOptions{Now: p.Now(), Frontmatter: p.mode()})
 	lock.Release()
 	if err != nil {
 		return nil, err
@@ -536,7 +536,7 @@ func (p *Plugin) flagQuestion(ctx context.Context, pr *project, args json.RawMes
 		if a.Question != nil && *a.Question != "" {
 			return textResult("Pass exactly one of question or resolved_by.", nil), nil
 		}
-		msg, err := kernel.ResolveQuestions(pr.fs, *a.ResolvedBy, a.Targets, p.Now())
+		msg, err := kernel.ResolveQuestions(ctx, pr.fs, *a.ResolvedBy, a.Targets, p.Now())
 		if err != nil {
 			return nil, err
 		}
@@ -545,7 +545,7 @@ func (p *Plugin) flagQuestion(ctx context.Context, pr *project, args json.RawMes
 		}
 		return textResult(msg, nil), nil
 	case a.Question != nil && *a.Question != "":
-		msg, err := kernel.FlagQuestion(pr.fs, *a.Question, valueOr(a.Context, ""))
+		msg, err := kernel.FlagQuestion(ctx, pr.fs, *a.Question, valueOr(a.Context, ""))
 		if err != nil {
 			return nil, err
 		}
@@ -579,7 +579,7 @@ func (p *Plugin) updateState(ctx context.Context, pr *project, args json.RawMess
 	if err != nil {
 		return nil, err
 	}
-	msg, err := kernel.UpdateState(pr.fs, *a.Delta, p.Now())
+	msg, err := kernel.UpdateState(ctx, pr.fs, *a.Delta, p.Now())
 	lock.Release()
 	if err != nil {
 		return nil, err

@@ -479,46 +479,21 @@ func SkillLoader(project, home, pluginRoot string) func(skill string) (string, b
 		if lifecycle.BareRole(skill) != skill {
 			return "", false
 		}
-		how := func(name string) string { return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, name) }
 		for _, dir := range []string{project, home} {
 			if dir == "" {
 				continue
 			}
 			if st, err := os.Stat(filepath.Join(dir, ".claude", "skills", skill, "SKILL.md")); err == nil && st.Mode().IsRegular() {
-				return how(skill), true
+				return skillTool(skill), true
 			}
 		}
 		if pluginRoot != "" {
 			if st, err := os.Stat(filepath.Join(pluginRoot, "skills", skill, "SKILL.md")); err == nil && st.Mode().IsRegular() {
-				return how(PluginName + ":" + skill), true
+				return skillTool(PluginName + ":" + skill), true
 			}
 		}
 		return "", false
 	}
 }
 
-// Configure sets the lifecycle options Claude Code needs: the text budget
-// (MaxText), loading long skills through the Skill tool, and the
-// post-subagent notes for Lead carried on Lead's next Agent (or Task)
-// result, since nothing a SubagentStop hook returns reaches a model.
-//
-// inPlugin is set for the hooks of the nexus plugin package (their command
-// line says --plugin): its agents, skills and MCP tools carry the plugin's
-// names (nexus:architect, nexus:nx-plan, mcp__plugin_nexus_nexus__*).
-func Configure(o *lifecycle.Options, project, home, pluginRoot string, inPlugin bool) {
-	o.ContextBudget = MaxText
-	o.SkillLoader = SkillLoader(project, home, pluginRoot)
-	o.LeadReminders = true
-	o.SpawnTools = SpawnTools
-	o.SkillTool = "Skill"
-	if inPlugin {
-		o.AgentPrefix = PluginName + ":"
-		o.HostToolPrefix = PluginMCPPrefix
-		o.SkillLoader = func(skill string) (string, bool) {
-			if lifecycle.BareRole(skill) != skill {
-				return "", false
-			}
-			return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, PluginName+":"+skill), true
-		}
-	}
-}
+func skillTool(name string) string { return fmt.Sprintf(`the Skill tool (input {"skill": %q})`, name) }

@@ -3,6 +3,7 @@ package claude
 import (
 	"errors"
 	"fmt"
+	"github.com/nexus-harness/nexus/harness/install"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,11 +29,11 @@ type installWriter struct {
 	// placements are the names beneath the anchor a symlink may take; the
 	// writer goes through each of them.
 	placements []string
-	run        func(anchor string, install bool) ([]FileChange, error)
+	run        func(anchor string, install bool) ([]install.Change, error)
 }
 
-func pluginTestFiles() []OwnedFile {
-	return append([]OwnedFile{
+func pluginTestFiles() []install.OwnedFile {
+	return append([]install.OwnedFile{
 		{Path: ".claude-plugin/plugin.json", Content: []byte("{\"name\":\"nexus\"}\n")},
 		{Path: ".mcp.json", Content: []byte("{\"mcpServers\":{}}\n")},
 		{Path: "hooks/hooks.json", Content: []byte("{\"hooks\":{}}\n")},
@@ -50,7 +51,7 @@ var installWriters = []installWriter{
 		anchor: "proj",
 		placements: []string{".claude", ".claude/agents", ".claude/skills", ".claude/skills/nx-plan",
 			".claude/settings.json", ".claude/nexus-install.json", ".claude/agents/architect.md", ".mcp.json"},
-		run: func(anchor string, install bool) ([]FileChange, error) {
+		run: func(anchor string, install bool) ([]install.Change, error) {
 			o := testInstallOptions()
 			o.Scope, o.Project, o.Files = ScopeProject, anchor, ownedFiles("1")
 			if install {
@@ -64,7 +65,7 @@ var installWriters = []installWriter{
 		anchor: "plugin",
 		placements: []string{"agents", "skills", "skills/nx-plan", ".claude-plugin", "hooks",
 			".mcp.json", "nexus-install.json", "agents/architect.md"},
-		run: func(anchor string, install bool) ([]FileChange, error) {
+		run: func(anchor string, install bool) ([]install.Change, error) {
 			return WritePlugin(anchor, pluginTestFiles(), testInstallOptions(), install)
 		},
 	},
@@ -184,10 +185,10 @@ func TestInstallNeverLeavesItsFolder(t *testing.T) {
 }
 
 // refusedLink is the symlink an install refusal names ("" when err is
-// not one): a symlink on the way (SymlinkError), checked before anything
+// not one): a symlink on the way (install.SymlinkError), checked before anything
 // is written, or one os.Root refused to follow out (EscapeError).
 func refusedLink(err error) string {
-	var se *SymlinkError
+	var se *install.SymlinkError
 	var ee *state.EscapeError
 	switch {
 	case errors.As(err, &se):
@@ -303,7 +304,7 @@ func TestUserScopeFollowsTheUsersSymlinks(t *testing.T) {
 // inside it nothing nexus writes or removes may be a symlink: an agents/
 // or skills/<name>/ folder linked elsewhere is refused, naming it.
 func TestUserScopeRefusesSymlinksInsideTheClaudeFolder(t *testing.T) {
-	for _, placement := range []string{"agents", "skills/nx-plan", "agents/architect.md", RecordName} {
+	for _, placement := range []string{"agents", "skills/nx-plan", "agents/architect.md", install.RecordName} {
 		t.Run(placement, func(t *testing.T) {
 			base := t.TempDir()
 			home, elsewhere := filepath.Join(base, "home"), filepath.Join(base, "elsewhere")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	sft "github.com/nexus-harness/nexus/internal/safefile/safefiletest"
@@ -21,10 +22,10 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 		rel   string
 		limit int64
 	}{
-		{".claude/settings.json", maxSettings},
-		{".mcp.json", maxSettings},
-		{".claude/" + RecordName, maxRecord},
-		{".claude/agents/architect.md", maxOwnedFile},
+		{".claude/settings.json", install.MaxSettings},
+		{".mcp.json", install.MaxSettings},
+		{".claude/" + install.RecordName, install.MaxRecord},
+		{".claude/agents/architect.md", install.MaxOwnedFile},
 	} {
 		for _, k := range sft.Hostile {
 			t.Run(f.rel+"/"+string(k), func(t *testing.T) {
@@ -48,10 +49,10 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 					}},
 					{"check owned", func() error { _, err := CheckOwned(filepath.Join(proj, ".claude"), o.Files); return err }},
 				} {
-					if op.name == "inspect" && !strings.HasSuffix(f.rel, ".json") || op.name == "inspect" && strings.Contains(f.rel, RecordName) {
+					if op.name == "inspect" && !strings.HasSuffix(f.rel, ".json") || op.name == "inspect" && strings.Contains(f.rel, install.RecordName) {
 						continue // Inspect reads the two settings files only
 					}
-					if op.name == "check owned" && !strings.Contains(f.rel, "agents") && !strings.Contains(f.rel, RecordName) {
+					if op.name == "check owned" && !strings.Contains(f.rel, "agents") && !strings.Contains(f.rel, install.RecordName) {
 						continue
 					}
 					var err error
@@ -59,7 +60,7 @@ func TestReadsRefuseHostileFiles(t *testing.T) {
 					if op.name == "uninstall" && strings.Contains(f.rel, "agents") && err == nil {
 						continue // no record: nothing of nexus's to remove, nothing read
 					}
-					var se *SymlinkError
+					var se *install.SymlinkError
 					if !sft.Refused(err) && !errors.As(err, &se) {
 						t.Errorf("%s: want a refusal, got %v", op.name, err)
 						continue
@@ -110,7 +111,7 @@ func TestSettingsLimitBoundary(t *testing.T) {
 		if over {
 			k = sft.OverLimit
 		}
-		sft.Plant(t, p, k, maxSettings, ' ')
+		sft.Plant(t, p, k, install.MaxSettings, ' ')
 		_, err := Inspect(InstallOptions{Scope: ScopeProject, Project: proj})
 		var tl *safefile.TooLargeError
 		if over != errors.As(err, &tl) || !over && err != nil {

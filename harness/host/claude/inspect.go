@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
@@ -116,15 +117,15 @@ func server(servers *object, name, nexus string) *MCPServer {
 // readObject parses a settings file; a missing file is (nil, nil) and one
 // that is not a JSON object is recorded in r.Unreadable.
 // A project's file is read beneath the project (within; "" for the
-// user's own files, whose symlinks are followed), through maxSettings,
+// user's own files, whose symlinks are followed), through install.MaxSettings,
 // only when it is a regular file.
 func readObject(path, within string, r *Registration) (*object, error) {
 	var b []byte
 	var err error
 	if within != "" {
-		b, err = safefile.ReadPathIn(within, path, maxSettings)
+		b, err = safefile.ReadPathIn(within, path, install.MaxSettings)
 	} else {
-		b, err = safefile.ReadFile(path, maxSettings)
+		b, err = safefile.ReadFile(path, install.MaxSettings)
 	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -135,7 +136,7 @@ func readObject(path, within string, r *Registration) (*object, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return nil, nil
 	}
-	root, err := parseOrdered(b)
+	root, err := install.ParseObject(b)
 	if err != nil {
 		r.Unreadable = append(r.Unreadable, fmt.Sprintf("%s: %v", path, err))
 		return nil, nil

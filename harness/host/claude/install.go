@@ -1,23 +1,36 @@
 package claude
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
 
+	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
 // Installation scopes.
 const (
-	ScopeProject = "project"
-	ScopeUser    = "user"
+	ScopeProject = installpkg.ScopeProject
+	ScopeUser    = installpkg.ScopeUser
 )
+
+// owned is how nexus keeps its agents, skills and package files in a
+// Claude Code folder: a plugin package's hidden names are allowed.
+var owned = installpkg.Owned{Hidden: []string{".claude-plugin", ".mcp.json"}}
+
+// ReadRecord reads the install record in a Claude Code folder (nil, nil
+// when there is none).
+func ReadRecord(dir string) (*installpkg.Record, error) { return owned.ReadRecord(dir) }
+
+// CheckOwned compares the rendered files with a Claude Code folder,
+// without changing anything (nexus doctor).
+func CheckOwned(dir string, files []installpkg.OwnedFile) ([]installpkg.OwnedStatus, error) {
+	return owned.Check(dir, files)
+}
 
 // ManagedFlag marks hook commands written by the installer; `nexus hook`
 // accepts and ignores it. Uninstall removes only commands carrying it.
@@ -50,19 +63,21 @@ type InstallOptions struct {
 	Home    string // the user's home folder (user scope)
 	// Command is the nexus executable the entries run.
 	Command string
-	DryRun  bool
-	Now     func() time.Time
 	// Files are the agents and skills nexus derives from the distribution
 	// for the scope's Claude Code folder (.claude or ~/.claude), recorded in
-	// RecordName. Install writes them; Uninstall removes those the record
-	// says nexus wrote (and nobody edited since). They are the only files
-	// either acts on: a record entry that is not one of them is reported
-	// and left alone. nil leaves the owned files alone.
-	Files []OwnedFile
+	// install.RecordName. Install writes them; Uninstall removes those the
+	// record says nexus wrote (and nobody edited since). They are the only
+	// files either acts on: a record entry that is not one of them is
+	// reported and left alone. nil leaves the owned files alone.
+	Files []installpkg.OwnedFile
+	// DryRun computes and reports the changes without writing anything.
+	DryRun bool
 	// Force replaces (or removes) owned files edited since nexus wrote
 	// them, and files of the same name nexus did not write, keeping a
 	// backup.
 	Force bool
+	// Now is the clock of backup names (nil = time.Now).
+	Now func() time.Time
 	// Version and CoreVersion are stored in the record.
 	Version, CoreVersion string
 	// StatusLine registers `nexus statusline` as Claude Code's status line
@@ -80,18 +95,9 @@ type InstallOptions struct {
 	Nauro bool
 }
 
-// FileChange is the outcome for one settings file.
-type FileChange struct {
-	Path    string `json:"path"`
-	Changed bool   `json:"changed"`
-	Diff    string `json:"diff,omitempty"`
-	// Backup is the copy of the previous content (empty when the file did
-	// not exist, nothing changed, or on a dry run).
-	Backup string `json:"backup,omitempty"`
-	// Notes report entries left alone (another tool's server named nexus).
-	Notes []string `json:"notes,omitempty"`
-	// Removed is true when the change deletes the file.
-	Removed bool `json:"removed,omitempty"`
+// options are the shared install options of o.
+func (o InstallOptions) options() installpkg.Options {
+	return installpkg.Options{DryRun: o.DryRun, Force: o.Force, Now: o.Now, Version: o.Version, CoreVersion: o.CoreVersion}
 }
 
 // ClaudeDir returns the scope's Claude Code folder, where agents/ and
@@ -177,21 +183,9 @@ func editStatusLine(root *object, nexus string, install, want bool) []string {
 }
 
 // ShellQuote quotes s for a POSIX shell when it needs it.
-func ShellQuote(s string) string { return shellQuote(s) }
+func ShellQuote(s string) string { return installpkg.ShellQuote(s) }
 
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@%,", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return installpkg.ShellQuote(s) }
 
 // isOurs reports whether a hook handler was written by the installer.
 func isOurs(h any) bool {
@@ -225,16 +219,16 @@ func ourHandlers(groups []any) []*object {
 
 // Install merges nexus's hook entries and MCP server into Claude Code's
 // settings files of the scope.
-func Install(o InstallOptions) ([]FileChange, error) {
+func Install(o InstallOptions) ([]installpkg.Change, error) {
 	return apply(o, true)
 }
 
 // Uninstall removes what Install wrote, and nothing else.
-func Uninstall(o InstallOptions) ([]FileChange, error) {
+func Uninstall(o InstallOptions) ([]installpkg.Change, error) {
 	return apply(o, false)
 }
 
-func apply(o InstallOptions, install bool) ([]FileChange, error) {
+func apply(o InstallOptions, install bool) ([]installpkg.Change, error) {
 	// Uninstalling, Command (when given) only helps recognise nexus's MCP
 	// server entry.
 	if install && o.Command == "" {
@@ -249,13 +243,14 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
 		claudeDir = resolveUserPath(claudeDir)
 	}
-	// Everything is written beneath the scope's folder (see beneath.go).
-	a, err := openAnchor(anchorDir(o), false)
+	// Everything is written beneath the scope's folder (see
+	// install.Anchor).
+	a, err := installpkg.OpenAnchor(anchorDir(o), false)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
-	prefix, err := a.nameOf(claudeDir)
+	prefix, err := a.NameOf(claudeDir)
 	if err != nil {
 		return nil, err
 	}
@@ -263,27 +258,27 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		// ~/.claude, ~/.claude/settings.json and ~/.claude.json may lead
 		// into a dotfiles folder (resolved above); inside the Claude Code
 		// folder nothing nexus touches may be a symlink.
-		a.plainFrom = prefix
+		a.PlainFrom = prefix
 	}
 	// Every name this run may write or remove is checked before the first
 	// write: a symlink on the way refuses the whole run.
 	var names []string
 	for _, p := range []string{settingsPath, mcpPath} {
-		name, err := a.nameOf(p)
+		name, err := a.NameOf(p)
 		if err != nil {
 			return nil, err
 		}
 		names = append(names, name)
 	}
 	if o.Files != nil {
-		names = append(names, ownedNames(prefix, o.Files)...)
+		names = append(names, installpkg.OwnedNames(prefix, o.Files)...)
 	}
 	for _, n := range names {
-		if err := a.checkPlain(n); err != nil {
+		if err := a.CheckPlain(n); err != nil {
 			return nil, err
 		}
 	}
-	var changes []FileChange
+	var changes []installpkg.Change
 	for _, f := range []struct {
 		path string
 		edit func(*object) []string
@@ -294,11 +289,11 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		}},
 		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) }},
 	} {
-		name, err := a.nameOf(f.path)
+		name, err := a.NameOf(f.path)
 		if err != nil {
 			return changes, err
 		}
-		ch, err := editFile(a, name, o, f.edit)
+		ch, err := installpkg.EditJSON(a, name, o.options(), f.edit)
 		if err != nil {
 			return changes, err
 		}
@@ -310,8 +305,8 @@ func apply(o InstallOptions, install bool) ([]FileChange, error) {
 		// stay as they are, since nexus acts only on files it derives.
 		return changes, nil
 	}
-	owned, err := syncOwned(a, prefix, o.Files, o, install)
-	return append(changes, owned...), err
+	files, err := owned.Sync(a, prefix, o.Files, o.options(), install)
+	return append(changes, files...), err
 }
 
 // anchorDir is the folder a scope's writes stay beneath. For the project
@@ -341,77 +336,6 @@ func resolveUserPath(p string) string {
 		}
 		rest = filepath.Join(filepath.Base(dir), rest)
 	}
-}
-
-// maxSettings bounds a settings file nexus reads and rewrites.
-const maxSettings = 16 << 20
-
-func editFile(a *anchor, name string, o InstallOptions, edit func(*object) []string) (FileChange, error) {
-	full := a.full(name)
-	ch := FileChange{Path: full}
-	before, exists, err := a.read(name, maxSettings)
-	if err != nil {
-		return ch, err
-	}
-	root := newObject()
-	if exists && len(bytes.TrimSpace(before)) > 0 {
-		if root, err = parseOrdered(before); err != nil {
-			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
-		}
-	}
-	// Compare against the file as nexus would print it, so reformatting
-	// alone never counts as a change.
-	normal := encodeOrdered(root)
-	ch.Notes = edit(root)
-	after := encodeOrdered(root)
-	if bytes.Equal(normal, after) {
-		return ch, nil
-	}
-	if !exists && root.Len() == 0 {
-		return ch, nil
-	}
-	ch.Changed = true
-	old := before
-	if !exists {
-		old = nil
-	}
-	// A file left as {} holds nothing: remove it rather than keep a stub.
-	remove := root.Len() == 0
-	if remove {
-		after = nil
-	}
-	ch.Diff = unifiedDiff(full+" (before)", full+" (after)", old, after)
-	if o.DryRun {
-		return ch, nil
-	}
-	if exists {
-		now := time.Now
-		if o.Now != nil {
-			now = o.Now
-		}
-		b := backupName(a, name, now())
-		ch.Backup = a.full(b)
-		if err := a.write(b, before, 0o600); err != nil {
-			return ch, fmt.Errorf("back up %s: %w", full, err)
-		}
-	}
-	if remove {
-		return ch, a.remove(name, path.Dir(name))
-	}
-	if err := a.write(name, after, a.perm(name, 0o644)); err != nil {
-		return ch, err
-	}
-	return ch, nil
-}
-
-// backupName returns a backup name beside name that is not taken yet.
-func backupName(a *anchor, name string, t time.Time) string {
-	base := fmt.Sprintf("%s.nexus-backup-%s", name, t.UTC().Format("20060102T150405Z"))
-	b := base
-	for i := 1; a.exists(b); i++ {
-		b = fmt.Sprintf("%s-%d", base, i)
-	}
-	return b
 }
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.
@@ -583,13 +507,13 @@ func editServer(root *object, name, nexus string, args []any, want bool) []strin
 	return nil
 }
 
-// getAs returns member k of o as a T (the zero T when absent or of
-// another type).
-func getAs[T any](o *object, k string) (T, bool) {
-	v, _ := o.Get(k)
-	t, ok := v.(T)
-	return t, ok
-}
+// object is a JSON object that keeps its member order (the settings
+// files are the user's too).
+type object = installpkg.Object
+
+func newObject() *object { return installpkg.NewObject() }
+
+func getAs[T any](o *object, k string) (T, bool) { return installpkg.GetAs[T](o, k) }
 
 // RegisteredCoreDir returns the --core argument of a registered hook
 // command line ("" when it has none).

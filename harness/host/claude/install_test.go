@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,12 +234,12 @@ func TestInstallLeavesForeignThingsAlone(t *testing.T) {
 func TestUnifiedDiff(t *testing.T) {
 	a := []byte("a\nb\nc\nd\ne\nf\ng\nh\n")
 	b := []byte("a\nb\nc\nd\nX\nf\ng\nh\ni\n")
-	d := unifiedDiff("old", "new", a, b)
+	d := install.UnifiedDiff("old", "new", a, b)
 	want := "--- old\n+++ new\n@@ -2,7 +2,8 @@\n b\n c\n d\n-e\n+X\n f\n g\n h\n+i\n"
 	if d != want {
 		t.Errorf("diff\n%s\nwant\n%s", d, want)
 	}
-	if unifiedDiff("a", "b", a, a) != "" {
+	if install.UnifiedDiff("a", "b", a, a) != "" {
 		t.Error("equal inputs diff")
 	}
 }

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,14 +9,14 @@ import (
 	"time"
 )
 
-func ownedFiles(version string) []OwnedFile {
-	return []OwnedFile{
+func ownedFiles(version string) []install.OwnedFile {
+	return []install.OwnedFile{
 		{Path: "agents/architect.md", Content: []byte("---\nname: architect\n---\nbody " + version + "\n")},
 		{Path: "skills/nx-plan/SKILL.md", Content: []byte("---\nname: nx-plan\n---\nplan " + version + "\n")},
 	}
 }
 
-func findChange(changes []FileChange, suffix string) *FileChange {
+func findChange(changes []install.Change, suffix string) *install.Change {
 	for i := range changes {
 		if strings.HasSuffix(changes[i].Path, suffix) {
 			return &changes[i]
@@ -114,7 +115,7 @@ func TestOwnedFilesLifecycle(t *testing.T) {
 	// A same-named file nexus never wrote is not touched either.
 	foreign := filepath.Join(dir, "agents/writer.md")
 	writeFile(t, foreign, "someone's writer\n")
-	o.Files = append(ownedFiles("v3"), OwnedFile{Path: "agents/writer.md", Content: []byte("nexus writer\n")})
+	o.Files = append(ownedFiles("v3"), install.OwnedFile{Path: "agents/writer.md", Content: []byte("nexus writer\n")})
 	changes, _ = Install(o)
 	if ch := findChange(changes, "agents/writer.md"); ch == nil || ch.Changed || !strings.Contains(ch.Notes[0], "did not write it") {
 		t.Fatalf("foreign file: %+v", ch)
@@ -138,7 +139,7 @@ func TestOwnedFilesLifecycle(t *testing.T) {
 	// A skill the distribution no longer renders is not nexus's to act on
 	// any more (only derived paths are): it stays, is named, and leaves
 	// the record.
-	o.Files = []OwnedFile{o.Files[0], o.Files[2]}
+	o.Files = []install.OwnedFile{o.Files[0], o.Files[2]}
 	changes, err = Install(o)
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +159,7 @@ func TestOwnedFilesLifecycle(t *testing.T) {
 	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj, Files: o.Files}); err != nil {
 		t.Fatal(err)
 	}
-	for _, gone := range []string{"agents/architect.md", "agents/writer.md", RecordName} {
+	for _, gone := range []string{"agents/architect.md", "agents/writer.md", install.RecordName} {
 		if _, err := os.Stat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
 			t.Errorf("%s survived uninstall", gone)
 		}
@@ -193,13 +194,13 @@ func TestUninstallKeepsEditedFiles(t *testing.T) {
 
 func TestOwnedPathsAreValidated(t *testing.T) {
 	proj := t.TempDir()
-	for _, p := range []string{"../escape.md", "/abs.md", "agents/../../x.md", ".hidden/x.md", "agents\\x.md", RecordName} {
-		o := InstallOptions{Scope: ScopeProject, Project: proj, Command: "/opt/nexus", Files: []OwnedFile{{Path: p, Content: []byte("x")}}}
+	for _, p := range []string{"../escape.md", "/abs.md", "agents/../../x.md", ".hidden/x.md", "agents\\x.md", install.RecordName} {
+		o := InstallOptions{Scope: ScopeProject, Project: proj, Command: "/opt/nexus", Files: []install.OwnedFile{{Path: p, Content: []byte("x")}}}
 		if _, err := Install(o); err == nil {
 			t.Errorf("%q accepted", p)
 		}
 	}
-	writeFile(t, filepath.Join(proj, ".claude", RecordName), `{"nexus":"1","files":[{"path":"../../etc/passwd","sha256":"`+strings.Repeat("0", 64)+`"}]}`)
+	writeFile(t, filepath.Join(proj, ".claude", install.RecordName), `{"nexus":"1","files":[{"path":"../../etc/passwd","sha256":"`+strings.Repeat("0", 64)+`"}]}`)
 	if _, err := Uninstall(InstallOptions{Scope: ScopeProject, Project: proj, Files: ownedFiles("v1")}); err == nil {
 		t.Error("a record naming a path outside the folder was accepted")
 	}
@@ -208,19 +209,19 @@ func TestOwnedPathsAreValidated(t *testing.T) {
 func TestCheckOwned(t *testing.T) {
 	proj := t.TempDir()
 	dir := filepath.Join(proj, ".claude")
-	files := append(ownedFiles("v1"), OwnedFile{Path: "agents/tester.md", Content: []byte("t\n")})
+	files := append(ownedFiles("v1"), install.OwnedFile{Path: "agents/tester.md", Content: []byte("t\n")})
 	if _, err := Install(InstallOptions{Scope: ScopeProject, Project: proj, Command: "/opt/nexus", Files: files}); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "agents/architect.md"), "edited\n")
 	os.Remove(filepath.Join(dir, "agents/tester.md"))
-	next := append(ownedFiles("v2")[1:], ownedFiles("v1")[0], files[2], OwnedFile{Path: "agents/x.md", Content: []byte("x")})
+	next := append(ownedFiles("v2")[1:], ownedFiles("v1")[0], files[2], install.OwnedFile{Path: "agents/x.md", Content: []byte("x")})
 	writeFile(t, filepath.Join(dir, "agents/x.md"), "other\n")
 	st, err := CheckOwned(dir, next)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"skills/nx-plan/SKILL.md": OwnedOutdated, "agents/architect.md": OwnedEdited, "agents/tester.md": OwnedMissing, "agents/x.md": OwnedForeign}
+	want := map[string]string{"skills/nx-plan/SKILL.md": install.OwnedOutdated, "agents/architect.md": install.OwnedEdited, "agents/tester.md": install.OwnedMissing, "agents/x.md": install.OwnedForeign}
 	for _, s := range st {
 		if want[s.Path] != s.State {
 			t.Errorf("%s: %s, want %s", s.Path, s.State, want[s.Path])
@@ -284,8 +285,8 @@ func TestRecordIsSchemaChecked(t *testing.T) {
 		`[]`,
 	} {
 		dir := t.TempDir()
-		writeFile(t, filepath.Join(dir, RecordName), bad)
-		if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), RecordName) {
+		writeFile(t, filepath.Join(dir, install.RecordName), bad)
+		if _, err := ReadRecord(dir); err == nil || !strings.Contains(err.Error(), install.RecordName) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}

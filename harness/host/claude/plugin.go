@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
 
 // PluginMarketplace is the name of the local marketplace written beside the
@@ -27,7 +29,7 @@ type PluginOptions struct {
 // marketplace listing it, the hooks and the MCP server, all running
 // o.Command by absolute path (Claude Code copies an installed plugin into
 // its cache, so nothing may point into the package folder).
-func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
+func PluginFiles(o PluginOptions) ([]installpkg.OwnedFile, error) {
 	if o.Command == "" {
 		return nil, fmt.Errorf("no nexus executable for the plugin")
 	}
@@ -66,7 +68,7 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 	hooksFile.Set("hooks", hooks)
 	mcp := newObject()
 	editMCP(mcp, o.Command, o.CoreDir, true, false)
-	var files []OwnedFile
+	var files []installpkg.OwnedFile
 	for _, f := range []struct {
 		path string
 		v    any
@@ -81,30 +83,30 @@ func PluginFiles(o PluginOptions) ([]OwnedFile, error) {
 		if err := enc.Encode(f.v); err != nil {
 			return nil, err
 		}
-		files = append(files, OwnedFile{Path: f.path, Content: buf.Bytes()})
+		files = append(files, installpkg.OwnedFile{Path: f.path, Content: buf.Bytes()})
 	}
 	files = append(files,
-		OwnedFile{Path: "hooks/hooks.json", Content: encodeOrdered(hooksFile)},
-		OwnedFile{Path: ".mcp.json", Content: encodeOrdered(mcp)},
+		installpkg.OwnedFile{Path: "hooks/hooks.json", Content: installpkg.Encode(hooksFile)},
+		installpkg.OwnedFile{Path: ".mcp.json", Content: installpkg.Encode(mcp)},
 	)
 	return files, nil
 }
 
 // WritePlugin writes (install) or removes (uninstall) a plugin package in
 // dir: the files given (PluginFiles plus the rendered agents and skills),
-// recorded in dir/RecordName like the agents of a scope; uninstall removes
+// recorded in dir/install.RecordName like the agents of a scope; uninstall removes
 // those of files the record lists, and nothing else. dir is the
 // folder the user named: every file is written and removed beneath it, so
 // a symlink inside it leading out (a shipped agents/ or .mcp.json) is
 // refused.
-func WritePlugin(dir string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
+func WritePlugin(dir string, files []installpkg.OwnedFile, o InstallOptions, install bool) ([]installpkg.Change, error) {
 	if files == nil {
 		return nil, nil // nothing derived: nothing nexus may act on
 	}
-	a, err := openAnchor(dir, install && !o.DryRun)
+	a, err := installpkg.OpenAnchor(dir, install && !o.DryRun)
 	if err != nil {
 		return nil, err
 	}
 	defer a.Close()
-	return syncOwned(a, "", files, o, install)
+	return owned.Sync(a, "", files, o.options(), install)
 }

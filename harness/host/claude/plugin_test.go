@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"github.com/nexus-harness/nexus/harness/install"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,7 +63,7 @@ func TestPluginPackage(t *testing.T) {
 
 	// Written, re-written unchanged, removed with nothing left behind.
 	dir := filepath.Join(t.TempDir(), "plugin")
-	all := append(files, OwnedFile{Path: "agents/architect.md", Content: []byte("a\n")}, OwnedFile{Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")})
+	all := append(files, install.OwnedFile{Path: "agents/architect.md", Content: []byte("a\n")}, install.OwnedFile{Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")})
 	if _, err := WritePlugin(dir, all, InstallOptions{}, true); err != nil {
 		t.Fatal(err)
 	}

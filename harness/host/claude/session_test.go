@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness"
+	"github.com/nexus-harness/nexus/harness/gate"
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/config"
 	"github.com/nexus-harness/nexus/internal/state"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/schema"
@@ -53,7 +53,6 @@ type sessionEnv struct {
 	project string
 	core    *vocabulary.Core
 	schemas *schema.Set
-	cfg     *config.Config
 	mem     *fakeMemory
 	now     time.Time
 	home    string // the user's home folder ("" = none)
@@ -70,7 +69,6 @@ func newSessionEnv(t *testing.T) *sessionEnv {
 		project: t.TempDir(),
 		core:    core,
 		schemas: schema.NewCoreSet(core.Dir),
-		cfg:     config.Defaults(),
 		mem:     &fakeMemory{},
 		now:     time.Date(2026, 4, 16, 9, 0, 0, 0, time.UTC),
 	}
@@ -80,7 +78,7 @@ func (s *sessionEnv) clock() time.Time { return s.now }
 
 func (s *sessionEnv) harness() *harness.Engine {
 	he, err := harness.New(harness.Options{
-		Project: s.project, Core: s.core, Schemas: s.schemas, Config: s.cfg,
+		Project: s.project, Core: s.core, Schemas: s.schemas, Gate: gate.Options{ToolPrefix: "nx_"},
 		Now: s.clock, Branch: func() string { return "main" },
 	})
 	if err != nil {
@@ -91,26 +89,17 @@ func (s *sessionEnv) harness() *harness.Engine {
 
 func (s *sessionEnv) engine(context.Context, lifecycle.Event) (*lifecycle.Engine, error) {
 	he := s.harness()
-	classes := map[string][]string{}
-	for _, t := range he.Tools() {
-		classes[t.Name] = t.Classes
-	}
 	o := lifecycle.Options{
-		Store: he.Store, Core: he.Core, Config: he.Config, Host: "claude",
-		Tools: he, ToolClasses: classes, Memory: s.mem, Now: s.clock,
+		Store: he.Store, Core: he.Core, ToolPrefix: "nx_", Host: claude.Host{}.Profile(host.Env{Project: s.project, Home: s.home}),
+		Tools: he, ToolClasses: he.ToolClasses(), Memory: s.mem, Now: s.clock,
 	}
-	claude.Configure(&o, s.project, s.home, "", false)
 	return lifecycle.New(o), nil
 }
 
 // hook runs one payload the way `nexus hook --host claude` does.
 func (s *sessionEnv) hook(payload []byte, event string) (stdout, stderr string) {
-	ad, err := host.For("claude")
-	if err != nil {
-		s.t.Fatal(err)
-	}
 	var out, errb bytes.Buffer
-	r := host.Runner{Adapter: ad, Event: event, Engine: s.engine, Policy: func() string { return "fail-open" }, Stderr: &errb}
+	r := host.Runner{Codec: claude.Host{}.Codec(), Event: event, Engine: s.engine, Policy: func() string { return "fail-open" }, Stderr: &errb}
 	if code := r.Run(context.Background(), bytes.NewReader(payload), &out); code != 0 {
 		s.t.Fatalf("exit code %d", code)
 	}

@@ -340,7 +340,7 @@ func (r *runner) proposeCmd() *cobra.Command {
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}
 			}
-			res, err := kernel.Propose(fs, req, kernel.ProposeOptions{Now: r.opt.Now(), Frontmatter: mode})
+			res, err := kernel.Propose(ctx, fs, req, kernel.ProposeOptions{Now: r.opt.Now(), Frontmatter: mode})
 			lock.Release()
 			if err != nil {
 				return &ExitError{Code: 1, Err: err}

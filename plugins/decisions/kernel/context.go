@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strings"
@@ -216,7 +217,7 @@ var stateStopWords = map[string]bool{"the": true, "a": true, "an": true, "to": t
 
 // UpdateState is update_state: the delta becomes the current state and the
 // previous body moves to state_history.md. It returns the tool's text.
-func UpdateState(s Store, delta string, now time.Time) (string, error) {
+func UpdateState(ctx context.Context, s Store, delta string, now time.Time) (string, error) {
 	if e := lengthError("Delta", delta, MaxDeltaLength); e != nil {
 		return e.Reason, nil
 	}
@@ -234,7 +235,7 @@ func UpdateState(s Store, delta string, now time.Time) (string, error) {
 			return "State updated.", nil
 		}
 		legacy = true
-		if err := s.WriteFile(StateCurrentFile, old); err != nil {
+		if err := s.WriteFile(ctx, StateCurrentFile, old); err != nil {
 			return "", err
 		}
 		cur = old
@@ -245,7 +246,7 @@ func UpdateState(s Store, delta string, now time.Time) (string, error) {
 	}
 	stamp := now.UTC().Format(stateTimeLayout)
 	next := fmt.Sprintf("%s\n\n%s\n\n%s%s*\n", stateHeader, delta, lastUpdatedPfx, stamp)
-	if err := s.WriteFile(StateCurrentFile, next); err != nil {
+	if err := s.WriteFile(ctx, StateCurrentFile, next); err != nil {
 		return "", err
 	}
 	if body := stripStateFrame(cur); body != "" {
@@ -253,7 +254,7 @@ func UpdateState(s Store, delta string, now time.Time) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if err := s.WriteFile(StateHistoryFile, hist+fmt.Sprintf("## %s\n\n%s\n\n---\n", stamp, body)); err != nil {
+		if err := s.WriteFile(ctx, StateHistoryFile, hist+fmt.Sprintf("## %s\n\n%s\n\n---\n", stamp, body)); err != nil {
 			return "", err
 		}
 	}
@@ -305,16 +306,16 @@ const (
 
 // FlagQuestion appends a question to open-questions.md and returns the
 // tool's text. A question already answered by a decision gets a hint.
-func FlagQuestion(s Store, question, context string) (string, error) {
+func FlagQuestion(ctx context.Context, s Store, question, qctx string) (string, error) {
 	if e := lengthError("Question", question, MaxQuestionLength); e != nil {
 		return e.Reason, nil
 	}
-	if context != "" {
-		if e := lengthError("Context", context, MaxContextLength); e != nil {
+	if qctx != "" {
+		if e := lengthError("Context", qctx, MaxContextLength); e != nil {
 			return e.Reason, nil
 		}
 	}
-	for _, field := range []struct{ name, v string }{{"question", question}, {"context", context}} {
+	for _, field := range []struct{ name, v string }{{"question", question}, {"context", qctx}} {
 		if msg := EnvelopeFragment(field.name, field.v); msg != "" {
 			return msg, nil
 		}
@@ -339,11 +340,11 @@ func FlagQuestion(s Store, question, context string) (string, error) {
 	}
 	q := ParseQuestions(text)
 	entry := fmt.Sprintf("- [Q%d] %s", q.NextQNumber(), question)
-	if context != "" {
-		entry += " (context: " + context + ")"
+	if qctx != "" {
+		entry += " (context: " + qctx + ")"
 	}
 	q.Add(entry)
-	if err := s.WriteFile(OpenQuestionsFile, q.Format()); err != nil {
+	if err := s.WriteFile(ctx, OpenQuestionsFile, q.Format()); err != nil {
 		return "", err
 	}
 	if hint != "" {
@@ -354,7 +355,7 @@ func FlagQuestion(s Store, question, context string) (string, error) {
 
 // ResolveQuestions stamps targets as resolved by a decision id (the
 // resolve action of flag_question).
-func ResolveQuestions(s Store, resolvedBy string, targets []string, now time.Time) (string, error) {
+func ResolveQuestions(ctx context.Context, s Store, resolvedBy string, targets []string, now time.Time) (string, error) {
 	num, ok := decision.NumberOf(resolvedBy)
 	if !ok {
 		return fmt.Sprintf("resolved_by %s does not name a decision.", pytext.Repr(resolvedBy)), nil
@@ -378,7 +379,7 @@ func ResolveQuestions(s Store, resolvedBy string, targets []string, now time.Tim
 		return strings.Replace(msg, "resolves_questions", "targets", 1), nil
 	}
 	if _, changed := q.Resolve(targets, num, today(now)); changed {
-		if err := s.WriteFile(OpenQuestionsFile, q.Format()); err != nil {
+		if err := s.WriteFile(ctx, OpenQuestionsFile, q.Format()); err != nil {
 			return "", err
 		}
 	}

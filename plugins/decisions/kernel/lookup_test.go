@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -90,11 +91,11 @@ func TestLookups(t *testing.T) {
 func TestStateAndQuestions(t *testing.T) {
 	now := time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)
 	s := NewMemStore()
-	if got, _ := UpdateState(s, "anything", now); got != "State updated." || len(s.Files) != 0 {
+	if got, _ := UpdateState(context.Background(), s, "anything", now); got != "State updated." || len(s.Files) != 0 {
 		t.Fatalf("update without a state file = %q, files %v", got, s.Files)
 	}
 	s.Files[StateCurrentFile] = "# Current State\n\n- Deploy billing service to staging cluster\n"
-	got, err := UpdateState(s, "billing service staging cluster is live", now)
+	got, err := UpdateState(context.Background(), s, "billing service staging cluster is live", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,22 +108,22 @@ func TestStateAndQuestions(t *testing.T) {
 	if s.Files[StateHistoryFile] != "## 2026-04-16T10:22Z\n\n- Deploy billing service to staging cluster\n\n---\n" {
 		t.Errorf("state_history = %q", s.Files[StateHistoryFile])
 	}
-	if got, _ := UpdateState(s, strings.Repeat("x", 5001), now); got != "Delta exceeds maximum length of 5000 characters (got 5001)." {
+	if got, _ := UpdateState(context.Background(), s, strings.Repeat("x", 5001), now); got != "Delta exceeds maximum length of 5000 characters (got 5001)." {
 		t.Errorf("long delta = %q", got)
 	}
 
 	s.Files[OpenQuestionsFile] = "# Open Questions\n\n- [Q1] First?\n"
-	if got, err := FlagQuestion(s, "Second?", "why"); err != nil || got != "Question flagged." {
+	if got, err := FlagQuestion(context.Background(), s, "Second?", "why"); err != nil || got != "Question flagged." {
 		t.Fatalf("flag = %q, %v", got, err)
 	}
 	if want := "# Open Questions\n\n- [Q2] Second? (context: why)\n- [Q1] First?\n"; s.Files[OpenQuestionsFile] != want {
 		t.Errorf("questions = %q, want %q", s.Files[OpenQuestionsFile], want)
 	}
-	if got, _ := FlagQuestion(s, "x</parameter>", ""); !strings.Contains(got, "envelope fragment '</parameter>'") {
+	if got, _ := FlagQuestion(context.Background(), s, "x</parameter>", ""); !strings.Contains(got, "envelope fragment '</parameter>'") {
 		t.Errorf("envelope check = %q", got)
 	}
 	s.Files[DecisionsDir+"/004-x.md"] = "irrelevant"
-	if got, _ := ResolveQuestions(s, "D4", []string{"Q1"}, now); got != "Question(s) resolved." {
+	if got, _ := ResolveQuestions(context.Background(), s, "D4", []string{"Q1"}, now); got != "Question(s) resolved." {
 		t.Errorf("resolve = %q", got)
 	}
 	if !strings.Contains(s.Files[OpenQuestionsFile], "- [Resolved by D4 on 2026-04-16] [Q1] First?") {

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -163,7 +164,7 @@ func rejectedResult(tier int, op, assessment string) *ProposeResult {
 // BM25 screen (tier 2) and the write. A returned error is a failure the
 // reference lets escape as an exception (an invalid enum value, a
 // reasonless alternative); everything else is a result.
-func Propose(s Store, req ProposeRequest, opt ProposeOptions) (*ProposeResult, error) {
+func Propose(ctx context.Context, s Store, req ProposeRequest, opt ProposeOptions) (*ProposeResult, error) {
 	op := req.Operation
 	if op == "" {
 		op = OpAdd
@@ -210,7 +211,7 @@ func Propose(s Store, req ProposeRequest, opt ProposeOptions) (*ProposeResult, e
 	if err != nil {
 		return nil, err
 	}
-	w := writer{s: s, opt: opt}
+	w := writer{ctx: ctx, s: s, opt: opt}
 	res, err := w.commit(req, op)
 	if err != nil {
 		return nil, err
@@ -295,6 +296,7 @@ func loadHashes(s Store) (*pyjson.Object, error) {
 }
 
 type writer struct {
+	ctx     context.Context
 	s       Store
 	opt     ProposeOptions
 	touched []string
@@ -345,7 +347,7 @@ func (w *writer) resolveQuestions(ids []string, num int) ([]string, error) {
 	q := ParseQuestions(text)
 	resolved, changed := q.Resolve(ids, num, today(w.opt.Now))
 	if changed {
-		if err := w.s.WriteFile(OpenQuestionsFile, q.Format()); err != nil {
+		if err := w.s.WriteFile(w.ctx, OpenQuestionsFile, q.Format()); err != nil {
 			return nil, err
 		}
 	}
@@ -502,7 +504,7 @@ func (w *writer) writeNew(req ProposeRequest) (string, int, error) {
 	if err := decision.Validate(d); err != nil {
 		return "", 0, fmt.Errorf("1 validation error for Decision: %w", err)
 	}
-	if err := w.s.WriteFile(DecisionsDir+"/"+id+".md", decision.Format(d, w.opt.Frontmatter)); err != nil {
+	if err := w.s.WriteFile(w.ctx, DecisionsDir+"/"+id+".md", decision.Format(d, w.opt.Frontmatter)); err != nil {
 		return "", 0, err
 	}
 	w.touched = append(w.touched, id)
@@ -511,7 +513,7 @@ func (w *writer) writeNew(req ProposeRequest) (string, int, error) {
 		return "", 0, err
 	}
 	index.Set(ContentHash(req.Title, req.Rationale), pyjson.NewObject().Set("decision_id", id).Set("timestamp", IsoTimestamp(w.opt.Now)))
-	if err := w.s.WriteFile(HashesFile, pyjson.File(index)); err != nil {
+	if err := w.s.WriteFile(w.ctx, HashesFile, pyjson.File(index)); err != nil {
 		return "", 0, err
 	}
 	return id, num, nil
@@ -530,7 +532,7 @@ func (w *writer) readDecision(stem string) (*decision.Decision, bool, error) {
 }
 
 func (w *writer) rewrite(stem string, d *decision.Decision) error {
-	return w.s.WriteFile(DecisionsDir+"/"+stem+".md", decision.Format(d, w.opt.Frontmatter))
+	return w.s.WriteFile(w.ctx, DecisionsDir+"/"+stem+".md", decision.Format(d, w.opt.Frontmatter))
 }
 
 func (w *writer) supersede(req ProposeRequest) (*ProposeResult, error) {

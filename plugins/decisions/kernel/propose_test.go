@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestProposeGolden(t *testing.T) {
 				for p, text := range s.Files {
 					before[p] = text
 				}
-				res, err := Propose(s, requestOf(tc.Kwargs), ProposeOptions{Now: now, Frontmatter: mode})
+				res, err := Propose(context.Background(), s, requestOf(tc.Kwargs), ProposeOptions{Now: now, Frontmatter: mode})
 				if tc.Expected.Raises != nil {
 					if err == nil || !strings.Contains(err.Error(), tc.Expected.Raises.Message) {
 						t.Fatalf("error = %v, want one containing %q", err, tc.Expected.Raises.Message)
@@ -172,7 +173,7 @@ func TestProposeHalfStates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := memStoreOf(f.Meta.BaseStore.Decisions)
-			res, err := Propose(s, ProposeRequest{Title: "Valkey everywhere", Rationale: "Valkey replaces every Redis instance we run.",
+			res, err := Propose(context.Background(), s, ProposeRequest{Title: "Valkey everywhere", Rationale: "Valkey replaces every Redis instance we run.",
 				Operation: OpSupersede, AffectedDecisionID: tc.affected, Confidence: &medium}, ProposeOptions{Now: now})
 			if err != nil {
 				t.Fatal(err)
@@ -184,12 +185,12 @@ func TestProposeHalfStates(t *testing.T) {
 		})
 	}
 	s := memStoreOf(f.Meta.BaseStore.Decisions)
-	res, err := Propose(s, ProposeRequest{Title: "", Rationale: "An update for a decision that is not there.", Operation: OpUpdate, AffectedDecisionID: "decision-404"}, ProposeOptions{Now: now})
+	res, err := Propose(context.Background(), s, ProposeRequest{Title: "", Rationale: "An update for a decision that is not there.", Operation: OpUpdate, AffectedDecisionID: "decision-404"}, ProposeOptions{Now: now})
 	if err != nil || res.Error == nil || res.Error.Reason != "update target 'decision-404' not found in store." {
 		t.Errorf("update of a missing target = %+v, %v", res, err)
 	}
 	none := "  "
-	res, err = Propose(s, ProposeRequest{Title: "Reasonless", Rationale: "A rejected alternative without any reason.", Confidence: &medium,
+	res, err = Propose(context.Background(), s, ProposeRequest{Title: "Reasonless", Rationale: "A rejected alternative without any reason.", Confidence: &medium,
 		DecisionType: &none, Rejected: []any{"Just a name"}}, ProposeOptions{Now: now})
 	if err == nil || !strings.Contains(err.Error(), "without reasons") {
 		t.Errorf("reasonless rejection = %+v, %v", res, err)
@@ -206,7 +207,7 @@ func TestProposeWithADeepHashIndex(t *testing.T) {
 	s := memStoreOf(f.Meta.BaseStore.Decisions)
 	s.Files[HashesFile] = `{"a":` + strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) + `}`
 	medium := "medium"
-	res, err := Propose(s, ProposeRequest{Title: "Keep state files as JSON", Rationale: "JSON is what the schemas describe and every harness reads.",
+	res, err := Propose(context.Background(), s, ProposeRequest{Title: "Keep state files as JSON", Rationale: "JSON is what the schemas describe and every harness reads.",
 		Confidence: &medium}, ProposeOptions{Now: time.Date(2026, 4, 16, 10, 22, 3, 0, time.UTC)})
 	if err != nil || res.Status != "confirmed" {
 		t.Fatalf("propose = %+v, %v", res, err)

@@ -5,6 +5,7 @@
 package kernel
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -45,8 +46,9 @@ const (
 type Store interface {
 	// ReadFile returns a file's text; ok is false when it does not exist.
 	ReadFile(path string) (text string, ok bool, err error)
-	// WriteFile replaces a file, creating parent directories.
-	WriteFile(path, text string) error
+	// WriteFile replaces a file, creating parent directories; its lock is
+	// waited for no longer than ctx allows.
+	WriteFile(ctx context.Context, path, text string) error
 	// ListDecisions returns the stems of decisions/*.md in code-point order.
 	ListDecisions() ([]string, error)
 }
@@ -336,7 +338,7 @@ func (m *MemStore) ReadFile(path string) (string, bool, error) {
 }
 
 // WriteFile implements Store.
-func (m *MemStore) WriteFile(path, text string) error {
+func (m *MemStore) WriteFile(_ context.Context, path, text string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.Files[path] = text

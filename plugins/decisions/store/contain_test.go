@@ -46,7 +46,7 @@ func TestSymlinkedFolderRefusesWrites(t *testing.T) {
 			defer fs.Close()
 			var werr error
 			if sub == kernel.DecisionsDir {
-				werr = fs.WriteFile("decisions/002-b.md", decisionDoc(2, "Escape"))
+				werr = fs.WriteFile(context.Background(), "decisions/002-b.md", decisionDoc(2, "Escape"))
 				if _, lerr := fs.DecisionWriteLock(context.Background()); lerr == nil {
 					t.Error("decisions/.lock was taken through the symlink")
 				}

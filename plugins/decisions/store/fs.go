@@ -103,8 +103,8 @@ func isDirErr(err error) bool {
 
 // WriteFile implements kernel.Store: an atomic replace beneath the store
 // root under the reference-compatible lock on "<file>.lock".
-func (f *FS) WriteFile(rel, text string) error {
-	lock, err := f.lock(context.Background(), rel+".lock")
+func (f *FS) WriteFile(ctx context.Context, rel, text string) error {
+	lock, err := f.lock(ctx, rel+".lock")
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func TestSnapshotsGolden(t *testing.T) {
 				}
 				snap := pyjson.NewObject().Set("schema_version", 1).Set("version", s.Version).Set("timestamp", s.Timestamp).
 					Set("trigger", "").Set("trigger_detail", "").Set("token_count", 0).Set("files", files)
-				if err := fs.WriteFile(fmt.Sprintf("snapshots/v%03d.json", s.Version), pyjson.File(snap)); err != nil {
+				if err := fs.WriteFile(context.Background(), fmt.Sprintf("snapshots/v%03d.json", s.Version), pyjson.File(snap)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -204,7 +204,7 @@ func TestFSStoreAndCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"../x.md", "/etc/passwd", "a/../../x"} {
-		if err := fs.WriteFile(bad, "x"); !errors.Is(err, ErrOutsideStore) {
+		if err := fs.WriteFile(context.Background(), bad, "x"); !errors.Is(err, ErrOutsideStore) {
 			t.Errorf("WriteFile(%q) = %v, want ErrOutsideStore", bad, err)
 		}
 		if _, ok, _ := fs.ReadFile(bad); ok {
@@ -220,7 +220,7 @@ func TestFSStoreAndCache(t *testing.T) {
 	doc := func(n int, title string) string {
 		return fmt.Sprintf("---\ndate: 2026-04-16\nconfidence: high\n---\n\n# %03d \u2014 %s\n\n## Decision\n\nRationale text for %s.\n", n, title, title)
 	}
-	if err := fs.WriteFile("decisions/002-b.md", doc(2, "Use Redis")); err != nil {
+	if err := fs.WriteFile(context.Background(), "decisions/002-b.md", doc(2, "Use Redis")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "decisions", "002-b.md.lock")); err != nil {
@@ -242,7 +242,7 @@ func TestFSStoreAndCache(t *testing.T) {
 	if c3 == c1 || c3.Entries[0].D.Title != "Use Valkey" {
 		t.Errorf("cache not rebuilt after an edit: %+v", c3.Entries[0].D.Title)
 	}
-	fs.WriteFile("decisions/001-a.md", doc(1, "First"))
+	fs.WriteFile(context.Background(), "decisions/001-a.md", doc(1, "First"))
 	stems, _ := fs.ListDecisions()
 	if !reflect.DeepEqual(stems, []string{"001-a", "002-b"}) {
 		t.Errorf("stems = %v", stems)

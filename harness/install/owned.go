@@ -1,4 +1,4 @@
-package claude
+package install
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,30 +50,31 @@ func validateRecord(name string, data []byte) error {
 	return nil
 }
 
-// OwnedFile is a whole file nexus writes into Claude Code's folder (an
-// agent or a skill); Path is slash-separated and relative to that folder.
+// OwnedFile is a whole file nexus derives and writes into a host's folder
+// (an agent, a skill, a package's own files); Path is slash-separated and
+// relative to that folder.
 type OwnedFile struct {
 	Path    string
 	Content []byte
 }
 
-// RecordName is the file, in the Claude Code folder, where install records
+// RecordName is the file, in the host's folder, where install records
 // every whole file it wrote (path and content hash): uninstall removes
 // exactly those, and a file whose content no longer has the recorded hash
 // was edited by someone else and is never replaced without --force.
 const RecordName = "nexus-install.json"
 
-// maxRecord bounds the record file nexus reads back; maxOwnedFile an
+// MaxRecord bounds the record file nexus reads back; MaxOwnedFile an
 // agent or skill file nexus compares with what it renders (the largest
 // nexus-core 0.10 renders is under 20 KiB).
 const (
-	maxRecord    = 1 << 20
-	maxOwnedFile = 1 << 20
+	MaxRecord    = 1 << 20
+	MaxOwnedFile = 1 << 20
 )
 
-// ownedNames are the names beneath the anchor syncOwned may write or
+// OwnedNames are the names beneath the anchor Owned.Sync may write or
 // remove: the record and the derived files.
-func ownedNames(prefix string, files []OwnedFile) []string {
+func OwnedNames(prefix string, files []OwnedFile) []string {
 	names := []string{path.Join(prefix, RecordName)}
 	for _, f := range files {
 		names = append(names, path.Join(prefix, f.Path))
@@ -100,10 +102,18 @@ func hashOf(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// validOwnedPath accepts agents/<name>.md and skills/<name>/SKILL.md style
-// relative paths (and a plugin's .claude-plugin/ and .mcp.json):
-// slash-separated, clean, no "..", no other hidden components.
-func validOwnedPath(p string) bool {
+// Owned is how a host keeps the whole files it derives in a folder, with
+// their record (RecordName): which hidden names its paths may hold.
+type Owned struct {
+	// Hidden are the hidden names a derived path may contain (a package's
+	// own hidden folder); any other component starting with "." is refused.
+	Hidden []string
+}
+
+// validPath accepts agents/<name>.md and skills/<name>/SKILL.md style
+// relative paths (and the hidden names the host allows): slash-separated,
+// clean, no "..", no other hidden components.
+func (o Owned) validPath(p string) bool {
 	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.Contains(p, "\\") {
 		return false
 	}
@@ -111,30 +121,30 @@ func validOwnedPath(p string) bool {
 		if part == "" || part == "." || part == ".." {
 			return false
 		}
-		// Hidden names only where a plugin package needs them.
-		if strings.HasPrefix(part, ".") && part != ".claude-plugin" && part != ".mcp.json" {
+		// Hidden names only where the host needs them.
+		if strings.HasPrefix(part, ".") && !slices.Contains(o.Hidden, part) {
 			return false
 		}
 	}
 	return true
 }
 
-// ReadRecord reads the record in a Claude Code folder (nil, nil when there
-// is none). An unreadable record is an error naming the file.
-func ReadRecord(dir string) (*Record, error) {
+// ReadRecord reads the record in a host's folder (nil, nil when there is
+// none). An unreadable record is an error naming the file.
+func (o Owned) ReadRecord(dir string) (*Record, error) {
 	name := filepath.Join(dir, RecordName)
-	b, err := safefile.Read(dir, RecordName, maxRecord)
+	b, err := safefile.Read(dir, RecordName, MaxRecord)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return parseRecord(name, b)
+	return o.parseRecord(name, b)
 }
 
 // parseRecord validates and decodes a record read from the file name.
-func parseRecord(name string, data []byte) (*Record, error) {
+func (o Owned) parseRecord(name string, data []byte) (*Record, error) {
 	if err := validateRecord(name, data); err != nil {
 		return nil, fmt.Errorf("%v; move it aside and install again", err)
 	}
@@ -145,7 +155,7 @@ func parseRecord(name string, data []byte) (*Record, error) {
 		return nil, fmt.Errorf("%s is not a valid nexus install record (%v); move it aside and install again", name, err)
 	}
 	for _, e := range r.Files {
-		if !validOwnedPath(e.Path) || len(e.SHA256) != 64 {
+		if !o.validPath(e.Path) || len(e.SHA256) != 64 {
 			return nil, fmt.Errorf("%s lists %q with hash %q, which nexus never writes; move the record aside and install again", name, e.Path, e.SHA256)
 		}
 	}
@@ -170,10 +180,10 @@ const (
 	OwnedForeign  = "foreign"
 )
 
-// CheckOwned compares the rendered files with a Claude Code folder,
-// without changing anything (nexus doctor).
-func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
-	rec, err := ReadRecord(dir)
+// Check compares the rendered files with a host's folder, without
+// changing anything (nexus doctor).
+func (o Owned) Check(dir string, files []OwnedFile) ([]OwnedStatus, error) {
+	rec, err := o.ReadRecord(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +195,7 @@ func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
 	}
 	var out []OwnedStatus
 	for _, f := range files {
-		cur, err := safefile.Read(dir, f.Path, maxOwnedFile)
+		cur, err := safefile.Read(dir, f.Path, MaxOwnedFile)
 		st := OwnedStatus{Path: f.Path}
 		h0, ours := recorded[f.Path]
 		switch {
@@ -207,31 +217,32 @@ func CheckOwned(dir string, files []OwnedFile) ([]OwnedStatus, error) {
 	return out, nil
 }
 
-// syncOwned writes (install) or removes (uninstall) the owned files of a
-// Claude Code folder, prefix beneath the anchor a ("" for a plugin
-// folder), and keeps its record. It returns one FileChange per file it
-// creates, updates, removes or leaves alone for a reason, and one for the
-// record itself. Every read, write, backup and removal goes beneath the
-// anchor (see beneath.go).
-func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, install bool) ([]FileChange, error) {
-	dir := a.full(prefix)
+// Sync writes (install) or removes (uninstall) the owned files of a host's
+// folder, prefix beneath the anchor a ("" for a package folder), and keeps
+// its record. It returns one Change per file it creates, updates, removes
+// or leaves alone for a reason, and one for the record itself. Every read,
+// write, backup and removal goes beneath the anchor (see anchor.go). Only
+// files acts on them: the record says which of them nexus wrote, never
+// which files to touch.
+func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, install bool) ([]Change, error) {
+	dir := a.Full(prefix)
 	for _, f := range files {
-		if !validOwnedPath(f.Path) || f.Path == RecordName {
+		if !ow.validPath(f.Path) || f.Path == RecordName {
 			return nil, fmt.Errorf("refusing to write %q: not a plain relative path inside %s", f.Path, dir)
 		}
 	}
 	at := func(p string) string { return path.Join(prefix, p) }
 	recName := at(RecordName)
-	for _, n := range ownedNames(prefix, files) {
-		if err := a.checkPlain(n); err != nil {
+	for _, n := range OwnedNames(prefix, files) {
+		if err := a.CheckPlain(n); err != nil {
 			return nil, err
 		}
 	}
 	var rec *Record
-	if b, exists, err := a.read(recName, maxRecord); err != nil {
+	if b, exists, err := a.Read(recName, MaxRecord); err != nil {
 		return nil, err
 	} else if exists {
-		if rec, err = parseRecord(a.full(recName), b); err != nil {
+		if rec, err = ow.parseRecord(a.Full(recName), b); err != nil {
 			return nil, err
 		}
 	}
@@ -244,34 +255,34 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 			recorded[e.Path] = e.SHA256
 		}
 	}
-	read := func(p string) ([]byte, bool, error) { return a.read(at(p), maxOwnedFile) }
+	read := func(p string) ([]byte, bool, error) { return a.Read(at(p), MaxOwnedFile) }
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
-	var changes []FileChange
+	var changes []Change
 	next := map[string]string{}
 	unchanged := 0
 	backup := func(p string, cur []byte) (string, error) {
 		b := backupName(a, at(p), now())
 		if o.DryRun {
-			return a.full(b), nil
+			return a.Full(b), nil
 		}
-		return a.full(b), a.write(b, cur, 0o644)
+		return a.Full(b), a.Write(b, cur, 0o644)
 	}
 	write := func(p string, data []byte) error {
 		if o.DryRun {
 			return nil
 		}
-		return a.write(at(p), data, 0o644)
+		return a.Write(at(p), data, 0o644)
 	}
 	remove := func(p string) error {
 		if o.DryRun {
 			return nil
 		}
 		// Folders left empty (a skill's own folder, agents/, hooks/) go
-		// too, up to the Claude Code folder.
-		return a.remove(at(p), prefix)
+		// too, up to the host's folder.
+		return a.Remove(at(p), prefix)
 	}
 	// The record is the folder's content, and a cloned repository can ship
 	// it: it says which of the derived files nexus wrote, never which
@@ -288,7 +299,7 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 	}
 	sort.Strings(ignored)
 	for _, f := range files {
-		full := a.full(at(f.Path))
+		full := a.Full(at(f.Path))
 		h0, ours := recorded[f.Path]
 		if !install && !ours {
 			continue // not nexus's to remove: not even read
@@ -301,7 +312,7 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 			switch {
 			case !exists:
 			case hashOf(cur) == h0 || o.Force:
-				ch := FileChange{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
+				ch := Change{Path: full, Changed: true, Removed: true, Diff: fmt.Sprintf("--- %s (removed, %d lines)\n", full, bytes.Count(cur, []byte("\n")))}
 				if hashOf(cur) != h0 {
 					b, err := backup(f.Path, cur)
 					if err != nil {
@@ -315,7 +326,7 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 				}
 				changes = append(changes, ch)
 			default:
-				changes = append(changes, FileChange{Path: full, Notes: []string{"left in place: it was edited after nexus wrote it, so it is now yours (run with --force to remove it)"}})
+				changes = append(changes, Change{Path: full, Notes: []string{"left in place: it was edited after nexus wrote it, so it is now yours (run with --force to remove it)"}})
 			}
 			continue
 		}
@@ -324,13 +335,13 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 			if err := write(f.Path, f.Content); err != nil {
 				return changes, err
 			}
-			changes = append(changes, FileChange{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
+			changes = append(changes, Change{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
 			next[f.Path] = hashOf(f.Content)
 		case bytes.Equal(cur, f.Content):
 			unchanged++
 			next[f.Path] = hashOf(f.Content)
 		case (ours && hashOf(cur) == h0) || o.Force:
-			ch := FileChange{Path: full, Changed: true, Diff: unifiedDiff(full+" (before)", full+" (after)", cur, f.Content)}
+			ch := Change{Path: full, Changed: true, Diff: UnifiedDiff(full+" (before)", full+" (after)", cur, f.Content)}
 			if !(ours && hashOf(cur) == h0) {
 				b, err := backup(f.Path, cur)
 				if err != nil {
@@ -345,19 +356,19 @@ func syncOwned(a *anchor, prefix string, files []OwnedFile, o InstallOptions, in
 			changes = append(changes, ch)
 			next[f.Path] = hashOf(f.Content)
 		default:
-			changes = append(changes, FileChange{Path: full, Notes: []string{"left alone: " + whyNotOurs(ours) + "; run with --force to replace it (the current content is kept as a backup)"}})
+			changes = append(changes, Change{Path: full, Notes: []string{"left alone: " + whyNotOurs(ours) + "; run with --force to replace it (the current content is kept as a backup)"}})
 			if ours {
 				next[f.Path] = h0 // still nexus's to remove once it matches again
 			}
 		}
 	}
 	for _, p := range ignored {
-		changes = append(changes, FileChange{Path: a.full(at(p)), Notes: []string{
+		changes = append(changes, Change{Path: a.Full(at(p)), Notes: []string{
 			RecordName + " lists it, but it is not one of the agent and skill files nexus renders from the distribution in use, so nexus left it alone and dropped it from the record (remove it yourself if it is an old nexus file)"}})
 	}
 	// The record itself.
-	recPath := a.full(recName)
-	recCh := FileChange{Path: recPath}
+	recPath := a.Full(recName)
+	recCh := Change{Path: recPath}
 	if unchanged > 0 {
 		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d agent and skill file(s) nexus wrote here are up to date", unchanged))
 	}

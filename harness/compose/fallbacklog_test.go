@@ -1,4 +1,4 @@
-package harness
+package compose
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 func TestLogWithoutEngine(t *testing.T) {
 	tests := []struct {
 		name    string
-		yaml    string // the user's configuration; "-" = none loaded (nil)
+		yaml    string // the user's configuration; "-" = one that does not load
 		mkdirs  []string
 		wantLog string // relative to the project; "" = nothing written
 	}{
@@ -29,19 +29,13 @@ func TestLogWithoutEngine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			proj := t.TempDir()
-			var cfg *config.Config
-			if tt.yaml != "-" {
-				cfg = loadConfig(t, proj, tt.yaml)
-				if err := os.Remove(filepath.Join(proj, ".nexus")); err != nil { // loadConfig made it
-					t.Fatal(err)
-				}
-			}
+			r := rootWith(t, proj, tt.yaml)
 			for _, d := range tt.mkdirs {
 				if err := os.MkdirAll(filepath.Join(proj, d), 0o755); err != nil {
 					t.Fatal(err)
 				}
 			}
-			LogWithoutEngine(context.Background(), cfg, proj, "PreToolUse", "a1", "the distribution is gone")
+			r.LogWithoutEngine(context.Background(), "PreToolUse", "a1", "the distribution is gone")
 			var logs []string
 			_ = filepath.WalkDir(proj, func(p string, d os.DirEntry, err error) error {
 				if err == nil && d.Name() == "nexus.log" {
@@ -84,13 +78,23 @@ func TestGatePolicy(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("NEXUS_GATE_POLICY", tt.env)
-			var cfg *config.Config
-			if tt.yaml != "-" {
-				cfg = loadConfig(t, t.TempDir(), tt.yaml)
-			}
-			if got := GatePolicy(cfg); got != tt.want {
+			if got := rootWith(t, t.TempDir(), tt.yaml).GatePolicy(); got != tt.want {
 				t.Errorf("GatePolicy = %q, want %q", got, tt.want)
 			}
 		})
 	}
+}
+
+// rootWith is a Root of the project whose user file holds yaml ("-": a
+// user file that does not load), without the environment's variables.
+func rootWith(t *testing.T, proj, yaml string) *Root {
+	t.Helper()
+	user := filepath.Join(t.TempDir(), "user.yaml")
+	if yaml == "-" {
+		yaml = "colour: red\n"
+	}
+	if err := os.WriteFile(user, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{Project: proj, Config: config.Options{UserFile: user, IgnoreEnv: true}})
 }

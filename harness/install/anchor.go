@@ -1,4 +1,4 @@
-package claude
+package install
 
 import (
 	"errors"
@@ -14,31 +14,33 @@ import (
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
-// Every file install and uninstall read, write or remove is opened beneath
-// one folder, the anchor, with os.Root (the store's mechanism: see
-// internal/state/confine.go): the project for the project scope, the home
-// folder for the user scope, the package folder for --plugin. A cloned
-// repository that ships .claude, .claude/agents, .claude/skills or .mcp.json
-// as a symlink leading out of the project therefore cannot send a write, a
-// backup or a removal anywhere else: the operation is refused, naming the
-// symlink. Writes are atomic (temporary file, fsync, rename) through
-// atomicfile.WriteFileIn.
+// Every file an install or uninstall reads, writes or removes is opened
+// beneath one folder, the anchor, with os.Root (the store's mechanism: see
+// internal/state/confine.go): the project for a project install, the home
+// folder (or the filesystem root, for a user's own files kept elsewhere)
+// for a user install, the package folder for a package. A cloned
+// repository that ships a host's folder or file as a symlink leading out of
+// the project therefore cannot send a write, a backup or a removal
+// anywhere else: the operation is refused, naming the symlink. Writes are
+// atomic (temporary file, fsync, rename) through atomicfile.WriteFileIn.
 
 // escapeHint ends the refusal message.
-const escapeHint = "Replace the symlink with a real folder or file (Claude Code's settings, agents and skills must live inside the folder nexus installs into)"
+const escapeHint = "Replace the symlink with a real folder or file (the host's settings, agents and skills must live inside the folder nexus installs into)"
 
-// anchor is the folder an install stays beneath.
-type anchor struct {
+// Anchor is the folder an install stays beneath.
+type Anchor struct {
 	dir  string   // absolute
 	root *os.Root // nil only on a dry run into a folder that does not exist
-	// plainFrom is the name beneath which no folder or file nexus acts on
-	// may be a symlink ("" = everything beneath dir); see checkPlain.
-	plainFrom string
+	// PlainFrom is the name beneath which no folder or file nexus acts on
+	// may be a symlink ("" = everything beneath the anchor); see
+	// CheckPlain. A user's own files outside it (a host's settings kept in
+	// a dotfiles folder) may be reached through symlinks.
+	PlainFrom string
 }
 
-// openAnchor opens dir; create makes it first when missing (a plugin
+// OpenAnchor opens dir; create makes it first when missing (a package
 // folder the user named), otherwise a missing dir reads as empty.
-func openAnchor(dir string, create bool) (*anchor, error) {
+func OpenAnchor(dir string, create bool) (*Anchor, error) {
 	if create {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", dir, err)
@@ -46,28 +48,32 @@ func openAnchor(dir string, create bool) (*anchor, error) {
 	}
 	r, err := os.OpenRoot(dir)
 	if errors.Is(err, fs.ErrNotExist) && !create {
-		return &anchor{dir: dir}, nil
+		return &Anchor{dir: dir}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	return &anchor{dir: dir, root: r}, nil
+	return &Anchor{dir: dir, root: r}, nil
 }
 
-func (a *anchor) Close() {
+// Close releases the anchor.
+func (a *Anchor) Close() {
 	if a.root != nil {
 		a.root.Close()
 	}
 }
 
-// full is the absolute path of a name beneath the anchor (for messages and
+// Dir is the anchor's folder.
+func (a *Anchor) Dir() string { return a.dir }
+
+// Full is the absolute path of a name beneath the anchor (for messages and
 // reports).
-func (a *anchor) full(name string) string {
+func (a *Anchor) Full(name string) string {
 	return filepath.Join(a.dir, filepath.FromSlash(name))
 }
 
-// nameOf turns an absolute path inside the anchor into a name beneath it.
-func (a *anchor) nameOf(p string) (string, error) {
+// NameOf turns an absolute path inside the anchor into a name beneath it.
+func (a *Anchor) NameOf(p string) (string, error) {
 	r, err := filepath.Rel(a.dir, p)
 	if err != nil || !filepath.IsLocal(r) {
 		return "", fmt.Errorf("%s is not inside %s", p, a.dir)
@@ -76,8 +82,8 @@ func (a *anchor) nameOf(p string) (string, error) {
 }
 
 // explain names the symlink when os.Root refused to leave the anchor.
-func (a *anchor) explain(name string, err error) error {
-	err = state.Explain(a.dir, a.full(name), err)
+func (a *Anchor) explain(name string, err error) error {
+	err = state.Explain(a.dir, a.Full(name), err)
 	var ee *state.EscapeError
 	if errors.As(err, &ee) {
 		ee.Hint = escapeHint
@@ -85,10 +91,10 @@ func (a *anchor) explain(name string, err error) error {
 	return err
 }
 
-// read returns name's content (exists false when it is missing), at most
+// Read returns name's content (exists false when it is missing), at most
 // limit bytes; a larger file, or one that is not a regular file (a FIFO, a
 // device), is an error naming it (see internal/safefile).
-func (a *anchor) read(name string, limit int64) ([]byte, bool, error) {
+func (a *Anchor) Read(name string, limit int64) ([]byte, bool, error) {
 	if a.root == nil {
 		return nil, false, nil
 	}
@@ -104,8 +110,8 @@ func (a *anchor) read(name string, limit int64) ([]byte, bool, error) {
 
 // SymlinkError refuses to act on a file through a symlink: install and
 // uninstall write and remove only plain files in plain folders, so a
-// repository's symlink (.claude/agents -> ../.git) can never turn one of
-// nexus's paths into another file.
+// repository's symlink (a host's agents folder -> ../.git) can never turn
+// one of nexus's paths into another file.
 type SymlinkError struct {
 	Path   string // the file nexus was about to write or remove
 	Link   string // the symlink on the way (Path itself, or a folder)
@@ -123,20 +129,20 @@ func (e *SymlinkError) Error() string {
 
 const symlinkHint = "Replace the symlink with a real folder or file (or remove it), then run the command again"
 
-// checkPlain refuses name when it, or a folder between a.plainFrom and
+// CheckPlain refuses name when it, or a folder between a.PlainFrom and
 // it, is a symlink. It only reads: it runs for every name an install or
 // uninstall will touch before anything is written or removed.
-func (a *anchor) checkPlain(name string) error {
+func (a *Anchor) CheckPlain(name string) error {
 	if a.root == nil {
 		return nil
 	}
 	rest := name
 	cur := ""
-	if a.plainFrom != "" {
-		if name != a.plainFrom && !strings.HasPrefix(name, a.plainFrom+"/") {
+	if a.PlainFrom != "" {
+		if name != a.PlainFrom && !strings.HasPrefix(name, a.PlainFrom+"/") {
 			return nil // the user's own file elsewhere (user scope)
 		}
-		cur, rest = a.plainFrom, strings.TrimPrefix(strings.TrimPrefix(name, a.plainFrom), "/")
+		cur, rest = a.PlainFrom, strings.TrimPrefix(strings.TrimPrefix(name, a.PlainFrom), "/")
 	}
 	for _, seg := range strings.Split(rest, "/") {
 		if seg == "" {
@@ -148,18 +154,18 @@ func (a *anchor) checkPlain(name string) error {
 			return nil
 		}
 		if err != nil {
-			return a.explain(name, fmt.Errorf("inspect %s: %w", a.full(cur), err))
+			return a.explain(name, fmt.Errorf("inspect %s: %w", a.Full(cur), err))
 		}
 		if st.Mode()&fs.ModeSymlink != 0 {
 			t, _ := a.root.Readlink(cur)
-			return &SymlinkError{Path: a.full(name), Link: a.full(cur), Target: t}
+			return &SymlinkError{Path: a.Full(name), Link: a.Full(cur), Target: t}
 		}
 	}
 	return nil
 }
 
-// perm is name's permission bits (def when it is missing).
-func (a *anchor) perm(name string, def os.FileMode) os.FileMode {
+// Perm is name's permission bits (def when it is missing).
+func (a *Anchor) Perm(name string, def os.FileMode) os.FileMode {
 	if a.root == nil {
 		return def
 	}
@@ -169,8 +175,8 @@ func (a *anchor) perm(name string, def os.FileMode) os.FileMode {
 	return def
 }
 
-// exists reports whether something (a symlink included) is at name.
-func (a *anchor) exists(name string) bool {
+// Exists reports whether something (a symlink included) is at name.
+func (a *Anchor) Exists(name string) bool {
 	if a.root == nil {
 		return false
 	}
@@ -178,17 +184,17 @@ func (a *anchor) exists(name string) bool {
 	return !errors.Is(err, fs.ErrNotExist)
 }
 
-// write replaces name atomically beneath the anchor.
-func (a *anchor) write(name string, data []byte, perm os.FileMode) error {
+// Write replaces name atomically beneath the anchor.
+func (a *Anchor) Write(name string, data []byte, perm os.FileMode) error {
 	if a.root == nil {
-		return fmt.Errorf("write %s: %s does not exist", a.full(name), a.dir)
+		return fmt.Errorf("write %s: %s does not exist", a.Full(name), a.dir)
 	}
 	return a.explain(name, atomicfile.WriteFileIn(a.root, name, data, perm))
 }
 
-// remove deletes name beneath the anchor (a missing file is fine), then
+// Remove deletes name beneath the anchor (a missing file is fine), then
 // the folders it leaves empty up to, not including, stop.
-func (a *anchor) remove(name, stop string) error {
+func (a *Anchor) Remove(name, stop string) error {
 	if a.root == nil {
 		return nil
 	}

@@ -1,21 +1,26 @@
-package doctor
+package claude
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness/host/claude"
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
 
@@ -37,10 +42,10 @@ type ClaudeInstall struct {
 
 // registeredCore is the --core the scope's commands were registered with
 // (any hook or the MCP server), else chosen.
-func registeredCore(r *claude.Registration, chosen string) string {
+func registeredCore(r *Registration, chosen string) string {
 	for _, cmds := range r.Hooks {
 		for _, c := range cmds {
-			if d := claude.RegisteredCoreDir(c); d != "" {
+			if d := RegisteredCoreDir(c); d != "" {
 				return d
 			}
 		}
@@ -57,24 +62,24 @@ func registeredCore(r *claude.Registration, chosen string) string {
 
 func (ClaudeInstall) Name() string { return "claude-install" }
 
-func (c ClaudeInstall) Run(context.Context) []Finding {
+func (c ClaudeInstall) Run(context.Context) []doctor.Finding {
 	if c.Executable == "" {
-		return []Finding{fault("cannot tell which executable this nexus is, so its registration cannot be compared", "run nexus by its full path")}
+		return []doctor.Finding{doctor.Fault("cannot tell which executable this nexus is, so its registration cannot be compared", "run nexus by its full path")}
 	}
-	var regs []*claude.Registration
-	var out []Finding
+	var regs []*Registration
+	var out []doctor.Finding
 	for _, o := range c.scopes() {
-		r, err := claude.Inspect(o)
+		r, err := Inspect(o)
 		if err != nil {
-			out = append(out, fault(err.Error(), "check the file's permissions"))
+			out = append(out, doctor.Fault(err.Error(), "check the file's permissions"))
 			continue
 		}
 		for _, u := range r.Unreadable {
-			out = append(out, fault(u+"; Claude Code cannot read it either", "fix the JSON by hand (nexus does not rewrite a file it cannot parse)"))
+			out = append(out, doctor.Fault(u+"; Claude Code cannot read it either", "fix the JSON by hand (nexus does not rewrite a file it cannot parse)"))
 		}
 		regs = append(regs, r)
 	}
-	var installed []*claude.Registration
+	var installed []*Registration
 	for _, r := range regs {
 		if r.Installed() {
 			installed = append(installed, r)
@@ -88,7 +93,7 @@ func (c ClaudeInstall) Run(context.Context) []Finding {
 		for _, r := range regs {
 			files = append(files, r.Settings, r.MCPFile)
 		}
-		return []Finding{warn("nexus is not registered with Claude Code (no nexus hooks or MCP server in "+strings.Join(files, ", ")+")",
+		return []doctor.Finding{doctor.Warn("nexus is not registered with Claude Code (no nexus hooks or MCP server in "+strings.Join(files, ", ")+")",
 			"run `nexus install claude` in the project (or `nexus install claude --scope user` for every project); the doctor does not choose a scope for you")}
 	}
 	withHooks := 0
@@ -99,41 +104,41 @@ func (c ClaudeInstall) Run(context.Context) []Finding {
 		out = append(out, c.scope(r)...)
 	}
 	if withHooks > 1 {
-		out = append(out, warn("nexus hooks are registered in both the project and the user scope: Claude Code runs both, so every event reaches nexus twice",
+		out = append(out, doctor.Warn("nexus hooks are registered in both the project and the user scope: Claude Code runs both, so every event reaches nexus twice",
 			"remove one: `nexus uninstall claude --scope user` (or --scope project)"))
 	}
-	if allOK(out) {
+	if doctor.AllOK(out) {
 		var where []string
 		for _, r := range installed {
 			where = append(where, fmt.Sprintf("%s scope (%s, %s)", r.Scope, r.Settings, r.MCPFile))
 		}
-		out = append([]Finding{ok("hooks for %d events and the MCP server run this nexus (%s) in the %s",
-			len(claude.InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
+		out = append([]doctor.Finding{doctor.OK("hooks for %d events and the MCP server run this nexus (%s) in the %s",
+			len(InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
 	}
 	return out
 }
 
-func (c ClaudeInstall) scopes() []claude.InstallOptions {
-	var out []claude.InstallOptions
+func (c ClaudeInstall) scopes() []InstallOptions {
+	var out []InstallOptions
 	if c.Project != "" {
-		out = append(out, claude.InstallOptions{Scope: claude.ScopeProject, Project: c.Project, Command: c.Executable})
+		out = append(out, InstallOptions{Scope: ScopeProject, Project: c.Project, Command: c.Executable})
 	}
 	if c.Home != "" {
-		out = append(out, claude.InstallOptions{Scope: claude.ScopeUser, Home: c.Home, Command: c.Executable})
+		out = append(out, InstallOptions{Scope: ScopeUser, Home: c.Home, Command: c.Executable})
 	}
 	return out
 }
 
 // scope checks one scope where nexus is registered.
-func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
-	o := claude.InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable, CoreDir: registeredCore(r, c.ChosenCore)}
+func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
+	o := InstallOptions{Scope: r.Scope, Project: c.Project, Home: c.Home, Command: c.Executable, CoreDir: registeredCore(r, c.ChosenCore)}
 	flag := ""
-	if r.Scope == claude.ScopeUser {
+	if r.Scope == ScopeUser {
 		flag = " --scope user"
 	}
 	fix := fmt.Sprintf("run `nexus install claude%s` with this nexus (it keeps a backup and leaves other entries alone)", flag)
-	reinstall := once(func(context.Context) (string, error) {
-		changes, err := claude.Install(o)
+	reinstall := doctor.Once(func(context.Context) (string, error) {
+		changes, err := Install(o)
 		var did []string
 		for _, ch := range changes {
 			if !ch.Changed {
@@ -150,11 +155,11 @@ func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
 		}
 		return fmt.Sprintf("ran the %s-scope install: %s", r.Scope, strings.Join(did, "; ")), err
 	})
-	var out []Finding
+	var out []doctor.Finding
 	var missing []string
 	others := map[string][]string{} // other executable → events
 	dups := []string{}
-	for _, ie := range claude.InstalledEvents {
+	for _, ie := range InstalledEvents {
 		cmds := r.Hooks[ie.Event]
 		if len(cmds) == 0 {
 			missing = append(missing, ie.Event)
@@ -163,12 +168,12 @@ func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
 		if len(cmds) > 1 {
 			dups = append(dups, ie.Event)
 		}
-		if exe := claude.HookExecutable(cmds[0]); !sameExecutable(exe, c.Executable) {
+		if exe := HookExecutable(cmds[0]); !sameExecutable(exe, c.Executable) {
 			others[exe] = append(others[exe], ie.Event)
 		}
 	}
 	if len(missing) > 0 {
-		out = append(out, fault(fmt.Sprintf("%s has no nexus hook for %s, so nexus never sees those events", r.Settings, strings.Join(missing, ", ")), fix).repairedBy(reinstall))
+		out = append(out, doctor.Fault(fmt.Sprintf("%s has no nexus hook for %s, so nexus never sees those events", r.Settings, strings.Join(missing, ", ")), fix).RepairedBy(reinstall))
 	}
 	exes := make([]string, 0, len(others))
 	for exe := range others {
@@ -180,28 +185,28 @@ func (c ClaudeInstall) scope(r *claude.Registration) []Finding {
 		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), exe, c.Executable, fix, reinstall))
 	}
 	if len(dups) > 0 {
-		out = append(out, warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
+		out = append(out, doctor.Warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
 			fmt.Sprintf("run `nexus uninstall claude%s` and then `nexus install claude%s`", flag, flag)))
 	}
 	switch {
 	case r.MCP == nil:
-		out = append(out, fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, claude.MCPServerName), fix).repairedBy(reinstall))
+		out = append(out, doctor.Fault(fmt.Sprintf("%s registers no %q MCP server, so the nexus tools are missing in Claude Code", r.MCPFile, MCPServerName), fix).RepairedBy(reinstall))
 	case !r.MCP.Ours:
-		out = append(out, fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", claude.MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
+		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
 	case !sameExecutable(r.MCP.Command, c.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", claude.MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
+		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
 	}
 	return out
 }
 
 // otherExecutable reports entries that run another nexus: an error when it
 // cannot run, a warning when it is merely another build or copy.
-func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) Finding {
+func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
 	if err := runnable(exe); err != nil {
-		return fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).repairedBy(repair)
+		return doctor.Fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).RepairedBy(repair)
 	}
-	return warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).repairedBy(repair)
+	return doctor.Warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).RepairedBy(repair)
 }
 
 func runnable(exe string) error {
@@ -328,7 +333,7 @@ func (p Probe) scratch() (dir string, env []string, err error) {
 // start looks the registered commands up (when Find is set), checks that
 // the probe can run and makes its scratch project. A non-nil finding is
 // the probe's whole result; otherwise the caller removes dir.
-func (p *Probe) start() (dir string, env []string, stop *Finding) {
+func (p *Probe) start() (dir string, env []string, stop *doctor.Finding) {
 	if p.Find != nil {
 		p.Registered = p.Find()
 	}
@@ -337,21 +342,21 @@ func (p *Probe) start() (dir string, env []string, stop *Finding) {
 	}
 	dir, env, err := p.scratch()
 	if err != nil {
-		f := fault(err.Error(), "check the temporary folder ($TMPDIR)")
+		f := doctor.Fault(err.Error(), "check the temporary folder ($TMPDIR)")
 		return "", nil, &f
 	}
 	return dir, env, nil
 }
 
-func (p Probe) precondition() *Finding {
+func (p Probe) precondition() *doctor.Finding {
 	switch {
 	case p.Registered != nil:
 		return nil
 	case p.Executable == "":
-		f := fault("cannot tell which executable this nexus is", "run nexus by its full path")
+		f := doctor.Fault("cannot tell which executable this nexus is", "run nexus by its full path")
 		return &f
 	case p.NoCore:
-		f := warn("not run: no nexus-core distribution (see the distribution check)", "fix the distribution first")
+		f := doctor.Warn("not run: no nexus-core distribution (see the distribution check)", "fix the distribution first")
 		return &f
 	}
 	return nil
@@ -365,14 +370,14 @@ type HookCanary struct{ Probe }
 
 func (HookCanary) Name() string { return "claude-hook" }
 
-func (c HookCanary) Run(ctx context.Context) []Finding {
+func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	dir, env, f := c.start()
 	if f != nil {
-		return []Finding{*f}
+		return []doctor.Finding{*f}
 	}
 	defer os.RemoveAll(dir)
 	payload, _ := json.Marshal(map[string]any{
-		"hook_event_name": claude.PreToolUse,
+		"hook_event_name": PreToolUse,
 		"session_id":      "nexus-doctor-canary",
 		"cwd":             dir,
 		"tool_name":       "Edit",
@@ -380,7 +385,7 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	})
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", claude.PreToolUse)
+	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", PreToolUse)
 	if r := c.Registered; r != nil && len(r.Hook) > 0 {
 		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{"CLAUDE_PROJECT_DIR": dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
 	}
@@ -392,7 +397,7 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	took := time.Since(start)
 	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
 	if err != nil {
-		return []Finding{fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, tail(stderr.String())), c.fixFor(fix))}
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, tail(stderr.String())), c.fixFor(fix))}
 	}
 	var reply struct {
 		Out struct {
@@ -404,15 +409,15 @@ func (c HookCanary) Run(ctx context.Context) []Finding {
 	// The denial must be the engine's unplanned-edit rule: a hook that
 	// could not load its configuration or distribution denies every call
 	// too, naming that problem instead.
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != claude.PreToolUse || reply.Out.Decision != "deny" ||
+	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
 		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {
 			got = "nothing"
 		}
-		return []Finding{fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), clip(got), tail(stderr.String())), c.fixFor(fix))}
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), clip(got), tail(stderr.String())), c.fixFor(fix))}
 	}
-	return []Finding{ok("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)%s", took.Round(time.Millisecond), c.how())}
+	return []doctor.Finding{doctor.OK("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)%s", took.Round(time.Millisecond), c.how())}
 }
 
 // command runs this nexus in the probe's scratch project dir.
@@ -466,10 +471,10 @@ type MCPInitialize struct{ Probe }
 
 func (MCPInitialize) Name() string { return "claude-mcp" }
 
-func (c MCPInitialize) Run(ctx context.Context) []Finding {
+func (c MCPInitialize) Run(ctx context.Context) []doctor.Finding {
 	dir, env, f := c.start()
 	if f != nil {
-		return []Finding{*f}
+		return []doctor.Finding{*f}
 	}
 	defer os.RemoveAll(dir)
 	cmd := func(ctx context.Context) *exec.Cmd {
@@ -478,7 +483,7 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 		}
 		return c.command(ctx, dir, env, "mcp")
 	}
-	out := []Finding{c.probe(ctx, cmd, "`nexus mcp`", "", "run `"+c.Executable+" mcp` by hand and look at what it prints on stderr")}
+	out := []doctor.Finding{c.probe(ctx, cmd, "`nexus mcp`", "", "run `"+c.Executable+" mcp` by hand and look at what it prints on stderr")}
 	if r := c.Registered; r != nil && len(r.Nauro) > 0 {
 		nauro := func(ctx context.Context) *exec.Cmd {
 			return c.registered(ctx, dir, r.Nauro, hostEnv(r.Env, r.NauroEnv))
@@ -490,131 +495,83 @@ func (c MCPInitialize) Run(ctx context.Context) []Finding {
 	return out
 }
 
-// probe starts one MCP server, sends initialize and, when tool is set,
-// tools/list, which must list tool.
-func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) Finding {
+// probe starts one MCP server with mcp-go's client, as an MCP host would:
+// the initialize handshake (the newest protocol version that still has
+// one, what Claude Code speaks) and, when tool is set, tools/list, which
+// must list tool.
+func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) doctor.Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	cmd := mk(ctx)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return fault("cannot connect to "+what+": "+err.Error(), fix)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return fault("cannot connect to "+what+": "+err.Error(), fix)
+	// The server's stderr is copied by exec itself, so once the client is
+	// closed (the process waited for) all of it has arrived.
+	var stderr lockedBuffer
+	tr := transport.NewStdioWithOptions("nexus", nil, nil,
+		transport.WithCommandFunc(func(ctx context.Context, _ string, _ []string, _ []string) (*exec.Cmd, error) {
+			cmd := mk(ctx)
+			cmd.Stderr = &stderr
+			return cmd, nil
+		}),
+		transport.WithCommandLogger(slog.New(slog.DiscardHandler)))
+	// The newest version the library knows that still has the initialize
+	// handshake: what an MCP host of today (Claude Code) speaks.
+	cl := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	defer cl.Close()
+	said := func() string {
+		_ = cl.Close()
+		return tail(stderr.String())
 	}
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
+	if err := cl.Start(ctx); err != nil {
+		return doctor.Fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
 	}
-	req := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"nexus-doctor","version":"1"}}}` + "\n"
-	if tool != "" {
-		req += `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
-	}
-	_, _ = io.WriteString(stdin, req)
-	rd := bufio.NewReader(stdout)
-	line, rerr := readReply(rd, "1")
-	var list []byte
-	if rerr == nil && tool != "" {
-		list, rerr = readReply(rd, "2")
-	}
-	took := time.Since(start)
-	// End of input ends the server.
-	stdin.Close()
-	werr := cmd.Wait()
-	if rerr != nil {
-		step := "initialize"
-		if line != nil {
-			step = "tools/list"
-		}
-		msg := fmt.Sprintf("%s did not answer %s: %v", what, step, rerr)
-		if werr != nil {
-			msg = fmt.Sprintf("%s exited without answering %s: %v", what, step, werr)
-		}
-		return fault(msg+c.how()+tail(stderr.String()), c.fixFor(fix))
-	}
-	var resp struct {
-		Result *struct {
-			ProtocolVersion string `json:"protocolVersion"`
-			ServerInfo      struct {
-				Name    string `json:"name"`
-				Version string `json:"version"`
-			} `json:"serverInfo"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(line, &resp); err != nil || resp.Result == nil {
-		got := clip(strings.TrimSpace(string(line)))
-		if resp.Error != nil {
-			got = "the error " + resp.Error.Message
-		}
-		return fault(what+" answered initialize with "+got+tail(stderr.String()), fix)
+	req := mcp.InitializeRequest{}
+	req.Params.ClientInfo = mcp.Implementation{Name: "nexus-doctor", Version: "1"}
+	res, err := cl.Initialize(ctx, req)
+	if err != nil {
+		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.how()+said(), c.fixFor(fix))
 	}
 	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
-		resp.Result.ServerInfo.Name, resp.Result.ServerInfo.Version, resp.Result.ProtocolVersion)
+		res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
 	if tool == "" {
-		return ok("%s in %s%s", answered, took.Round(time.Millisecond), c.how())
+		return doctor.OK("%s in %s%s", answered, time.Since(start).Round(time.Millisecond), c.how())
 	}
-	var tools struct {
-		Result *struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-		} `json:"result"`
-		Error *struct {
-			Message string `json:"message"`
-		} `json:"error"`
+	list, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
+	took := time.Since(start)
+	if err != nil {
+		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.how()+said(), c.fixFor(fix))
 	}
-	if err := json.Unmarshal(list, &tools); err != nil || tools.Result == nil {
-		got := clip(strings.TrimSpace(string(list)))
-		if tools.Error != nil {
-			got = "the error " + tools.Error.Message
-		}
-		return fault(what+" answered tools/list with "+got+c.how()+tail(stderr.String()), c.fixFor(fix))
-	}
-	for _, t := range tools.Result.Tools {
+	for _, t := range list.Tools {
 		if t.Name == tool {
-			return ok("%s and lists %s among %d tools in %s%s", answered, tool, len(tools.Result.Tools), took.Round(time.Millisecond), c.how())
+			return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(list.Tools), took.Round(time.Millisecond), c.how())
 		}
 	}
-	return fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
-		what, tool, len(tools.Result.Tools), c.how(), tail(stderr.String())), c.fixFor(fix))
+	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
+		what, tool, len(list.Tools), c.how(), said()), c.fixFor(fix))
 }
 
-// maxReply bounds one JSON-RPC line read from a probed server.
-const maxReply = 4 << 20
+// lockedBuffer collects a probed server's stderr (written by the client's
+// drain while the probe may read it).
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
 
-// readReply reads lines until the response with the given id (a server
-// may send notifications first).
-func readReply(rd *bufio.Reader, id string) ([]byte, error) {
-	total := 0
-	for {
-		line, err := rd.ReadBytes('\n')
-		total += len(line)
-		if total > maxReply {
-			return nil, fmt.Errorf("more than %d bytes without the answer", maxReply)
-		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var m struct {
-				ID json.RawMessage `json:"id"`
-			}
-			if json.Unmarshal(line, &m) == nil && string(m.ID) == id {
-				return line, nil
-			}
-			if json.Unmarshal(line, &m) != nil {
-				// Not JSON-RPC: report it as the answer.
-				return line, nil
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
+// maxStderr bounds what is kept of a probed server's stderr.
+const maxStderr = 64 << 10
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if room := maxStderr - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
 	}
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // tail quotes the end of a subprocess's stderr.
@@ -642,7 +599,7 @@ type ClaudeCatalog struct {
 	Project, Home string
 	Executable    string
 	// Render renders the agents and skills as install would.
-	Render func() ([]claude.OwnedFile, string, error)
+	Render func() ([]install.OwnedFile, string, error)
 	// Version is this nexus's version (for the record).
 	Version string
 	// ChosenCore: see ClaudeInstall.
@@ -651,26 +608,26 @@ type ClaudeCatalog struct {
 
 func (ClaudeCatalog) Name() string { return "claude-agents" }
 
-func (c ClaudeCatalog) Run(context.Context) []Finding {
-	var out []Finding
+func (c ClaudeCatalog) Run(context.Context) []doctor.Finding {
+	var out []doctor.Finding
 	checked := 0
 	for _, o := range (ClaudeInstall{Project: c.Project, Home: c.Home, Executable: c.Executable}).scopes() {
-		dir, err := claude.ClaudeDir(o)
+		dir, err := ClaudeDir(o)
 		if err != nil {
 			continue
 		}
-		rec, err := claude.ReadRecord(dir)
+		rec, err := ReadRecord(dir)
 		if err != nil {
-			out = append(out, fault(err.Error(), "move the file aside and run `nexus install claude`"))
+			out = append(out, doctor.Fault(err.Error(), "move the file aside and run `nexus install claude`"))
 			continue
 		}
-		reg, err := claude.Inspect(o)
+		reg, err := Inspect(o)
 		if err != nil || (rec == nil && !reg.Installed()) {
 			continue
 		}
 		checked++
 		flag := ""
-		if o.Scope == claude.ScopeUser {
+		if o.Scope == ScopeUser {
 			flag = " --scope user"
 		}
 		fix := fmt.Sprintf("run `nexus install claude%s` (it never overwrites a file you edited)", flag)
@@ -680,12 +637,12 @@ func (c ClaudeCatalog) Run(context.Context) []Finding {
 		files, coreVersion, err := c.Render()
 		if err != nil {
 			// The distribution and config checks report the cause.
-			return append(out, ok("not checked: the agents and skills cannot be rendered (%v)", err))
+			return append(out, doctor.OK("not checked: the agents and skills cannot be rendered (%v)", err))
 		}
-		reinstall := once(func(context.Context) (string, error) {
+		reinstall := doctor.Once(func(context.Context) (string, error) {
 			o.Files, o.Version, o.CoreVersion = files, c.Version, coreVersion
 			o.CoreDir = registeredCore(reg, c.ChosenCore)
-			changes, err := claude.Install(o)
+			changes, err := Install(o)
 			n := 0
 			for _, ch := range changes {
 				if ch.Changed {
@@ -694,39 +651,39 @@ func (c ClaudeCatalog) Run(context.Context) []Finding {
 			}
 			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", o.Scope, n), err
 		})
-		st, err := claude.CheckOwned(dir, files)
+		st, err := CheckOwned(dir, files)
 		if err != nil {
-			out = append(out, fault(err.Error(), fix))
+			out = append(out, doctor.Fault(err.Error(), fix))
 			continue
 		}
 		by := map[string][]string{}
 		for _, s := range st {
 			by[s.State] = append(by[s.State], s.Path)
 		}
-		if m := by[claude.OwnedMissing]; len(m) > 0 {
+		if m := by[install.OwnedMissing]; len(m) > 0 {
 			msg := fmt.Sprintf("%s lacks %s", dir, strings.Join(m, ", "))
 			if rec == nil {
 				msg = fmt.Sprintf("nexus is registered in %s but its agents and skills are not installed in %s, so Claude Code cannot spawn a nexus role (\"Agent type 'architect' not found\")", reg.Settings, dir)
 			}
-			out = append(out, fault(msg, fix).repairedBy(reinstall))
+			out = append(out, doctor.Fault(msg, fix).RepairedBy(reinstall))
 		}
-		if m := by[claude.OwnedOutdated]; len(m) > 0 {
-			out = append(out, warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", dir, strings.Join(m, ", ")), fix).repairedBy(reinstall))
+		if m := by[install.OwnedOutdated]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", dir, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
 		}
-		if m := by[claude.OwnedEdited]; len(m) > 0 {
-			out = append(out, warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", dir, strings.Join(m, ", ")),
+		if m := by[install.OwnedEdited]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", dir, strings.Join(m, ", ")),
 				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install claude%s --force` (a backup is kept)", flag)))
 		}
-		if m := by[claude.OwnedForeign]; len(m) > 0 {
-			out = append(out, warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", dir, strings.Join(m, ", ")),
+		if m := by[install.OwnedForeign]; len(m) > 0 {
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", dir, strings.Join(m, ", ")),
 				fmt.Sprintf("rename them, or replace them with `nexus install claude%s --force` (a backup is kept)", flag)))
 		}
-		if len(st) > 0 && len(by[claude.OwnedCurrent]) == len(st) {
-			out = append(out, ok("%d agent and skill files in %s are present and current", len(st), dir))
+		if len(st) > 0 && len(by[install.OwnedCurrent]) == len(st) {
+			out = append(out, doctor.OK("%d agent and skill files in %s are present and current", len(st), dir))
 		}
 	}
 	if checked == 0 {
-		return []Finding{ok("nexus is not registered with Claude Code; no agents or skills to check")}
+		return []doctor.Finding{doctor.OK("nexus is not registered with Claude Code; no agents or skills to check")}
 	}
 	return out
 }

@@ -1,12 +1,10 @@
-package doctor
+package claude
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/nexus-harness/nexus/harness/host/claude"
 )
 
 // FindRegistered finds what `nexus install claude` registered (the
@@ -20,25 +18,25 @@ import (
 // when they run this very executable; another program is never started
 // (the claude-install check reports it). The user's own scope is trusted.
 func FindRegistered(proj, home, exe string) *Registered {
-	for _, o := range []claude.InstallOptions{
-		{Scope: claude.ScopeProject, Project: proj, Command: exe},
-		{Scope: claude.ScopeUser, Home: home, Command: exe},
+	for _, o := range []InstallOptions{
+		{Scope: ScopeProject, Project: proj, Command: exe},
+		{Scope: ScopeUser, Home: home, Command: exe},
 	} {
-		if (o.Scope == claude.ScopeProject && proj == "") || (o.Scope == claude.ScopeUser && home == "") {
+		if (o.Scope == ScopeProject && proj == "") || (o.Scope == ScopeUser && home == "") {
 			continue
 		}
-		r, err := claude.Inspect(o)
-		if err != nil || len(r.Hooks[claude.PreToolUse]) == 0 {
+		r, err := Inspect(o)
+		if err != nil || len(r.Hooks[PreToolUse]) == 0 {
 			continue
 		}
-		hook, ok := claude.SplitCommand(r.Hooks[claude.PreToolUse][0])
-		if !ok || o.Scope == claude.ScopeProject && !runsThis(hook[0], exe, proj) {
+		hook, ok := SplitCommand(r.Hooks[PreToolUse][0])
+		if !ok || o.Scope == ScopeProject && !runsThis(hook[0], exe, proj) {
 			continue
 		}
 		reg := &Registered{Where: r.Settings, Hook: hook, Env: r.Env}
 		// Claude Code applies the user's settings env too.
-		if o.Scope == claude.ScopeProject && home != "" {
-			if u, err := claude.Inspect(claude.InstallOptions{Scope: claude.ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {
+		if o.Scope == ScopeProject && home != "" {
+			if u, err := Inspect(InstallOptions{Scope: ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {
 				env := map[string]string{}
 				for k, v := range u.Env {
 					env[k] = v
@@ -49,8 +47,8 @@ func FindRegistered(proj, home, exe string) *Registered {
 				reg.Env = env
 			}
 		}
-		trusted := func(s *claude.MCPServer) bool {
-			return s != nil && s.Ours && (o.Scope != claude.ScopeProject || runsThis(s.Command, exe, proj))
+		trusted := func(s *MCPServer) bool {
+			return s != nil && s.Ours && (o.Scope != ScopeProject || runsThis(s.Command, exe, proj))
 		}
 		if trusted(r.MCP) {
 			reg.MCP = append([]string{r.MCP.Command}, r.MCP.Args...)

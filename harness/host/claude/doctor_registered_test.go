@@ -1,4 +1,4 @@
-package doctor
+package claude
 
 import (
 	"encoding/json"
@@ -6,33 +6,31 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/nexus-harness/nexus/harness/host/claude"
 )
 
 func TestFindRegistered(t *testing.T) {
 	exe := filepath.Join(t.TempDir(), "nexus")
-	write(t, exe, "#!/bin/sh\n")
+	writeFile(t, exe, "#!/bin/sh\n")
 	if err := os.Chmod(exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// A program a cloned repository registers in nexus's shape.
 	other := filepath.Join(t.TempDir(), "nexus")
-	write(t, other, "#!/bin/sh\necho pwned\n")
+	writeFile(t, other, "#!/bin/sh\necho pwned\n")
 	if err := os.Chmod(other, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	// install registers nexus (or prog) in a scope and sets its settings' env.
-	install := func(t *testing.T, o claude.InstallOptions, env map[string]string, prog ...string) string {
+	install := func(t *testing.T, o InstallOptions, env map[string]string, prog ...string) string {
 		t.Helper()
 		o.Command = exe
 		if len(prog) > 0 {
 			o.Command = prog[0]
 		}
-		if _, err := claude.Install(o); err != nil {
+		if _, err := Install(o); err != nil {
 			t.Fatal(err)
 		}
-		r, err := claude.Inspect(o)
+		r, err := Inspect(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +45,7 @@ func TestFindRegistered(t *testing.T) {
 			}
 			root["env"] = env
 			b, _ = json.Marshal(root)
-			write(t, r.Settings, string(b))
+			writeFile(t, r.Settings, string(b))
 		}
 		return r.Settings
 	}
@@ -80,10 +78,10 @@ func TestFindRegistered(t *testing.T) {
 				if tt.foreign {
 					prog = append(prog, other)
 				}
-				settings["project"] = install(t, claude.InstallOptions{Scope: claude.ScopeProject, Project: proj}, tt.project, prog...)
+				settings["project"] = install(t, InstallOptions{Scope: ScopeProject, Project: proj}, tt.project, prog...)
 			}
 			if tt.user != nil {
-				settings["user"] = install(t, claude.InstallOptions{Scope: claude.ScopeUser, Home: home}, tt.user)
+				settings["user"] = install(t, InstallOptions{Scope: ScopeUser, Home: home}, tt.user)
 			}
 			r := FindRegistered(proj, home, exe)
 			if tt.where == "" {

@@ -1,4 +1,4 @@
-package harness
+package compose
 
 import (
 	"fmt"
@@ -69,12 +69,15 @@ func TestPluginOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			proj := t.TempDir()
-			cfg := loadConfig(t, proj, tt.yaml)
+			loadConfig(t, proj, tt.yaml)
 			root := ""
 			if tt.nexusRoot != "" {
 				root = filepath.Join(proj, tt.nexusRoot)
 			}
-			o := PluginOptions(cfg, proj, root)
+			o, err := New(Options{Project: proj, Config: config.Options{UserFile: filepath.Join(proj, "user.yaml"), IgnoreEnv: true}}).PluginOptions(root)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if o.ProjectDir != proj {
 				t.Errorf("ProjectDir = %q", o.ProjectDir)
 			}

@@ -1,4 +1,4 @@
-package claude
+package install
 
 import (
 	"bytes"
@@ -9,32 +9,34 @@ import (
 	"github.com/nexus-harness/nexus/internal/jsonorder"
 )
 
-// The installer edits files Claude Code and its users also write
-// (.claude/settings.json, .mcp.json, ~/.claude.json). It keeps their member
-// order and number spellings so the diff shows only what nexus changes: the
-// values below are decoded from JSON token by token.
+// Installers edit JSON files a host and its users also write (a settings
+// file, an MCP servers file).
+// They keep their member order and number spellings so the diff shows only
+// what nexus changes: the values below are decoded from JSON token by
+// token.
 
-// object is a JSON object that remembers its member order.
-type object = jsonorder.Object
+// Object is a JSON object that remembers its member order.
+type Object = jsonorder.Object
 
-func newObject() *object { return jsonorder.NewObject() }
+// NewObject returns an empty Object.
+func NewObject() *Object { return jsonorder.NewObject() }
 
-// parseOrdered decodes one JSON object, numbers kept as written.
-func parseOrdered(data []byte) (*object, error) {
+// ParseObject decodes one JSON object, numbers kept as written.
+func ParseObject(data []byte) (*Object, error) {
 	v, err := jsonorder.Parse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	o, ok := v.(*object)
+	o, ok := v.(*Object)
 	if !ok {
 		return nil, fmt.Errorf("the top level is not a JSON object")
 	}
 	return o, nil
 }
 
-// encodeOrdered renders v with two-space indentation (JSON.stringify(v,
-// null, 2)) and a final newline.
-func encodeOrdered(v any) []byte {
+// Encode renders v with two-space indentation (JSON.stringify(v, null, 2))
+// and a final newline.
+func Encode(v any) []byte {
 	var b bytes.Buffer
 	writeValue(&b, v, 0)
 	b.WriteByte('\n')
@@ -44,7 +46,7 @@ func encodeOrdered(v any) []byte {
 func writeValue(b *bytes.Buffer, v any, depth int) {
 	indent := func(d int) { b.WriteString(strings.Repeat("  ", d)) }
 	switch x := v.(type) {
-	case *object:
+	case *Object:
 		if x.Len() == 0 {
 			b.WriteString("{}")
 			return
@@ -108,10 +110,10 @@ func writeString(b *bytes.Buffer, s string) {
 	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
-// unifiedDiff renders a line diff of a and b ("" when equal): common
+// UnifiedDiff renders a line diff of a and b ("" when equal): common
 // leading and trailing lines are trimmed first, so large files with a small
 // change stay cheap.
-func unifiedDiff(nameA, nameB string, a, b []byte) string {
+func UnifiedDiff(nameA, nameB string, a, b []byte) string {
 	if bytes.Equal(a, b) {
 		return ""
 	}

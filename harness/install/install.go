@@ -1,0 +1,205 @@
+// Package install is the host-neutral machinery of `nexus install <host>`
+// and `nexus uninstall <host>`: every file is read, written and removed
+// beneath one anchor folder (os.Root) and never through a symlink
+// (anchor.go); the whole files nexus derives (agents, skills, a package's
+// own files) are kept with a record of their hashes, so uninstall removes
+// exactly those and a file someone edited is left alone (owned.go); the
+// JSON files a host shares with its users are edited keeping their member
+// order and spelling (json.go); every change is shown as a diff, a dry run
+// writes nothing, and a file nexus replaces keeps a backup beside it.
+//
+// Each host package (harness/host/<host>) installs its own files with it
+// and implements Installer; the host's formats (settings, MCP server
+// entries, agent files) stay in the host package.
+package install
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/catalog"
+	"github.com/nexus-harness/nexus/harness/lifecycle"
+)
+
+// Installation scopes.
+const (
+	ScopeProject = "project"
+	ScopeUser    = "user"
+)
+
+// Request says what `nexus install <host>` (or uninstall) is asked to do.
+type Request struct {
+	// Scope is ScopeProject or ScopeUser; Project and Home are the
+	// project root and the user's home folder.
+	Scope, Project, Home string
+	// Command is the nexus executable the host's entries run (absolute).
+	Command string
+	// CoreDir, when set, is passed to every registered command as --core:
+	// the user chose a distribution the host's environment would not find
+	// (a flag, NEXUS_CORE_DIR or a user file found through
+	// XDG_CONFIG_HOME).
+	CoreDir string
+	// Catalog derives the distribution's agents and skills for a profile
+	// of the host (its variant's names); nil when the distribution could
+	// not be loaded: the derived files are then left alone, since nexus
+	// acts only on files it derives.
+	Catalog func(p lifecycle.HostProfile) (*catalog.Catalog, error)
+	// Models is the host's configured model per model_tier
+	// (<host>.models), nil when none.
+	Models map[string]any
+	// Decisions serves the bundled decision store as its own MCP server
+	// ("nauro") beside nexus's.
+	Decisions bool
+	// StatusLine registers nexus's status line, where the host has one.
+	StatusLine bool
+	Options
+}
+
+// Installer is a host that nexus can install itself into: what
+// `nexus install <host>` and `nexus uninstall <host>` need from it.
+type Installer interface {
+	Install(Request) ([]Change, error)
+	Uninstall(Request) ([]Change, error)
+}
+
+// Options are what every write of an install shares.
+type Options struct {
+	// DryRun computes and reports the changes without writing anything.
+	DryRun bool
+	// Force replaces (or removes) owned files edited since nexus wrote
+	// them, and files of the same name nexus did not write, keeping a
+	// backup.
+	Force bool
+	// Now is the clock of backup names (nil = time.Now).
+	Now func() time.Time
+	// Version and CoreVersion are stored in the record.
+	Version, CoreVersion string
+}
+
+// Change is the outcome for one file.
+type Change struct {
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+	Diff    string `json:"diff,omitempty"`
+	// Backup is the copy of the previous content (empty when the file did
+	// not exist, nothing changed, or on a dry run).
+	Backup string `json:"backup,omitempty"`
+	// Notes report entries left alone (another tool's server named nexus).
+	Notes []string `json:"notes,omitempty"`
+	// Removed is true when the change deletes the file.
+	Removed bool `json:"removed,omitempty"`
+}
+
+// MaxSettings bounds a settings file nexus reads and rewrites.
+const MaxSettings = 16 << 20
+
+// EditJSON applies edit to the JSON object in name beneath the anchor (an
+// empty one when the file is missing) and writes the result: nothing when
+// it is unchanged (reformatting alone is no change), the file's removal
+// when edit left it empty, a backup of the old content beside it. It
+// returns the change with its diff and the notes edit returned. A file that
+// is not JSON is refused, never rewritten.
+func EditJSON(a *Anchor, name string, o Options, edit func(*Object) []string) (Change, error) {
+	full := a.Full(name)
+	ch := Change{Path: full}
+	before, exists, err := a.Read(name, MaxSettings)
+	if err != nil {
+		return ch, err
+	}
+	root := NewObject()
+	if exists && len(bytes.TrimSpace(before)) > 0 {
+		if root, err = ParseObject(before); err != nil {
+			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
+		}
+	}
+	// Compare against the file as nexus would print it, so reformatting
+	// alone never counts as a change.
+	normal := Encode(root)
+	ch.Notes = edit(root)
+	after := Encode(root)
+	if bytes.Equal(normal, after) {
+		return ch, nil
+	}
+	if !exists && root.Len() == 0 {
+		return ch, nil
+	}
+	ch.Changed = true
+	old := before
+	if !exists {
+		old = nil
+	}
+	// A file left as {} holds nothing: remove it rather than keep a stub.
+	remove := root.Len() == 0
+	if remove {
+		after = nil
+	}
+	ch.Diff = UnifiedDiff(full+" (before)", full+" (after)", old, after)
+	if o.DryRun {
+		return ch, nil
+	}
+	if exists {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		b := backupName(a, name, now())
+		ch.Backup = a.Full(b)
+		if err := a.Write(b, before, 0o600); err != nil {
+			return ch, fmt.Errorf("back up %s: %w", full, err)
+		}
+	}
+	if remove {
+		return ch, a.Remove(name, path.Dir(name))
+	}
+	if err := a.Write(name, after, a.Perm(name, 0o644)); err != nil {
+		return ch, err
+	}
+	return ch, nil
+}
+
+// backupName returns a backup name beside name that is not taken yet.
+func backupName(a *Anchor, name string, t time.Time) string {
+	base := fmt.Sprintf("%s.nexus-backup-%s", name, t.UTC().Format("20060102T150405Z"))
+	b := base
+	for i := 1; a.Exists(b); i++ {
+		b = fmt.Sprintf("%s-%d", base, i)
+	}
+	return b
+}
+
+// GetAs returns member k of o as a T (the zero T when absent or of another
+// type).
+func GetAs[T any](o *Object, k string) (T, bool) {
+	v, _ := o.Get(k)
+	t, ok := v.(T)
+	return t, ok
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@%,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Packager is a host nexus can also be packaged for: a folder the host
+// installs itself (a plugin package), written with
+// `nexus install <host> --package DIR`.
+type Packager interface {
+	// WritePackage writes (install) or removes the package in dir.
+	WritePackage(dir string, req Request, install bool) ([]Change, error)
+	// PackageHint tells the user how to add the package written in dir to
+	// the host.
+	PackageHint(dir string) string
+}
