@@ -8,9 +8,9 @@ import (
 
 // capabilityMap is OpenCode 1.18.33's built-in tools (the ids its bundle
 // defines, and the MCP resource tools) in the gate's terms
-// (harness/gate's claude.yaml explains the keys). nexus's MCP tools are
-// mapped by the gate itself (nexus.yaml), reached through the
-// mcp__nexus__ spelling the codec gives them.
+// (harness/host/claude's capabilities.yaml explains the keys). nexus's MCP
+// tools are mapped by the gate itself (nexus.yaml), which reads their
+// OpenCode names through MCPName.
 //
 // apply_patch carries every workspace-edit class and no file parameter:
 // a role without file edits is refused any patch, and while no task cycle

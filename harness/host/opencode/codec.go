@@ -348,7 +348,7 @@ func (c *Codec) toolCall(ctx context.Context, req Request) ([]lifecycle.Event, e
 	if err != nil {
 		return nil, err
 	}
-	ev := lifecycle.Event{Name: lifecycle.PreToolUse, Tool: canonicalTool(in.Tool), ToolInput: input}
+	ev := lifecycle.Event{Name: lifecycle.PreToolUse, Tool: in.Tool, ToolInput: input}
 	scope(&ev, req, in.SessionID, s, all)
 	if req.Hook == HookToolBefore {
 		return []lifecycle.Event{ev}, nil

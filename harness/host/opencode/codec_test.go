@@ -257,7 +257,7 @@ func TestCodecLifecycle(t *testing.T) {
 	// Tool calls in the child carry its agent id and role.
 	i, o := before("ses_b", "nexus_nx_task_add", "c3", map[string]any{"title": "x"})
 	evs := mustDecode(t, c, req(16, 300, HookToolBefore, i, o))
-	if len(evs) != 1 || evs[0].AgentID != "ses_b" || evs[0].Role() != "architect" || evs[0].Tool != "mcp__nexus__nx_task_add" || evs[0].ToolInput["title"] != "x" {
+	if len(evs) != 1 || evs[0].AgentID != "ses_b" || evs[0].Role() != "architect" || evs[0].Tool != "nexus_nx_task_add" || evs[0].ToolInput["title"] != "x" {
 		t.Errorf("child tool call %+v", evs)
 	}
 }
@@ -355,17 +355,18 @@ func TestCodecRefuses(t *testing.T) {
 	}
 }
 
-func TestCanonicalTool(t *testing.T) {
+func TestMCPName(t *testing.T) {
 	for in, want := range map[string]string{
-		"nexus_nx_task_add":    "mcp__nexus__nx_task_add",
-		"nauro_check_decision": "mcp__nauro__check_decision",
-		"nexus_":               "nexus_",
-		"bash":                 "bash",
-		"github_create_issue":  "github_create_issue",
-		"nexusx_nx_task_add":   "nexusx_nx_task_add",
+		"nexus_nx_task_add":    "nx_task_add",
+		"nauro_check_decision": "check_decision",
+		"nexus_":               "",
+		"bash":                 "",
+		"github_create_issue":  "",
+		"nexusx_nx_task_add":   "",
+		"mcp__nexus__nx_x":     "",
 	} {
-		if got := canonicalTool(in); got != want {
-			t.Errorf("canonicalTool(%q) = %q, want %q", in, got, want)
+		if got := MCPName(in); got != want {
+			t.Errorf("MCPName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

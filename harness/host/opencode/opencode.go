@@ -40,9 +40,9 @@
 //	                                             process started
 //
 // Tool calls in a child session carry its agent id (the child session id)
-// and role (the agent's name); nexus's MCP tools, which OpenCode names
-// <server>_<tool> (nexus_nx_task_add), are handed on as
-// mcp__<server>__<tool>, the spelling the gate reads.
+// and role (the agent's name). Tool names are OpenCode's own: nexus's MCP
+// tools are <server>_<tool> (nexus_nx_task_add), which MCPName reads for
+// the gate.
 package opencode
 
 import (
@@ -103,14 +103,17 @@ const (
 // MCPToolPrefix is how OpenCode names nexus's MCP tools: nexus_nx_task_add.
 const MCPToolPrefix = MCPServerName + "_"
 
-// canonicalTool turns OpenCode's name for a tool of nexus's MCP servers
-// (<server>_<tool>) into mcp__<server>__<tool>, the spelling the gate and
-// the tool log use for MCP tools of every host; other names stay.
-func canonicalTool(name string) string {
+// MCPName is the name a tool of nexus's MCP servers is served under, as
+// OpenCode's name for it (<server>_<tool>: nexus_nx_task_add,
+// nauro_check_decision) holds it; "" for every other tool. It is what the
+// gate needs to know of OpenCode's MCP naming (gate.Options.MCPName):
+// OpenCode joins server and tool with one underscore, so only the servers
+// nexus registers are told apart from the built-in tools.
+func MCPName(hostTool string) string {
 	for _, server := range []string{MCPServerName, NauroServerName} {
-		if rest, ok := strings.CutPrefix(name, server+"_"); ok && rest != "" {
-			return "mcp__" + server + "__" + rest
+		if rest, ok := strings.CutPrefix(hostTool, server+"_"); ok && rest != "" {
+			return rest
 		}
 	}
-	return name
+	return ""
 }
