@@ -37,6 +37,14 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	return env.results.searchHistory(env.Store, historyKey{query, lastN})
 }
 
+// SearchHistory is history_search's answer for query and lastN, read from
+// st's history.json in one streaming pass, nothing kept (nexus view
+// searches with it).
+func SearchHistory(st *state.Store, query string, lastN int64) (map[string]any, error) {
+	var c resultCache
+	return c.searchHistory(st, historyKey{query, lastN})
+}
+
 type historyKey struct {
 	query string
 	lastN int64
