@@ -35,7 +35,7 @@ type Env struct {
 // history_search's matches with the mark of the history.json bytes they
 // cover (history.go).
 type resultCache struct {
-	mu       sync.Mutex
+	mu sync.Mutex
 	// taskList is the version taskListJSON encodes, held weakly: an
 	// answer for a version the store no longer holds is never asked for
 	// again, and its ten thousand tasks are not kept for it.
