@@ -30,6 +30,7 @@ var testBuilds = map[string]struct {
 	"shellguard":    {"../../examples/plugins/shellguard", false},
 	"bareplugin":    {"../../harness/pluginhost/launch/testdata/bareplugin", false},
 	"rssrun":        {"../../internal/testenv/rssrun", true},
+	"hello":         {"../../internal/proctime/hello", true},
 }
 
 var (

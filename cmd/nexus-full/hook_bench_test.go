@@ -102,7 +102,41 @@ func TestHookLatency(t *testing.T) {
 			return strings.Contains(r.stdout, "plan 1/2 decided · tasks 0/8 done · 2 agents running")
 		}})
 	probes = append(probes, &hookProbe{name: "(reference) nexus version", args: []string{"version"}})
-	measureHookProbes(t, bin, proj, env, runs, probes)
+	// The floor of a Go process on this machine, in the same run: the
+	// hook and version figures are also given as ratios to it (issue 27:
+	// PostToolUse ≤ 2×, version ≤ 1.7×).
+	probes = append(probes, &hookProbe{name: helloProbe, bin: built(t, "hello"),
+		check: func(r hookResult) bool { return r.stdout == "hello\n" }})
+	rows := measureHookProbes(t, bin, proj, env, runs, probes)
+	for _, n := range []string{"PostToolUse (engineer Edit)", "(reference) nexus version"} {
+		printRatio(t, rows, n, helloProbe, runs)
+	}
+}
+
+// helloProbe is the static Go hello every hook figure is paired with.
+const helloProbe = "(reference) static Go hello"
+
+// printRatio prints the ratio of two probes' medians (and of their
+// minimums) as a line of the Go benchmark format,
+// BenchmarkHookLatency/<name>_/_<base>  <runs>  <x> x-median  <x> x-min,
+// which scripts/benchtable reads, and logs it.
+func printRatio(t *testing.T, rows []probeRow, name, base string, runs int) {
+	var a, b *probeRow
+	for i := range rows {
+		switch rows[i].name {
+		case name:
+			a = &rows[i]
+		case base:
+			b = &rows[i]
+		}
+	}
+	if a == nil || b == nil || b.median == 0 || b.min == 0 {
+		t.Fatalf("no %q or %q to pair", name, base)
+	}
+	med, mn := float64(a.median)/float64(b.median), float64(a.min)/float64(b.min)
+	t.Logf("%s / %s: %.2f× (medians %s / %s), %.2f× (minimums)", name, base, med, ms(a.median), ms(b.median), mn)
+	fmt.Printf("BenchmarkHookLatency/%s_/_%s\t%d\t%.3f x-median\t%.3f x-min\n",
+		strings.Join(strings.Fields(name), "_"), strings.Join(strings.Fields(base), "_"), runs, med, mn)
 }
 
 // TestHookLatencyLargeState measures the hooks that read the task list
@@ -200,6 +234,7 @@ func benchHookEnv(t *testing.T, home string) []string {
 // hookProbe is one process measured by measureHookProbes.
 type hookProbe struct {
 	name   string
+	bin    string // the program ("" = measureHookProbes's bin)
 	args   []string
 	dir    string // the working directory when measureHookProbes gets none
 	stdin  []byte
@@ -213,13 +248,16 @@ type hookProbe struct {
 // measureHookProbes runs the probes round-robin (so load changes during
 // the run affect every event alike), 20 checked warm-up rounds then runs
 // measured ones, prints the table and fails a median over its budget.
-func measureHookProbes(t *testing.T, bin, proj string, env []string, runs int, probes []*hookProbe) {
-	type row struct {
-		name             string
-		median, p90, min time.Duration
-		cpu              time.Duration // median user+system CPU time of the process
-		budget           time.Duration
-	}
+// probeRow is one probe's measured distribution.
+type probeRow struct {
+	name             string
+	median, p90, min time.Duration
+	cpu              time.Duration // median user+system CPU time of the process
+	budget           time.Duration
+}
+
+func measureHookProbes(t *testing.T, bin, proj string, env []string, runs int, probes []*hookProbe) []probeRow {
+	type row = probeRow
 	// Stdin comes from a file and stdout goes to /dev/null in the measured
 	// runs, so the harness's own pipe copying is not timed; the warm-up
 	// rounds check every reply.
@@ -232,7 +270,11 @@ func measureHookProbes(t *testing.T, bin, proj string, env []string, runs int, p
 	}
 	for i := 0; i < runs+20; i++ {
 		for _, pr := range probes {
-			cmd := exec.Command(bin, pr.args...)
+			prog := bin
+			if pr.bin != "" {
+				prog = pr.bin
+			}
+			cmd := exec.Command(prog, pr.args...)
 			cmd.Dir, cmd.Env = proj, env
 			if proj == "" {
 				cmd.Dir = pr.dir
@@ -290,6 +332,7 @@ func measureHookProbes(t *testing.T, bin, proj string, env []string, runs int, p
 			t.Errorf("%s: median %s over the %s budget", r.name, ms(r.median), r.budget)
 		}
 	}
+	return rows
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }

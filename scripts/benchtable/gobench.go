@@ -108,8 +108,8 @@ func latencyRows(lines []benchLine, bench string) []hookRow {
 	var out []hookRow
 	for _, l := range lines {
 		name, ok := strings.CutPrefix(l.Name, bench+"/")
-		if !ok {
-			continue
+		if _, timed := l.Metrics["ms-median"]; !ok || !timed {
+			continue // a ratio line (x-median) is read by metricMedian
 		}
 		out = append(out, hookRow{Event: strings.ReplaceAll(name, "_", " "),
 			Median: l.Metrics["ms-median"], P90: l.Metrics["ms-p90"], Min: l.Metrics["ms-min"], CPU: l.Metrics["ms-cpu"]})

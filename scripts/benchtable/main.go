@@ -231,6 +231,33 @@ func (e *env) timeProcess(r *row, runs int, dir string, check func(stdout, stder
 	r.detail = fmt.Sprintf("%d runs: median %.2f ms, p90 %.2f ms, min %.2f ms, CPU %.2f ms", p.Runs, ms(p.Median), ms(p.P90), ms(p.Min), ms(p.CPU))
 }
 
+// timeVersusHello measures one nexus command and a static Go hello
+// (internal/proctime/hello, built with the same flags) taking turns in one
+// run: r gets the command's median, ratio the ratio of the medians.
+func (e *env) timeVersusHello(r, ratio *row, runs int, dir string, args ...string) {
+	hello := filepath.Join(e.work, "hello")
+	if _, err := os.Stat(hello); err != nil {
+		if out, err := e.goCmd("build", "-trimpath", "-ldflags", "-s -w", "-o", hello, "./internal/proctime/hello"); err != nil {
+			r.err, ratio.err = fmt.Errorf("build hello: %v\n%s", err, out), fmt.Errorf("build hello: %v", err)
+			return
+		}
+	}
+	res, err := proctime.Measure(context.Background(), []proctime.Spec{
+		{Name: r.figure, Path: e.bin, Args: args, Env: e.nexusEnv, Dir: dir},
+		{Name: "hello", Path: hello, Env: e.nexusEnv, Dir: dir},
+	}, proctime.Options{Runs: runs, Warmup: min(10, max(2, runs/10)), Deadline: time.Now().Add(3 * time.Minute)})
+	if err != nil {
+		r.err, ratio.err = err, err
+		return
+	}
+	p, h := res[0], res[1]
+	r.value = ms(p.Median)
+	r.detail = fmt.Sprintf("%d runs: median %.2f ms, p90 %.2f ms, min %.2f ms, CPU %.2f ms", p.Runs, ms(p.Median), ms(p.P90), ms(p.Min), ms(p.CPU))
+	ratio.value = float64(p.Median) / float64(h.Median)
+	ratio.detail = fmt.Sprintf("medians %.2f / %.2f ms; minimums %.2f / %.2f ms (%.2f×); CPU %.2f / %.2f ms",
+		ms(p.Median), ms(h.Median), ms(p.Min), ms(h.Min), float64(p.Min)/float64(h.Min), ms(p.CPU), ms(h.CPU))
+}
+
 func (r *row) pass() bool {
 	if r.atLeast {
 		return r.value >= r.target
@@ -244,11 +271,13 @@ func measureCLI(e *env) []*row {
 	dir := filepath.Join(e.work, "empty")
 	os.MkdirAll(dir, 0o755)
 	version := &row{figure: "`nexus version`", target: 5, unit: "ms", command: fmt.Sprintf("`nexus version` ×%d (proctime)", e.runs)}
-	e.timeProcess(version, e.runs, dir, nil, "version")
+	ratio := &row{figure: "`nexus version` / static Go hello", target: 1.7, unit: "ratio",
+		command: fmt.Sprintf("`nexus version` and internal/proctime/hello taking turns, ×%d each (proctime)", e.runs)}
+	e.timeVersusHello(version, ratio, e.runs, dir, "version")
 	n := max(e.runs/4, 5)
 	validate := &row{figure: "`nexus validate` (0.10.0)", target: 100, unit: "ms", command: fmt.Sprintf("`nexus validate [--core CORE]` ×%d (proctime)", n)}
 	e.timeProcess(validate, n, dir, nil, append([]string{"validate"}, e.coreArgs()...)...)
-	return []*row{version, validate}
+	return []*row{version, ratio, validate}
 }
 
 func measureHooks(e *env) []*row {
@@ -276,6 +305,27 @@ func measureHooks(e *env) []*row {
 	out, runErr := cmd.CombinedOutput()
 	lines, _ := parseBench(bytes.NewReader(out))
 	table := latencyRows(lines, "BenchmarkHookLatency")
+	// The same run's ratios to a static Go hello (TestHookLatency pairs
+	// them): what nexus adds to a process start on this machine.
+	var ratios []*row
+	for _, rt := range []struct{ figure, name string }{
+		{"hook `PostToolUse` / static Go hello", "PostToolUse_(engineer_Edit)"},
+		{"`nexus version` / static Go hello (hook run)", "(reference)_nexus_version"},
+	} {
+		target := 2.0
+		if strings.Contains(rt.name, "version") {
+			target = 1.7
+		}
+		r := &row{figure: rt.figure, target: target, unit: "ratio", command: "`" + cmdline + "`"}
+		name := "BenchmarkHookLatency/" + rt.name + "_/_(reference)_static_Go_hello"
+		if v, _, ok := metricMedian(lines, name, "x-median"); ok {
+			mn, _, _ := metricMedian(lines, name, "x-min")
+			r.value, r.detail = v, fmt.Sprintf("ratio of the medians, same run, events taking turns; of the minimums %.2f×", mn)
+		} else {
+			r.err = fmt.Errorf("%s printed no %s line (%v):\n%s", cmdline, name, runErr, tail(out, 15))
+		}
+		ratios = append(ratios, r)
+	}
 	for i, r := range rows {
 		for _, h := range table {
 			if strings.HasPrefix(h.Event, prefixes[i]) {
@@ -289,7 +339,7 @@ func measureHooks(e *env) []*row {
 			r.err = fmt.Errorf("%s printed no %q row (%v):\n%s", cmdline, prefixes[i], runErr, tail(out, 15))
 		}
 	}
-	return rows
+	return append(rows, ratios...)
 }
 
 func measureConformance(e *env) []*row {
