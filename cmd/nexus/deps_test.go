@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
+)
+
+// heavy are the packages a hook process must not link: every package nexus
+// links is initialised before main, on every hook (docs/performance.md,
+// "The hook's own start"). Each is a prefix of import paths.
+var heavy = []struct{ prefix, why string }{
+	{"google.golang.org/grpc", "gRPC: plugins speak it in nexus-plugins"},
+	{"github.com/hashicorp/go-plugin", "the plugin host runs in nexus-plugins"},
+	{"github.com/mark3labs/mcp-go", "MCP serving and the doctor's probe run in nexus-full"},
+	{"github.com/google/jsonschema-go", "mcp-go's schemas (120 µs and 80 KB of initialisation)"},
+	{"gopkg.in/yaml.v3", "a second YAML library (nexus uses go.yaml.in/yaml/v3)"},
+	{"github.com/spf13/cobra", "the command tree: the front parses its hot commands' flags with pflag"},
+	{"github.com/nexus-harness/nexus/cmd/nexus-full", "the full command line"},
+	{"github.com/nexus-harness/nexus/harness/mcpserver", "MCP serving"},
+	{"github.com/nexus-harness/nexus/harness/pluginhost/launch", "go-plugin's side of the plugin host"},
+	{"github.com/nexus-harness/nexus/harness/host/setups", "install and doctor, in each host's setup package"},
+	{"github.com/nexus-harness/nexus/harness/view", "nexus view"},
+	{"github.com/nexus-harness/nexus/conformance", "the conformance runner"},
+	{"github.com/nexus-harness/nexus/plugins/decisions/", "the decision store (decisionsapi alone is shared)"},
+}
+
+// TestHotDeps keeps the hook's program small: `go list -deps ./cmd/nexus`
+// names no heavy package, and no host's setup package.
+func TestHotDeps(t *testing.T) {
+	cmd := exec.Command("go", "list", "-deps", "./cmd/nexus")
+	cmd.Dir = testenv.ModuleRoot(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 {
+		t.Fatalf("go list -deps ./cmd/nexus gave %d packages: %s", len(deps), out)
+	}
+	for _, d := range deps {
+		for _, h := range heavy {
+			if strings.HasPrefix(d, h.prefix) && d != "github.com/nexus-harness/nexus/plugins/decisions/decisionsapi" {
+				t.Errorf("nexus links %s (%s): a hook process would initialise it; keep it in nexus-full", d, h.why)
+			}
+		}
+		if strings.HasPrefix(d, "github.com/nexus-harness/nexus/harness/host/") && strings.HasSuffix(d, "/setup") {
+			t.Errorf("nexus links %s: a host's setup (installer, doctor checks) belongs to nexus-full", d)
+		}
+	}
+}
