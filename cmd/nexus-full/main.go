@@ -19,6 +19,9 @@ import (
 	"syscall"
 
 	"github.com/nexus-harness/nexus/cmd/internal/hot"
+	// nexus-full resolves configuration with viper (the front reads the
+	// resolutions it keeps: config.Options.Cache).
+	_ "github.com/nexus-harness/nexus/internal/config/useviper"
 )
 
 func main() {

@@ -23,7 +23,8 @@ else this folder), or --project. "nexus install claude --statusline" registers i
 It never fails: a problem is printed as the line itself.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(cmd.OutOrStdout(), hot.StatusLine(a.globals(), cmd.InOrStdin()))
+			line, _ := hot.StatusLine(a.globals(), cmd.InOrStdin()) // resolves itself: never *hot.ErrFull
+			fmt.Fprintln(cmd.OutOrStdout(), line)
 			return nil
 		},
 	}

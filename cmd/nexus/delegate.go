@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // FullProgram is the program that runs every command the front does not.
@@ -37,13 +39,39 @@ func fullProgram() (string, error) {
 
 // delegate replaces this process with nexus-full run with args: the same
 // process id, standard streams, environment and signals, and no second
-// process to wait for. It returns only when that fails, with the exit
-// status to leave with.
-func delegate(args []string, stderr io.Writer) int {
+// process to wait for. stdin, when not nil, is what was read of standard
+// input already: nexus-full reads it instead (an unlinked temporary file
+// becomes its standard input). It returns only when that fails, with the
+// exit status to leave with.
+func delegate(args []string, stdin []byte, stderr io.Writer) int {
 	prog, err := fullProgram()
+	if err == nil && stdin != nil {
+		err = stdinFrom(stdin)
+	}
 	if err == nil {
 		err = syscall.Exec(prog, append([]string{prog}, args...), os.Environ())
 	}
 	fmt.Fprintln(stderr, "nexus:", err)
 	return exitFailure
+}
+
+// stdinFrom makes data this process's standard input: an unlinked
+// temporary file holding it, read from its start.
+func stdinFrom(data []byte) error {
+	f, err := os.CreateTemp("", "nexus-stdin-")
+	if err != nil {
+		return fmt.Errorf("keep standard input for nexus-full: %w", err)
+	}
+	defer f.Close()
+	os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("keep standard input for nexus-full: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("keep standard input for nexus-full: %w", err)
+	}
+	if err := unix.Dup2(int(f.Fd()), 0); err != nil {
+		return fmt.Errorf("keep standard input for nexus-full: %w", err)
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,10 +29,11 @@ var version = "0.1.0-dev"
 
 func main() {
 	args := os.Args[1:]
-	if code, ok := runHot(context.Background(), args, os.Stdin, os.Stdout, os.Stderr); ok {
+	code, ok, stdin := runHot(context.Background(), args, os.Stdin, os.Stdout, os.Stderr)
+	if ok {
 		os.Exit(code)
 	}
-	os.Exit(delegate(args, os.Stderr))
+	os.Exit(delegate(args, stdin, os.Stderr))
 }
 
 // Exit statuses, as the full command line's (README "Exit status").
@@ -43,17 +45,19 @@ const (
 
 // runHot runs a hot command named first in args, under the signals'
 // default action (see cmd/nexus-full's signalContext), and reports
-// whether it did: false leaves the arguments to nexus-full.
-func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
+// whether it did: false leaves the arguments to nexus-full, with what the
+// command read of stdin when it read some (the configuration was not
+// resolved for its inputs: *hot.ErrFull).
+func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, ran bool, read []byte) {
 	if len(args) == 0 {
-		return 0, false
+		return 0, false, nil
 	}
 	fs := pflag.NewFlagSet("nexus "+args[0], pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var g hot.Globals
 	var core string
 	hot.GlobalFlags(fs, &g.Project, &core, &g.JSON)
-	g.Flags = fs
+	g.Flags, g.Front = fs, true
 	var run func(rest []string) error
 	switch args[0] {
 	case "hook":
@@ -69,32 +73,39 @@ func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		var managed bool
 		hot.StatusLineFlags(fs, &managed)
 		run = func([]string) error {
-			fmt.Fprintln(stdout, hot.StatusLine(g, stdin))
-			return nil
+			line, err := hot.StatusLine(g, stdin)
+			if err == nil {
+				fmt.Fprintln(stdout, line)
+			}
+			return err
 		}
 	case "version":
 		run = func([]string) error { return hot.Version(g, version, stdout) }
 	default:
-		return 0, false
+		return 0, false, nil
 	}
 	// Anything the flags do not take as it stands (--help among them) is
 	// nexus-full's to answer, with its help and usage messages.
 	if err := fs.Parse(args[1:]); err != nil {
-		return 0, false
+		return 0, false, nil
 	}
 	maxArgs := 0
 	if args[0] == "hook" {
 		maxArgs = 1
 	}
 	if fs.NArg() > maxArgs {
-		return 0, false
+		return 0, false, nil
 	}
 	if err := run(fs.Args()); err != nil {
+		var full *hot.ErrFull
+		if errors.As(err, &full) {
+			return 0, false, full.Stdin
+		}
 		fmt.Fprintln(stderr, "nexus:", err)
 		if hot.IsUsageError(err) {
-			return exitUsage, true
+			return exitUsage, true, nil
 		}
-		return exitFailure, true
+		return exitFailure, true, nil
 	}
-	return exitOK, true
+	return exitOK, true, nil
 }

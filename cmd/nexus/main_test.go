@@ -112,8 +112,11 @@ func TestFrontMatchesFull(t *testing.T) {
 	}
 }
 
-// TestFrontWithoutFull: with no nexus-full beside it nor on PATH, the hot
-// commands still run, and every other command says what is missing.
+// TestFrontWithoutFull: the front runs the hot commands itself once the
+// configuration of their inputs is resolved (nexus-full keeps each
+// resolution it makes: config.Options.Cache), so with no nexus-full beside
+// it nor on PATH they still run then, while every other command, and a hot
+// command whose configuration changed, says what is missing.
 func TestFrontWithoutFull(t *testing.T) {
 	src := commands.Path(t, "./cmd/nexus")
 	bin := filepath.Join(t.TempDir(), "nexus")
@@ -125,12 +128,34 @@ func TestFrontWithoutFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	home, proj := t.TempDir(), t.TempDir()
-	e := append([]string{"PATH=" + t.TempDir()}, env(t, home)[1:]...)
-	if r := run(t, bin, proj, e, "", "version"); r.code != 0 || !strings.Contains(r.stdout, "distribution: nexus-core") {
-		t.Errorf("version without nexus-full: %+v", r)
+	if err := os.Mkdir(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	r := run(t, bin, proj, e, "", "config", "keys")
-	if r.code != 1 || !strings.Contains(r.stderr, "nexus-full is not installed in "+filepath.Dir(bin)+" nor on PATH") {
+	e := append([]string{"PATH=" + t.TempDir()}, env(t, home)[1:]...)
+	missing := "nexus-full is not installed in " + filepath.Dir(bin) + " nor on PATH"
+	// Nothing resolved yet: even version needs nexus-full.
+	if r := run(t, bin, proj, e, "", "version"); r.code != 1 || !strings.Contains(r.stderr, missing) {
+		t.Fatalf("version, nothing resolved, without nexus-full: %+v", r)
+	}
+	// The installed pair resolves (nexus-full keeps the resolution).
+	if r := run(t, src, proj, e, "", "version"); r.code != 0 {
+		t.Fatalf("version with nexus-full: %+v", r)
+	}
+	if r := run(t, bin, proj, e, "", "version"); r.code != 0 || !strings.Contains(r.stdout, "distribution: nexus-core") {
+		t.Errorf("version without nexus-full, resolved: %+v", r)
+	}
+	hook := `{"hook_event_name":"SessionStart","cwd":"` + proj + `","session_id":"s"}`
+	if r := run(t, bin, proj, e, hook, "hook", "--host", "claude"); r.code != 0 || !strings.Contains(r.stdout, "nexus is active for this project") {
+		t.Errorf("SessionStart without nexus-full, resolved: %+v", r)
+	}
+	// Another input (a project file): nexus-full must resolve it.
+	if err := os.WriteFile(filepath.Join(proj, ".nexus", "nexus.yaml"), []byte("log:\n  level: debug\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, bin, proj, e, hook, "hook", "--host", "claude"); r.code != 1 || !strings.Contains(r.stderr, missing) || r.stdout != "" {
+		t.Errorf("SessionStart after the project file changed, without nexus-full: %+v", r)
+	}
+	if r := run(t, bin, proj, e, "", "config", "keys"); r.code != 1 || !strings.Contains(r.stderr, missing) {
 		t.Errorf("config keys without nexus-full: %+v", r)
 	}
 }

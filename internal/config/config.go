@@ -17,7 +17,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/safefile"
@@ -55,6 +54,11 @@ type Options struct {
 	// Flags are bound to keys: FlagKeys maps a key name to a flag name in Flags.
 	Flags    *pflag.FlagSet
 	FlagKeys map[string]string
+	// Cache, when set, is a folder of resolutions (DefaultCacheDir):
+	// Load uses the one made of exactly these inputs, and keeps the one it
+	// makes (cache.go). The hot commands set it; the hook's program, which
+	// does not link viper, can load nothing else.
+	Cache string
 }
 
 // Source says where an effective value came from.
@@ -72,7 +76,7 @@ func (s Source) String() string {
 
 // Config is the effective configuration.
 type Config struct {
-	v       *viper.Viper
+	v       Resolver
 	sources map[string]Source
 	// Files lists the config files that were read, lowest layer first.
 	Files []string
@@ -166,10 +170,30 @@ func UserDir(lookup func(string) (string, bool)) string {
 // bindEnv); and its casts read "08" as octal and split lists on spaces
 // (see Int, StringList). So nexus parses and checks every layer itself
 // and hands viper checked values.
+//
+// With Options.Cache, a resolution of exactly these inputs made earlier is
+// used as it is (without viper), and the one made here is kept. Without
+// the priority lookup (a program that does not import
+// internal/config/useviper) and without such a resolution, Load returns
+// ErrUnresolved.
 func Load(opts Options) (*Config, error) {
+	key, cacheable := "", false
+	if opts.Cache != "" {
+		if key, cacheable = cacheKey(opts); cacheable {
+			if c := readCache(opts.Cache, key); c != nil {
+				return c, nil
+			}
+		}
+	}
+	if resolverFactory() == nil {
+		return nil, ErrUnresolved
+	}
 	c, errs := load(opts, false)
 	if len(errs) > 0 {
 		return nil, errs[0]
+	}
+	if cacheable {
+		writeCache(opts.Cache, key, c)
 	}
 	return c, nil
 }
@@ -183,7 +207,11 @@ func LoadAll(opts Options) (*Config, []error) {
 }
 
 func load(opts Options, lenient bool) (*Config, []error) {
-	c := &Config{v: viper.New(), sources: map[string]Source{}}
+	mk := resolverFactory()
+	if mk == nil {
+		return &Config{v: frozen{}, sources: map[string]Source{}}, []error{ErrUnresolved}
+	}
+	c := &Config{v: mk(), sources: map[string]Source{}}
 	for _, k := range Keys {
 		def := k.Default
 		if k.Kind == Map {

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/config"
+	// Tests load configuration as nexus-full does: with viper.
+	_ "github.com/nexus-harness/nexus/internal/config/useviper"
 )
 
 // ProjectConfig writes yaml (when not empty) as dir's project file and

@@ -1,6 +1,7 @@
 package hot
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -15,8 +16,9 @@ import (
 
 // Hook is `nexus hook`: it reads one lifecycle event of the host from
 // stdin, runs the lifecycle engine and writes the host's reply on stdout
-// (host.Runner, with nexus's failure policy). Its only error is a usage
-// error (an unknown host): every other problem is the runner's to report.
+// (host.Runner, with nexus's failure policy). Its only errors are a usage
+// error (an unknown host) and, in the front, *ErrFull: every other problem
+// is the runner's to report.
 func Hook(ctx context.Context, g Globals, a HookArgs, stdin io.Reader, stdout, stderr io.Writer) error {
 	h, err := hosts.Lookup(a.Host)
 	if err != nil {
@@ -33,15 +35,42 @@ func Hook(ctx context.Context, g Globals, a HookArgs, stdin io.Reader, stdout, s
 		Policy: s.policy,
 		FallbackLog: func(ctx context.Context, event string, ev lifecycle.Event, msg string) {
 			s.project(ev)
-			if r, err := s.root(); err == nil {
-				r.LogWithoutEngine(ctx, event, ev.AgentID, msg)
+			r, err := s.root()
+			if err != nil || s.resolve(r) != nil {
+				return // nexus-full handles this event, when unresolved
 			}
+			r.LogWithoutEngine(ctx, event, ev.AgentID, msg)
 		},
 		Stderr: stderr,
 	}
-	r.Run(ctx, stdin, stdout)
+	if !g.Front {
+		r.Run(ctx, stdin, stdout)
+		return nil
+	}
+	// The front: the reply and any message are held until it is known
+	// that this program could resolve the configuration.
+	data, err := io.ReadAll(io.LimitReader(stdin, host.MaxPayload+1))
+	if err != nil {
+		r.Run(ctx, io.MultiReader(bytes.NewReader(data), errReader{err}), stdout)
+		return nil
+	}
+	var errs bytes.Buffer
+	r.Stderr = &errs
+	out := r.Handle(ctx, data)
+	if s.unresolved {
+		return &ErrFull{Stdin: data}
+	}
+	if len(out) > 0 {
+		_, _ = stdout.Write(out)
+	}
+	_, _ = stderr.Write(errs.Bytes())
 	return nil
 }
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // hookSession is one hook invocation's composition root, built once the
 // event says which project it belongs to.
@@ -54,6 +83,9 @@ type hookSession struct {
 	built bool
 	r     *compose.Root
 	err   error
+	// unresolved: the front found no resolution of the configuration
+	// (config.ErrUnresolved); nexus-full handles the event.
+	unresolved bool
 }
 
 // project picks the project the event belongs to when --project is not
@@ -95,12 +127,25 @@ func (s *hookSession) engine(ctx context.Context, ev lifecycle.Event) (*lifecycl
 	}
 	hs, err := r.Harness(ctx, compose.HarnessOptions{Plugins: compose.PluginsForHook})
 	if err != nil {
+		s.unresolved = s.unresolved || unresolved(err)
 		return nil, err
 	}
 	if hs.MemoryErr != nil {
 		hs.Lifecycle.Log().Log(ctx, "warn", ev.Name, ev.AgentID, "memory features are off: "+hs.MemoryErr.Error())
 	}
 	return hs.Lifecycle, nil
+}
+
+// resolve loads r's configuration and reports when this program could not
+// resolve it (the front without a cached resolution): nexus-full must
+// handle the event. Any other configuration error is the engine's to
+// report, as before.
+func (s *hookSession) resolve(r *compose.Root) error {
+	if _, err := r.Config(); unresolved(err) {
+		s.unresolved = true
+		return err
+	}
+	return nil
 }
 
 // policy is gate.policy of this command line's configuration; without
@@ -110,5 +155,6 @@ func (s *hookSession) policy() string {
 	if err != nil {
 		return os.Getenv(config.EnvName("gate.policy"))
 	}
+	_ = s.resolve(r)
 	return r.GatePolicy()
 }

@@ -33,7 +33,24 @@ type Globals struct {
 	Flags *pflag.FlagSet
 	// JSON is --json.
 	JSON bool
+	// Front is set by the front program, which cannot resolve the
+	// configuration itself (it does not link viper): the hot commands read
+	// the resolution cached for their inputs (config.Options.Cache) and,
+	// when there is none, return an *ErrFull before any output so that the
+	// front hands the invocation to nexus-full, which resolves it and
+	// keeps the resolution for the next hooks.
+	Front bool
 }
+
+// ErrFull is a hot command's answer in the front when the configuration
+// for its inputs is not resolved yet: the invocation is nexus-full's, run
+// with Stdin (what the command read; nil: stdin is untouched). Nothing was
+// written and nothing was changed.
+type ErrFull struct{ Stdin []byte }
+
+func (e *ErrFull) Error() string { return config.ErrUnresolved.Error() }
+
+func unresolved(err error) bool { return errors.Is(err, config.ErrUnresolved) }
 
 // FlagKeys binds global flags to configuration keys.
 var FlagKeys = map[string]string{"core.dir": "core"}
@@ -99,7 +116,7 @@ func IsUsageError(err error) bool {
 // the configuration's layers with the bound flags, and the project when
 // --project names one (which must be a folder).
 func ComposeOptions(g Globals) (compose.Options, error) {
-	o := compose.Options{Config: config.Options{Flags: g.Flags, FlagKeys: FlagKeys}}
+	o := compose.Options{Config: config.Options{Flags: g.Flags, FlagKeys: FlagKeys, Cache: config.DefaultCacheDir()}}
 	if g.Project != "" {
 		p, err := filepath.Abs(g.Project)
 		if err != nil {

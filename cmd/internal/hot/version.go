@@ -54,7 +54,11 @@ func Version(g Globals, version string, w io.Writer) error {
 	if o, err := ComposeOptions(g); err != nil {
 		use.Error = err.Error()
 	} else {
-		use = InUse(compose.New(o))
+		r := compose.New(o)
+		if _, err := r.Config(); unresolved(err) {
+			return &ErrFull{}
+		}
+		use = InUse(r)
 	}
 	if g.JSON {
 		return writeJSON(w, struct {

@@ -22,18 +22,18 @@ type StatusInput struct {
 	} `json:"workspace"`
 }
 
-// maxStatusInput bounds the status-line JSON nexus reads.
-const maxStatusInput = 1 << 20
+// MaxStatusInput bounds the status-line JSON nexus reads.
+const MaxStatusInput = 1 << 20
 
 // ReadStatusInput decodes the status-line JSON (an empty input is allowed).
 func ReadStatusInput(r io.Reader) (StatusInput, error) {
 	var in StatusInput
-	b, err := io.ReadAll(io.LimitReader(r, maxStatusInput+1))
+	b, err := io.ReadAll(io.LimitReader(r, MaxStatusInput+1))
 	if err != nil {
 		return in, err
 	}
-	if len(b) > maxStatusInput {
-		return in, fmt.Errorf("status-line input over %d bytes", maxStatusInput)
+	if len(b) > MaxStatusInput {
+		return in, fmt.Errorf("status-line input over %d bytes", MaxStatusInput)
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return in, nil

@@ -54,7 +54,7 @@ func TestReadStatusInput(t *testing.T) {
 	if _, err := ReadStatusInput(strings.NewReader("nope")); err == nil {
 		t.Error("non-JSON accepted")
 	}
-	if _, err := ReadStatusInput(strings.NewReader(strings.Repeat(" ", maxStatusInput+1))); err == nil {
+	if _, err := ReadStatusInput(strings.NewReader(strings.Repeat(" ", MaxStatusInput+1))); err == nil {
 		t.Error("oversized input accepted")
 	}
 }
