@@ -54,3 +54,35 @@ func TestBuiltinFile(t *testing.T) {
 		}
 	}
 }
+
+// The version built in passes the version gate's pattern: CheckVersion
+// skips the pattern for it.
+func TestBuiltinVersionSupported(t *testing.T) {
+	if !supportedVersion().MatchString(BuiltinVersion) {
+		t.Fatalf("the built-in version %s is outside %s", BuiltinVersion, SupportedRange)
+	}
+}
+
+func TestReadHead(t *testing.T) {
+	for _, c := range []struct {
+		in, version, contract string
+		err                   bool
+	}{
+		{`{"nexus_core_version":"0.10.0","schema_contract_version":"2.0","agents":[1,2]}`, "0.10.0", "2.0", false},
+		{`{"agents":{"a":[1,{"b":"c"}]},"schema_contract_version":"2.0","nexus_core_version":"0.11.1"}`, "0.11.1", "2.0", false},
+		{`{"nexus_core_version":"0.10.0"}`, "0.10.0", "", false},
+		{`{"nexus_core_version":10}`, "", "", true},
+		{`{"nexus_core_version":"0.10.0","schema_contract_version":`, "", "", true},
+		{`[]`, "", "", true},
+		{`{"agents":[1,2`, "", "", true},
+	} {
+		m, err := readHead([]byte(c.in))
+		if (err != nil) != c.err {
+			t.Errorf("%s: error %v", c.in, err)
+			continue
+		}
+		if err == nil && (m.NexusCoreVersion != c.version || m.SchemaContractVersion != c.contract) {
+			t.Errorf("%s: %q %q", c.in, m.NexusCoreVersion, m.SchemaContractVersion)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SupportedRange names the nexus-core versions nexus implements.
@@ -135,36 +137,44 @@ func OpenManifestDist(d Dist) (*Core, error) {
 }
 
 // readHead extracts nexus_core_version and schema_contract_version from a
-// manifest without decoding the catalog.
+// manifest without decoding the catalog: token by token (jsontext), the
+// other members skipped unparsed.
 func readHead(data []byte) (*Manifest, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil {
+	dec := jsontext.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.ReadToken(); err != nil {
 		return nil, err
-	} else if d, ok := t.(json.Delim); !ok || d != '{' {
+	} else if t.Kind() != '{' {
 		return nil, fmt.Errorf("the top level is not a JSON object")
 	}
 	m := &Manifest{}
 	seen := 0
-	for seen < 2 && dec.More() {
-		t, err := dec.Token()
+	for seen < 2 && dec.PeekKind() != '}' {
+		t, err := dec.ReadToken()
 		if err != nil {
 			return nil, err
 		}
-		var dst any
-		switch t {
+		name := t.String() // t is void after the next read
+		var dst *string
+		switch name {
 		case "nexus_core_version":
 			dst = &m.NexusCoreVersion
 		case "schema_contract_version":
 			dst = &m.SchemaContractVersion
 		default:
-			dst = new(json.RawMessage)
+			if err := dec.SkipValue(); err != nil {
+				return nil, fmt.Errorf("member %s: %w", name, err)
+			}
+			continue
 		}
-		if err := dec.Decode(dst); err != nil {
-			return nil, fmt.Errorf("member %v: %w", t, err)
+		v, err := dec.ReadToken()
+		if err != nil {
+			return nil, fmt.Errorf("member %s: %w", name, err)
 		}
-		if _, ok := dst.(*json.RawMessage); !ok {
-			seen++
+		if v.Kind() != '"' {
+			return nil, fmt.Errorf("member %s: want a string, found %v", name, v.Kind())
 		}
+		*dst = v.String()
+		seen++
 	}
 	return m, nil
 }
@@ -198,7 +208,9 @@ func CheckVersion(d Dist, m *Manifest) error {
 	verr := func(problem string) error {
 		return &VersionError{Dir: d.Where(), Source: d.Source, Found: m.NexusCoreVersion, Problem: problem}
 	}
-	if !supportedVersion().MatchString(m.NexusCoreVersion) {
+	// The version built in is supported (TestBuiltinVersionSupported): the
+	// common case needs no regexp compiled.
+	if m.NexusCoreVersion != BuiltinVersion && !supportedVersion().MatchString(m.NexusCoreVersion) {
 		return verr("nexus_core_version is outside the supported range")
 	}
 	if m.SchemaContractVersion != SchemaContractVersion {
