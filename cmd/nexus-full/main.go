@@ -25,6 +25,10 @@ import (
 )
 
 func main() {
+	if err := hot.CheckFront(version); err != nil {
+		fmt.Fprintln(os.Stderr, "nexus:", err)
+		os.Exit(exitFailure)
+	}
 	ctx, stop := signalContext(os.Args[1:])
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

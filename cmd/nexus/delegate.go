@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/nexus-harness/nexus/cmd/internal/hot"
 )
 
 // FullProgram is the program that runs every command the front does not.
@@ -41,7 +43,8 @@ func fullProgram() (string, error) {
 // process id, standard streams, environment and signals, and no second
 // process to wait for. stdin, when not nil, is what was read of standard
 // input already: nexus-full reads it instead (an unlinked temporary file
-// becomes its standard input). It returns only when that fails, with the
+// becomes its standard input). The front's build goes along
+// (hot.FrontBuildEnv): nexus-full of another build refuses to run. It returns only when that fails, with the
 // exit status to leave with.
 func delegate(args []string, stdin []byte, stderr io.Writer) int {
 	prog, err := fullProgram()
@@ -49,7 +52,8 @@ func delegate(args []string, stdin []byte, stderr io.Writer) int {
 		err = stdinFrom(stdin)
 	}
 	if err == nil {
-		err = syscall.Exec(prog, append([]string{prog}, args...), os.Environ())
+		env := append(os.Environ(), hot.FrontBuildEnv+"="+hot.BuildID(version))
+		err = syscall.Exec(prog, append([]string{prog}, args...), env)
 	}
 	fmt.Fprintln(stderr, "nexus:", err)
 	return exitFailure

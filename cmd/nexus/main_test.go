@@ -159,3 +159,24 @@ func TestFrontWithoutFull(t *testing.T) {
 		t.Errorf("config keys without nexus-full: %+v", r)
 	}
 }
+
+// TestFrontRefusesOtherFull: nexus hands its build to nexus-full, which
+// refuses to run for a front of another build (an older nexus-full left on
+// PATH, a half-finished install) with an error saying how to fix it, and
+// runs for its own.
+func TestFrontRefusesOtherFull(t *testing.T) {
+	front := commands.Path(t, "./cmd/nexus")
+	full := filepath.Join(filepath.Dir(front), "nexus-full")
+	home, proj := t.TempDir(), t.TempDir()
+	e := env(t, home)
+	// The installed pair: the front's build is nexus-full's.
+	if r := run(t, front, proj, e, "", "config", "keys"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("config keys through the front: %+v", r)
+	}
+	// A front of another build, as nexus-full sees it.
+	r := run(t, full, proj, append(e, "NEXUS_FRONT_BUILD=0.0.1 deadbeef"), "", "config", "keys")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, `nexus (build "0.0.1 deadbeef") found nexus-full`) ||
+		!strings.Contains(r.stderr, "must be installed together; reinstall both (make install") {
+		t.Errorf("nexus-full for a front of another build: %+v", r)
+	}
+}
