@@ -30,13 +30,19 @@ import (
 // package checks values with (Keys, allowed values, trust tables). A
 // changed input is another file: nothing is ever stale, and when no file
 // matches, nexus-full resolves (with viper) and writes one. Only a
-// configuration that loads whole is kept. The folder is the user's own
-// (DefaultCacheDir); a file not owned by the user, or open to writes by
-// others, is never read.
+// configuration that loads whole is kept. Nothing read from the folder
+// is taken on trust beyond what the user could have written: the folder
+// and the file must be the user's own and closed to writes by others, the
+// file a regular one reached without a symbolic link and at most
+// maxCacheFile bytes, and it must name the key it is read for (a file
+// copied or linked under another key's name is refused) and hold every key
+// with a value of its kind and allowed values. Anything else is no cache:
+// nexus-full resolves again (docs/security.md, "The configuration
+// resolution cache").
 
 // cacheFormat changes when the cache's meaning changes without the rules
 // changing (the way values are resolved).
-const cacheFormat = "nexus-config-cache 1"
+const cacheFormat = "nexus-config-cache 2"
 
 // maxCacheFile bounds a cache file; a resolution is a few KiB.
 const maxCacheFile = 1 << 20
@@ -177,6 +183,7 @@ func cacheKey(opts Options) (key string, ok bool) {
 // snapshot is a cache file.
 type snapshot struct {
 	Format  string                     `json:"format"`
+	Key     string                     `json:"key"`
 	Values  map[string]json.RawMessage `json:"values"`
 	Sources map[string]Source          `json:"sources"`
 	Files   []string                   `json:"files"`
@@ -184,43 +191,61 @@ type snapshot struct {
 
 // readCache returns the cached resolution named key, or nil.
 func readCache(dir, key string) *Config {
-	f, err := os.Open(filepath.Join(dir, key+".json"))
+	if !ownFolder(dir) {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(dir, key+".json"), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o022 != 0 || st.Size() > maxCacheFile {
+	if err != nil || !st.Mode().IsRegular() || !ownedByUser(st) || st.Size() > maxCacheFile {
 		return nil
 	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); !ok || int(sys.Uid) != os.Getuid() {
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheFile+1))
+	if err != nil || len(data) > maxCacheFile {
 		return nil
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCacheFile))
-	if err != nil {
-		return nil
-	}
-	c, err := decodeSnapshot(data)
+	c, err := decodeSnapshot(data, key)
 	if err != nil {
 		return nil
 	}
 	return c
 }
 
+// ownFolder reports whether dir is a folder (not a symbolic link) of the
+// user's, closed to writes by others: no one else can have put a file in
+// it, nor replaced one.
+func ownFolder(dir string) bool {
+	st, err := os.Lstat(dir)
+	return err == nil && st.IsDir() && ownedByUser(st)
+}
+
+// ownedByUser: the user's, and writable by no one else.
+func ownedByUser(st fs.FileInfo) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Getuid() && st.Mode().Perm()&0o022 == 0
+}
+
 // decodeSnapshot reads a cache file token by token (jsontext): decoding it
 // with reflection cost a hook process about 80 µs, its type caches being
 // cold in every process.
-func decodeSnapshot(data []byte) (*Config, error) {
+func decodeSnapshot(data []byte, key string) (*Config, error) {
 	d := jsontext.NewDecoder(bytes.NewReader(data))
 	vals := make(frozen, len(Keys))
 	sources := make(map[string]Source, len(Keys))
 	var files []string
-	format := ""
+	format, named := "", ""
 	err := object(d, func(name string) error {
 		switch name {
 		case "format":
 			var err error
 			format, err = readString(d)
+			return err
+		case "key":
+			var err error
+			named, err = readString(d)
 			return err
 		case "values":
 			return object(d, func(key string) error {
@@ -229,6 +254,9 @@ func decodeSnapshot(data []byte) (*Config, error) {
 					return fmt.Errorf("unknown key %q", key)
 				}
 				v, err := readValue(d, k.Kind)
+				if err == nil {
+					err = checkAllowed(k, v)
+				}
 				vals[key] = v
 				return err
 			})
@@ -266,6 +294,9 @@ func decodeSnapshot(data []byte) (*Config, error) {
 	}
 	if format != cacheFormat {
 		return nil, fmt.Errorf("format %q", format)
+	}
+	if named != key {
+		return nil, fmt.Errorf("a resolution for key %q read as %q", named, key)
 	}
 	for _, k := range Keys {
 		if _, ok := vals[k.Name]; !ok {
@@ -445,7 +476,7 @@ func readNode(d *jsontext.Decoder) (any, error) {
 // writeCache keeps c's resolution under key, best effort: a cache that
 // cannot be written is no cache.
 func writeCache(dir, key string, c *Config) {
-	s := snapshot{Format: cacheFormat, Values: map[string]json.RawMessage{}, Sources: c.sources, Files: c.Files}
+	s := snapshot{Format: cacheFormat, Key: key, Values: map[string]json.RawMessage{}, Sources: c.sources, Files: c.Files}
 	for _, k := range Keys {
 		raw, err := encodeValue(k.Kind, c.value(&k))
 		if err != nil {
@@ -457,7 +488,7 @@ func writeCache(dir, key string, c *Config) {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil || !ownFolder(dir) {
 		return
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-*")

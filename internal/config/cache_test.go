@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -151,6 +152,46 @@ func TestCacheRefusesWhatItCannotTrust(t *testing.T) {
 			os.WriteFile(path, []byte(`{"format":"nexus-config-cache 0"}`), 0o600)
 		}},
 		{"a folder", func(t *testing.T, path string) { os.Remove(path); os.Mkdir(path, 0o700) }},
+		{"a folder writable by others", func(t *testing.T, path string) { os.Chmod(filepath.Dir(path), 0o777) }},
+		{"the folder a symbolic link", func(t *testing.T, path string) {
+			dir := filepath.Dir(path)
+			moved := dir + ".real"
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(moved, dir); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a symbolic link to the user's own resolution", func(t *testing.T, path string) {
+			other := filepath.Join(filepath.Dir(path), "elsewhere.json")
+			if err := os.Rename(path, other); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(other, path); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"another key's resolution", func(t *testing.T, path string) {
+			// The user's own file, valid, for other inputs (another
+			// project's), under this key's name: read as it stands it
+			// would change every value.
+			b, _ := os.ReadFile(path)
+			key := strings.TrimSuffix(filepath.Base(path), ".json")
+			os.WriteFile(path, bytes.Replace(b, []byte(key), []byte(strings.Repeat("0", len(key))), 1), 0o600)
+		}},
+		{"a value not allowed", func(t *testing.T, path string) {
+			b, _ := os.ReadFile(path)
+			spoilt := bytes.Replace(b, []byte(`"fail-closed"`), []byte(`"wide-open"`), 1)
+			if bytes.Equal(spoilt, b) {
+				t.Fatalf("no gate.policy value in %s", b)
+			}
+			os.WriteFile(path, spoilt, 0o600)
+		}},
+		{"too long", func(t *testing.T, path string) {
+			b, _ := os.ReadFile(path)
+			os.WriteFile(path, append(b, bytes.Repeat([]byte(" "), maxCacheFile)...), 0o600)
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o, _ := cacheCase(t)
@@ -210,14 +251,14 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(snapshotBytes(f, c))
-	f.Add([]byte(`{"format":"nexus-config-cache 1","values":{"plugins.settings":{"m":{"p":{"l":[{"i":"1"},{"f":"2.5"},{"n":true}]}}}}}`))
+	f.Add([]byte(`{"format":"nexus-config-cache 2","key":"k","values":{"plugins.settings":{"m":{"p":{"l":[{"i":"1"},{"f":"2.5"},{"n":true}]}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := decodeSnapshot(data)
+		c, err := decodeSnapshot(data, "k")
 		if err != nil {
 			return
 		}
 		first := snapshotBytes(t, c)
-		again, err := decodeSnapshot(first)
+		again, err := decodeSnapshot(first, "k")
 		if err != nil {
 			t.Fatalf("a decoded resolution does not decode again: %v", err)
 		}
