@@ -84,6 +84,9 @@ type sessionOpts struct {
 	noNexus bool
 	// noMCP: the timing removes nexus's MCP server after install.
 	noMCP bool
+	// noHooks: the timing removes nexus's hooks after install (with noMCP:
+	// what is left are the agents and skills).
+	noHooks bool
 	// standInMCP: the timing replaces nexus's MCP servers with stand-ins
 	// answering at once (session.standInMCP).
 	standInMCP bool

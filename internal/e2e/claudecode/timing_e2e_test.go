@@ -183,6 +183,30 @@ func mcpStandIn(file string) int {
 	}
 }
 
+// removeHooks takes the hooks nexus install wrote out of the project's
+// Claude Code settings, leaving its agents, skills and MCP servers.
+func (s *session) removeHooks() {
+	path := filepath.Join(s.proj, ".claude", "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var settings map[string]json.RawMessage
+	if err := json.Unmarshal(b, &settings); err != nil {
+		s.t.Fatal(err)
+	}
+	if _, ok := settings["hooks"]; !ok {
+		s.t.Fatalf("no hooks in %s: %s", path, b)
+	}
+	delete(settings, "hooks")
+	if b, err = json.Marshal(settings); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // standInMCP records each of the project's MCP servers' answers to
 // initialize and tools/list (running it once, untimed) and replaces the
 // server in .mcp.json with an mcpStandIn replaying them.
@@ -446,10 +470,11 @@ func median(ds []time.Duration) time.Duration {
 // TestE2ETiming measures what nexus adds to a scripted `claude -p` session:
 // the same script without nexus, with nexus, with nexus behind recording
 // wrappers (every hook process timed, every MCP server's messages
-// timestamped) and (NEXUS_E2E_TIMING_SPLIT=1) with nexus's hooks but not
-// its MCP servers, and with its MCP servers replaced by stand-ins that
-// answer at once (what Claude Code itself spends on two MCP servers),
-// alternating, NEXUS_E2E_TIMING_RUNS times each (default 3). Besides the sessions' wall times it reports when the first model
+// timestamped) and (NEXUS_E2E_TIMING_SPLIT=1) with nexus's agents and
+// skills only, with its hooks but not its MCP servers, and with its MCP
+// servers replaced by stand-ins that answer at once (what Claude Code
+// itself spends on two MCP servers), alternating, NEXUS_E2E_TIMING_RUNS
+// times each (default 3). Besides the sessions' wall times it reports when the first model
 // request reached the fake API (what a session waits for before the model
 // is asked anything) and, in the recorded sessions, when the SessionStart
 // and UserPromptSubmit hooks ran and when each MCP server was started and
@@ -464,8 +489,8 @@ func TestE2ETiming(t *testing.T) {
 	// The variant without nexus's MCP server only splits the added time
 	// further; make e2e leaves it out to stay within its time budget.
 	split := os.Getenv("NEXUS_E2E_TIMING_SPLIT") == "1"
-	var without, with, hooksOnly, standIn, hooks []time.Duration
-	var firstWithout, firstWith, firstHooksOnly, firstStandIn, firstTimed []time.Duration
+	var without, with, filesOnly, hooksOnly, standIn, hooks []time.Duration
+	var firstWithout, firstWith, firstFilesOnly, firstHooksOnly, firstStandIn, firstTimed []time.Duration
 	hookSpansBy := map[string][][2]time.Duration{} // event → [start, end] per run
 	type mcpTimes struct{ start, initAsked, init, listAsked, list []time.Duration }
 	servers := map[string]*mcpTimes{}
@@ -482,6 +507,9 @@ func TestE2ETiming(t *testing.T) {
 			if err := os.Remove(filepath.Join(s.proj, ".mcp.json")); err != nil {
 				t.Fatal(err)
 			}
+		}
+		if o.noHooks {
+			s.removeHooks()
 		}
 		if o.standInMCP {
 			s.standInMCP()
@@ -509,6 +537,8 @@ func TestE2ETiming(t *testing.T) {
 		w, f, _, _ = play(sessionOpts{}, false)
 		with, firstWith = append(with, w), append(firstWith, f)
 		if split {
+			w, f, _, _ = play(sessionOpts{noMCP: true, noHooks: true}, false)
+			filesOnly, firstFilesOnly = append(filesOnly, w), append(firstFilesOnly, f)
 			w, f, _, _ = play(sessionOpts{noMCP: true}, false)
 			hooksOnly, firstHooksOnly = append(hooksOnly, w), append(firstHooksOnly, f)
 			w, f, _, _ = play(sessionOpts{standInMCP: true}, false)
@@ -545,6 +575,8 @@ func TestE2ETiming(t *testing.T) {
 	}
 	if split {
 		lines = slices.Insert(lines, 3,
+			fmt.Sprintf("  agents, skills only     %s (added %s; first model request at %s)", ms(median(filesOnly)),
+				ms(median(filesOnly)-median(without)), ms(median(firstFilesOnly))),
 			fmt.Sprintf("  nexus hooks, no MCP     %s (added %s; first model request at %s)", ms(median(hooksOnly)),
 				ms(median(hooksOnly)-median(without)), ms(median(firstHooksOnly))),
 			fmt.Sprintf("  stand-in MCP servers    %s (added %s; first model request at %s)", ms(median(standIn)),
@@ -556,7 +588,8 @@ func TestE2ETiming(t *testing.T) {
 	}
 	if split {
 		lines = append(lines, "  split of the added time (differences of medians):",
-			fmt.Sprintf("    hooks, agents, skills      %s (no MCP vs without nexus)", ms(median(hooksOnly)-median(without))),
+			fmt.Sprintf("    agents, skills             %s (no hooks, no MCP vs without nexus)", ms(median(filesOnly)-median(without))),
+			fmt.Sprintf("    hooks                      %s (no MCP vs no hooks, no MCP)", ms(median(hooksOnly)-median(filesOnly))),
 			fmt.Sprintf("    Claude Code's MCP clients  %s (stand-in servers answering at once vs no MCP)", ms(median(standIn)-median(hooksOnly))),
 			fmt.Sprintf("    nexus's MCP servers        %s (nexus vs stand-in servers)", ms(median(with)-median(standIn))))
 	}
