@@ -70,6 +70,7 @@ var measurers = []measurer{
 	{"gc", measureGC},
 	{"plugins", measurePlugins},
 	{"peer", measurePeer},
+	{"session", measureSession},
 }
 
 func main() {
@@ -737,4 +738,44 @@ func printTable(w io.Writer, rows []*row, e *env, took time.Duration) {
 			fmt.Fprintf(w, "- %s: %s\n", r.figure, r.detail)
 		}
 	}
+}
+
+// measureSession runs make e2e's timing test (internal/e2e/claudecode,
+// TestE2ETiming) with five runs of each variant and its split: the wall
+// time nexus adds to a scripted `claude -p` session, the medians' difference
+// with and without nexus in the same run. It needs the Claude Code make e2e
+// installs (scripts/e2e/setup.d/20-claude-code.sh) or NEXUS_E2E_CLAUDE.
+func measureSession(e *env) []*row {
+	const runs = 5
+	r := &row{figure: "`claude -p` scripted session: added wall time", target: 150, unit: "ms",
+		command: fmt.Sprintf("`NEXUS_E2E_TIMING_RUNS=%d NEXUS_E2E_TIMING_SPLIT=1 go test -tags e2e -run '^TestE2ETiming$' ./internal/e2e/claudecode/`", runs)}
+	claude := os.Getenv("NEXUS_E2E_CLAUDE")
+	if claude == "" {
+		claude = filepath.Join(e.root, ".e2e", "claude-code", "node_modules", ".bin", "claude")
+	}
+	if _, err := os.Stat(claude); err != nil {
+		r.na = "n/a (no Claude Code: run make e2e once, or scripts/e2e/setup.d/20-claude-code.sh)"
+		return []*row{r}
+	}
+	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-run", "^TestE2ETiming$", "./internal/e2e/claudecode/")
+	cmd.Dir = e.root
+	cmd.Env = append(os.Environ(), fmt.Sprintf("NEXUS_E2E_TIMING_RUNS=%d", runs), "NEXUS_E2E_TIMING_SPLIT=1")
+	out, err := cmd.CombinedOutput()
+	added := regexp.MustCompile(`(?m)^  with nexus .*\(added (-?\d+) ms`).FindSubmatch(out)
+	if added == nil {
+		r.err = fmt.Errorf("TestE2ETiming printed no added time (%v):\n%s", err, tail(out, 15))
+		return []*row{r}
+	}
+	fmt.Sscan(string(added[1]), &r.value)
+	// The split: each part is a difference of medians of the same run.
+	var parts []string
+	for _, m := range regexp.MustCompile(`(?m)^    (agents, skills|hooks|Claude Code's MCP clients|nexus's MCP servers) +(-?\d+ ms)`).FindAllSubmatch(out, -1) {
+		parts = append(parts, fmt.Sprintf("%s %s", m[1], m[2]))
+	}
+	hooks := regexp.MustCompile(`(?m)^  nexus hooks, summed +(\d+ ms over \d+ hook processes)`).FindSubmatch(out)
+	r.detail = fmt.Sprintf("medians of %d; split: %s", runs, strings.Join(parts, ", "))
+	if hooks != nil {
+		r.detail += fmt.Sprintf("; the hook processes themselves: %s", hooks[1])
+	}
+	return []*row{r}
 }
