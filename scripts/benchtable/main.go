@@ -757,7 +757,7 @@ func measureSession(e *env) []*row {
 		r.na = "n/a (no Claude Code: run make e2e once, or scripts/e2e/setup.d/20-claude-code.sh)"
 		return []*row{r}
 	}
-	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-run", "^TestE2ETiming$", "./internal/e2e/claudecode/")
+	cmd := exec.Command("go", "test", "-tags", "e2e", "-count=1", "-v", "-run", "^TestE2ETiming$", "./internal/e2e/claudecode/")
 	cmd.Dir = e.root
 	cmd.Env = append(os.Environ(), fmt.Sprintf("NEXUS_E2E_TIMING_RUNS=%d", runs), "NEXUS_E2E_TIMING_SPLIT=1")
 	out, err := cmd.CombinedOutput()
