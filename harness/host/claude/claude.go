@@ -26,15 +26,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
@@ -87,13 +86,9 @@ type Input struct {
 }
 
 // InputError is a payload nexus cannot use.
-type InputError struct{ Msg string }
+type InputError = host.InputError
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErrorf(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
+var inputErrorf = host.InputErrorf
 
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Claude
@@ -105,7 +100,7 @@ func inputErrorf(format string, args ...any) error {
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	var in Input
-	if err := decodeStrict(data, &in); err != nil {
+	if err := host.DecodeStrict(data, &in); err != nil {
 		if event == "" {
 			event = PeekEvent(data)
 		}
@@ -135,7 +130,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 		}
 	case UserPromptSubmit:
 		ev.Name = lifecycle.UserMessage
-		if !present(data, "prompt") {
+		if !host.Present(data, "prompt") {
 			return name, ev, inputErrorf("UserPromptSubmit payload: field prompt is required")
 		}
 		ev.Prompt = in.Prompt
@@ -148,7 +143,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 			return name, ev, inputErrorf("%s payload: field tool_name is required", name)
 		}
 		ev.Tool = in.ToolName
-		input, err := toolInput(in.ToolInput)
+		input, err := host.ToolInput(in.ToolInput)
 		if err != nil {
 			return name, ev, inputErrorf("%s payload: field tool_input %v", name, err)
 		}
@@ -188,88 +183,9 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	return name, ev, nil
 }
 
-// decodeStrict decodes the payload, turning type mismatches into messages
-// that name the field.
-func decodeStrict(data []byte, in *Input) error {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return inputErrorf("empty payload: expected one JSON object on stdin")
-	}
-	if trimmed[0] != '{' {
-		return inputErrorf("invalid payload: expected a JSON object on stdin")
-	}
-	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
-		return inputErrorf("payload refused: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return inputErrorf("invalid payload: field %s must be %s, not %s", te.Field, kindOf(te.Type.Kind().String()), te.Value)
-		}
-		return inputErrorf("invalid JSON payload: %v", err)
-	}
-	if dec.More() {
-		return inputErrorf("invalid payload: more than one JSON value on stdin")
-	}
-	return nil
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "ptr":
-		return "a string"
-	}
-	return "a " + k
-}
-
 // PeekEvent returns the hook_event_name of a payload, read without
-// decoding it (the payload may be cut off, too deep or not JSON after the
-// name); "" when it names none.
-func PeekEvent(data []byte) string {
-	return jsonscan.String(data, "hook_event_name")
-}
-
-// present reports whether a top-level key occurs in the payload.
-func present(data []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
-}
-
-func toolInput(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]any{}, nil
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("must be a JSON object")
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-			return nil, fmt.Errorf("holds a number too large for a 64-bit float (%s); JSON numbers nexus reads must lie within ±1.8e308",
-				clipValue(te.Value))
-		}
-		return nil, fmt.Errorf("is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return m, nil
-}
-
-// clipValue shortens a piece of the payload quoted in an error.
-func clipValue(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}
+// decoding it; "" when it names none.
+func PeekEvent(data []byte) string { return host.PeekEvent(data) }
 
 // responseStatus reads a tool's outcome from tool_response: MCP results
 // flag isError, others say success:false, is_error or carry an error.
@@ -280,11 +196,11 @@ func responseStatus(raw json.RawMessage) (string, string) {
 	}
 	for _, k := range []string{"isError", "is_error"} {
 		if b, _ := m[k].(bool); b {
-			return lifecycle.StatusError, firstText(m)
+			return lifecycle.StatusError, host.ErrorText(m)
 		}
 	}
 	if b, ok := m["success"].(bool); ok && !b {
-		return lifecycle.StatusError, firstText(m)
+		return lifecycle.StatusError, host.ErrorText(m)
 	}
 	if s, _ := m["error"].(string); s != "" {
 		return lifecycle.StatusError, s
@@ -293,25 +209,6 @@ func responseStatus(raw json.RawMessage) (string, string) {
 		return lifecycle.StatusError, "interrupted"
 	}
 	return lifecycle.StatusOK, ""
-}
-
-func firstText(m map[string]any) string {
-	if s, _ := m["error"].(string); s != "" {
-		return s
-	}
-	if c, ok := m["content"].([]any); ok {
-		for _, item := range c {
-			if im, ok := item.(map[string]any); ok {
-				if s, _ := im["text"].(string); s != "" {
-					return s
-				}
-			}
-		}
-	}
-	if s, _ := m["stderr"].(string); s != "" {
-		return s
-	}
-	return "the tool reported an error"
 }
 
 // transcriptTail bounds how much of a subagent transcript is read.
@@ -446,7 +343,7 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 // FailClosed is the reply to a PreToolUse nexus could not check while
 // gate.policy is fail-closed: a denial naming the problem.
 func FailClosed(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.FailClosedReason(problem)})
 	return b
 }
 
@@ -455,7 +352,7 @@ func FailClosed(problem string) []byte {
 // (a repository can ship either broken). A denial, whatever gate.policy
 // says: without them no capability of any agent is known.
 func Unjudged(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnjudgedReason(problem)})
 	return b
 }
 
@@ -463,7 +360,7 @@ func Unjudged(problem string) []byte {
 // read: a denial, whatever gate.policy says, since nothing about the call
 // could be checked.
 func Unreadable(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnreadableReason(problem)})
 	return b
 }
 

@@ -32,14 +32,13 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // Codex hook event names.
@@ -113,13 +112,9 @@ type Input struct {
 }
 
 // InputError is a payload nexus cannot use.
-type InputError struct{ Msg string }
+type InputError = host.InputError
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErrorf(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
+var inputErrorf = host.InputErrorf
 
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Codex
@@ -131,7 +126,7 @@ func inputErrorf(format string, args ...any) error {
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	var in Input
-	if err := decodeStrict(data, &in); err != nil {
+	if err := host.DecodeStrict(data, &in); err != nil {
 		if event == "" {
 			event = PeekEvent(data)
 		}
@@ -155,7 +150,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 		}
 	case UserPromptSubmit:
 		ev.Name = lifecycle.UserMessage
-		if !present(data, "prompt") {
+		if !host.Present(data, "prompt") {
 			return name, ev, inputErrorf("UserPromptSubmit payload: field prompt is required")
 		}
 		ev.Prompt = in.Prompt
@@ -168,7 +163,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 			return name, ev, inputErrorf("%s payload: field tool_name is required", name)
 		}
 		ev.Tool = in.ToolName
-		input, err := toolInput(in.ToolInput)
+		input, err := host.ToolInput(in.ToolInput)
 		if err != nil {
 			return name, ev, inputErrorf("%s payload: field tool_input %v", name, err)
 		}
@@ -197,77 +192,9 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	return name, ev, nil
 }
 
-// decodeStrict decodes the payload, turning type mismatches into messages
-// that name the field.
-func decodeStrict(data []byte, in *Input) error {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return inputErrorf("empty payload: expected one JSON object on stdin")
-	}
-	if trimmed[0] != '{' {
-		return inputErrorf("invalid payload: expected a JSON object on stdin")
-	}
-	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
-		return inputErrorf("payload refused: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return inputErrorf("invalid payload: field %s must be %s, not %s", te.Field, kindOf(te.Type.Kind().String()), te.Value)
-		}
-		return inputErrorf("invalid JSON payload: %v", err)
-	}
-	if dec.More() {
-		return inputErrorf("invalid payload: more than one JSON value on stdin")
-	}
-	return nil
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "string", "ptr":
-		return "a string"
-	case "bool":
-		return "true or false"
-	}
-	return "a " + k
-}
-
 // PeekEvent returns the hook_event_name of a payload, read without
-// decoding it (the payload may be cut off, too deep or not JSON after the
-// name); "" when it names none.
-func PeekEvent(data []byte) string {
-	return jsonscan.String(data, "hook_event_name")
-}
-
-// present reports whether a top-level key occurs in the payload.
-func present(data []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
-}
-
-func toolInput(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]any{}, nil
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("must be a JSON object")
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-			return nil, fmt.Errorf("holds a number too large for a 64-bit float; JSON numbers nexus reads must lie within ±1.8e308")
-		}
-		return nil, fmt.Errorf("is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return m, nil
-}
+// decoding it; "" when it names none.
+func PeekEvent(data []byte) string { return host.PeekEvent(data) }
 
 // responseStatus reads a tool's outcome from tool_response. Codex reports
 // MCP results as an object (isError on failure) and the other tools'
@@ -294,7 +221,7 @@ func responseStatus(raw json.RawMessage) (string, string) {
 		}
 		for _, k := range []string{"isError", "is_error"} {
 			if b, _ := m[k].(bool); b {
-				return lifecycle.StatusError, firstText(m)
+				return lifecycle.StatusError, host.ErrorText(m)
 			}
 		}
 		if s, _ := m["error"].(string); s != "" {
@@ -313,19 +240,6 @@ func exitCode(s string) (int, bool) {
 	line, _, _ := strings.Cut(rest, "\n")
 	n, err := strconv.Atoi(strings.TrimSpace(line))
 	return n, err == nil
-}
-
-func firstText(m map[string]any) string {
-	if c, ok := m["content"].([]any); ok {
-		for _, item := range c {
-			if im, ok := item.(map[string]any); ok {
-				if s, _ := im["text"].(string); s != "" {
-					return s
-				}
-			}
-		}
-	}
-	return "the tool reported an error"
 }
 
 // MaxContextBytes is the longest additionalContext that reaches the model
@@ -427,7 +341,7 @@ func cutBytes(s string, max int) string {
 // FailClosed is the reply to a PreToolUse nexus could not check while
 // gate.policy is fail-closed: a denial naming the problem.
 func FailClosed(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.FailClosedReason(problem)})
 	return b
 }
 
@@ -435,7 +349,7 @@ func FailClosed(problem string) []byte {
 // its configuration or the nexus-core distribution could not be loaded (a
 // repository can ship either broken). A denial, whatever gate.policy says.
 func Unjudged(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnjudgedReason(problem)})
 	return b
 }
 
@@ -443,7 +357,7 @@ func Unjudged(problem string) []byte {
 // read: a denial, whatever gate.policy says, since nothing about the call
 // could be checked.
 func Unreadable(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnreadableReason(problem)})
 	return b
 }
 
