@@ -42,6 +42,9 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
+	if ev.AgentID != "" {
+		return e.subagentMessage(ctx, ev)
+	}
 	if e.o.Host.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
 		// A slash command of an installed skill (/nx-plan, /nexus:nx-plan):
 		// the host loads it; nexus records it as the active skill.

@@ -73,8 +73,8 @@ const (
 	ToolWaitAgent = "multi_agent_v1wait_agent"
 	// ToolSendInput resumes a subagent: {"target", "message"}.
 	ToolSendInput = "multi_agent_v1send_input"
-	// MCPToolPrefix starts an MCP tool's name: mcp__<server>__<tool>.
-	MCPToolPrefix = "mcp__"
+	// MCPToolPrefixStart starts an MCP tool's name: mcp__<server>__<tool>.
+	MCPToolPrefixStart = "mcp__"
 )
 
 // SpawnTools are the tools that start a subagent.
