@@ -21,46 +21,28 @@ func Analyzers() map[string]gate.Analyzer {
 	}
 }
 
-// Classes of a patch's effects (nexus-core's no_file_edit classes).
-const (
-	classCreate = "file_creation"
-	classEdit   = "partial_file_edit"
-	classDelete = "file_deletion"
-	classModify = "file_modification"
-)
-
-// patchEffect is what a patch's operations do, for the gate.
+// patchEffect is what a patch's operations do, for the gate: the paths
+// they add, change, move and delete (the classes are the tool's own; for
+// the shell, those of a file edit).
 func patchEffect(ops []FileOp, why string) gate.Effect {
 	var e gate.Effect
 	seen := map[string]bool{}
-	addClass := func(c string) {
-		if !seen["class:"+c] {
-			seen["class:"+c] = true
-			e.Classes = append(e.Classes, c)
-		}
-	}
 	for _, op := range ops {
 		for _, ef := range op.Effects() {
-			switch ef.Action {
-			case ActionWrite:
-				addClass(classCreate)
-			case ActionEdit:
-				addClass(classEdit)
-			case ActionRemove:
-				addClass(classDelete)
-			}
-			if !seen["file:"+ef.Path] {
-				seen["file:"+ef.Path] = true
+			if !seen[ef.Path] {
+				seen[ef.Path] = true
 				e.Files = append(e.Files, ef.Path)
 			}
 		}
 	}
-	if len(e.Classes) > 0 {
-		e.Classes = append(e.Classes, classModify)
-		e.Why = []string{why}
+	if len(e.Files) > 0 {
+		e.Classes, e.Why = []string{classModify}, []string{why}
 	}
 	return e
 }
+
+// classModify is the class of a call writing files nexus cannot name.
+const classModify = "file_modification"
 
 // unreadable is the effect of a patch whose files cannot be named: the gate
 // treats the call as writing unknown files, so it fails closed.

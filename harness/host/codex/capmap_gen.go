@@ -7,7 +7,7 @@ import "github.com/nexus-harness/nexus/harness/gate"
 // capabilityMap is capabilities.yaml as a Go table.
 var capabilityMap = &gate.Map{Host: "codex", Tools: map[string]*gate.ToolEntry{
 	"Bash":                        {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "posix"}},
-	"apply_patch":                 {Classes: []string{"file_modification"}},
+	"apply_patch":                 {Classes: []string{"file_creation", "file_modification", "file_deletion", "partial_file_edit", "structured_document_edit"}},
 	"create_goal":                 {Classes: []string{"progress_tracking"}},
 	"get_goal":                    {Classes: []string{"progress_tracking"}},
 	"list_mcp_resource_templates": {Classes: []string{"mcp_resource_read"}},

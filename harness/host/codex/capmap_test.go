@@ -22,8 +22,7 @@ func TestGeneratedMapMatchesYAML(t *testing.T) {
 
 // Every class a nexus-core capability blocks must reach at least one of
 // Codex's tools or nexus's, or that capability would silently block
-// nothing in Codex; structured_document_edit is the exception, since Codex
-// has no notebook tool.
+// nothing in Codex.
 func TestEveryBlockedClassMapsToATool(t *testing.T) {
 	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
 	if err != nil {
@@ -35,7 +34,7 @@ func TestEveryBlockedClassMapsToATool(t *testing.T) {
 	}
 	for _, cp := range core.Manifest().Vocabulary.Capabilities {
 		for _, class := range cp.BlocksSemanticClasses {
-			if len(cov[class]) == 0 && class != "structured_document_edit" {
+			if len(cov[class]) == 0 {
 				t.Errorf("capability %s blocks class %q, which no tool in capabilities.yaml or the gate's nexus.yaml carries", cp.ID, class)
 			}
 		}
