@@ -894,6 +894,9 @@ type ConfigInfo struct {
 type ServerInfo struct {
 	Command string
 	Args    []string
+	// Env is its env table: the only variables Codex passes it besides
+	// HOME, LANG and PATH.
+	Env map[string]string
 	// Nexus is true when it runs nexus's MCP server (IsNexusServer).
 	Nexus bool
 }
@@ -919,7 +922,19 @@ func InspectConfig(src []byte) (ConfigInfo, error) {
 	for name, v := range servers {
 		cmd, args, ok := serverOf(v)
 		if ok {
-			info.Servers[name] = ServerInfo{Command: cmd, Args: args, Nexus: IsNexusServer(cmd, args, "")}
+			si := ServerInfo{Command: cmd, Args: args, Nexus: IsNexusServer(cmd, args, "")}
+			if m, _ := v.(map[string]any); m != nil {
+				env, _ := m["env"].(map[string]any)
+				for k, val := range env {
+					if s, isStr := val.(string); isStr {
+						if si.Env == nil {
+							si.Env = map[string]string{}
+						}
+						si.Env[k] = s
+					}
+				}
+			}
+			info.Servers[name] = si
 		}
 	}
 	states, _ := lookup(m, []string{"hooks", "state"})

@@ -165,9 +165,9 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 		default:
 			agents, skills, req.CoreVersion = a, s, coreVersion
 		}
-	} else if install {
-		return nil, errors.New("the nexus-core distribution could not be loaded, so the agents and skills cannot be rendered")
 	}
+	// Without a catalog (a repair of the registration alone) the agent and
+	// skill files stay as they are: nexus acts only on files it derives.
 	w, err := openWriters(f)
 	if err != nil {
 		return nil, err
