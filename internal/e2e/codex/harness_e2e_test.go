@@ -17,8 +17,8 @@ import (
 	"time"
 
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	"github.com/nexus-harness/nexus/internal/fakeresponses"
-	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // binDir holds nexus and nexus-plugins, built once for the test binary
@@ -26,37 +26,16 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nexus-e2e-codex-bin-")
+	e2ekit.HookTimerMain()
+	dir, err := e2ekit.BuildCommands("nexus-e2e-codex-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, pkg := range []string{"nexus", "nexus-plugins"} {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-			os.Exit(1)
-		}
-	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// codexBin is the pinned Codex CLI that scripts/e2e/setup.d installed; the
-// test fails (never skips) without it.
-func codexBin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("NEXUS_E2E_CODEX"); p != "" {
-		return p
-	}
-	p := filepath.Join(testenv.ModuleRoot(t), ".e2e", "codex", "node_modules", ".bin", "codex")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the pinned Codex CLI is not installed (%v): run `make e2e` or scripts/e2e/setup.d/40-codex.sh", err)
-	}
-	return p
 }
 
 // The model the sessions ask for: a model of Codex 0.169.0's bundled
@@ -170,7 +149,7 @@ func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, bin: codexBin(t)}
+	s := &session{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, bin: e2ekit.CodexBin(t)}
 	s.codex = filepath.Join(s.home, ".codex")
 	s.hookLog = filepath.Join(root, "hooks.jsonl")
 	for _, d := range []string{s.codex, s.proj, filepath.Join(root, "tmp")} {
@@ -374,14 +353,7 @@ func (s *session) run(prompt string, args ...string) result {
 		}
 	}
 	if err != nil || !completed {
-		s.t.Fatalf("codex exec: %v (turn completed: %v)\nstderr: %s\nstdout: %s", err, completed, r.stderr, tail(stdout.String(), 4000))
+		s.t.Fatalf("codex exec: %v (turn completed: %v)\nstderr: %s\nstdout: %s", err, completed, r.stderr, e2ekit.Tail(stdout.String(), 4000))
 	}
 	return r
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

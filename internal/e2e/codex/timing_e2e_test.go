@@ -5,12 +5,12 @@ package codex
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 )
 
@@ -22,15 +22,6 @@ func timingScript() *fr.Server {
 		fr.Turn{Name: "shell", When: fr.Prompt("e2e: codex timing"), Reply: fr.Reply{Calls: []fr.Call{fr.Function("call_ls", "exec_command", map[string]any{"cmd": "ls"})}}},
 		fr.Turn{Name: "answer", When: fr.After("call_ls"), Reply: fr.Reply{Text: "Timed."}},
 	)
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // TestE2ECodexTiming measures the wall time of a scripted `codex exec`
@@ -73,20 +64,8 @@ func TestE2ECodexTiming(t *testing.T) {
 	}
 	lines := []string{
 		fmt.Sprintf("codex exec scripted session (prompt, shell command, answer), median of %d, %s:", runs, time.Now().UTC().Format("2006-01-02")),
-		fmt.Sprintf("  bare                               %s (runs: %s ms)", ms(median(bare)), all(bare)),
-		fmt.Sprintf("  logging hook on 12 events + MCP    %s (runs: %s ms)", ms(median(hooked)), all(hooked)),
+		fmt.Sprintf("  bare                               %s (runs: %s ms)", ms(e2ekit.Median(bare)), all(bare)),
+		fmt.Sprintf("  logging hook on 12 events + MCP    %s (runs: %s ms)", ms(e2ekit.Median(hooked)), all(hooked)),
 	}
-	report := strings.Join(lines, "\n") + "\n"
-	t.Log("\n" + report)
-	fmt.Print(report)
-	if path := os.Getenv("NEXUS_E2E_FIGURES"); path != "" {
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(report); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e2ekit.Figures(t, strings.Join(lines, "\n")+"\n")
 }
