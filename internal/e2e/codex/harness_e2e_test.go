@@ -124,6 +124,22 @@ type session struct {
 	env   []string
 	// hookLog is where the logging hooks append each event's payload.
 	hookLog string
+	// installOut is what nexus install codex printed (opts.nexus).
+	installOut string
+}
+
+// nexus runs the nexus under test in the project with the session's
+// environment (HOME, no NEXUS_* variables, nexus not on PATH) and returns
+// its output; it fails the test unless it exits 0.
+func (s *session) nexus(args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "nexus"), args...)
+	cmd.Dir, cmd.Env = s.proj, s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("nexus %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 type sessionOpts struct {
@@ -141,6 +157,14 @@ type sessionOpts struct {
 	// agents are custom agent files written to the project's .codex/agents
 	// (name -> TOML).
 	agents map[string]string
+	// nexus installs nexus for Codex in the project, as a user would:
+	// `nexus install codex --trust-hooks` (the project is trusted in the
+	// user's config.toml already), with neither NEXUS_* variables nor
+	// nexus on PATH.
+	nexus bool
+	// userConfig is added to the end of the user's config.toml (before
+	// nexus's trust entries).
+	userConfig string
 }
 
 func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session {
@@ -210,6 +234,7 @@ trust_level = "trusted"
 			cfg.WriteString(trustTOML(path, hs))
 		}
 	}
+	cfg.WriteString(o.userConfig)
 	if err := os.WriteFile(filepath.Join(s.codex, "config.toml"), []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +249,18 @@ trust_level = "trusted"
 		"TMPDIR=" + filepath.Join(root, "tmp"),
 		"NEXUS_E2E_CODEX_KEY=sk-e2e-dummy",
 	}
+	if o.nexus {
+		s.installOut = s.nexus("install", "codex", "--trust-hooks")
+	}
 	t.Cleanup(func() {
+		// Codex replaces a hook context over 10,000 bytes with a preview and
+		// a file path: everything nexus says must arrive whole.
+		for _, r := range api.Responses() {
+			if all := r.Responses.AllText(); strings.Contains(all, "Full hook output saved to") {
+				t.Errorf("request %d (turn %q): Codex cut a hook context to a preview", r.Seq, r.Turn)
+				break
+			}
+		}
 		// Requests the fake does not serve are worth knowing about when
 		// Codex is upgraded.
 		for _, r := range api.Requests() {
