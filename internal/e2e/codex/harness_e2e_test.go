@@ -165,11 +165,18 @@ type sessionOpts struct {
 	// userConfig is added to the end of the user's config.toml (before
 	// nexus's trust entries).
 	userConfig string
+	// root is the folder to set the session up in (home/, proj/, tmp/),
+	// when it must outlive the test's own temporary folder; "" = a new one.
+	root string
 }
 
 func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	root := o.root
+	if root == "" {
+		root = t.TempDir()
+	}
+	root, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +211,7 @@ apps = false
 name = "fake"
 base_url = %q
 wire_api = "responses"
-env_key = "NEXUS_E2E_CODEX_KEY"
+env_key = "E2E_FAKE_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
@@ -247,7 +254,7 @@ trust_level = "trusted"
 		// (apply_patch, ...) in a Codex home under the temporary directory,
 		// and writes oversized hook output under TMPDIR/hook_outputs.
 		"TMPDIR=" + filepath.Join(root, "tmp"),
-		"NEXUS_E2E_CODEX_KEY=sk-e2e-dummy",
+		"E2E_FAKE_API_KEY=sk-e2e-dummy",
 	}
 	if o.nexus {
 		s.installOut = s.nexus("install", "codex", "--trust-hooks")
