@@ -17,8 +17,8 @@ import (
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/state"
-	"github.com/nexus-harness/nexus/memory"
 	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/memory"
 	"github.com/nexus-harness/nexus/schema"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -30,6 +30,7 @@ func (m *fakeMemory) Observe(_ context.Context, path, agent string, at time.Time
 	m.calls = append(m.calls, fmt.Sprintf("observe %s by %s", path, agent))
 	return nil
 }
+
 // ReadsOf finds reads as the real memory manager does (memory.ReadPaths),
 // keeping those under .nexus/memory.
 func (m *fakeMemory) ReadsOf(tool string, input []byte, cwd string) []string {
