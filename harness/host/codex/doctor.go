@@ -493,8 +493,8 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 
 // MCPProbe starts the MCP servers install registered (nexus, and nauro
 // when the decision store is served on its own) in a scratch project, in
-// the environment Codex gives an MCP server (HOME, LANG and PATH, plus its
-// env table), and runs the initialize handshake; nauro must list
+// the environment Codex gives an MCP server (a few of its own variables and
+// what the entry lists), and runs the initialize handshake; nauro must list
 // check_decision. Without a registration it probes this nexus's server.
 type MCPProbe struct{ checkBase }
 
@@ -513,51 +513,53 @@ func (c MCPProbe) Run(ctx context.Context) []doctor.Finding {
 		what string
 		argv []string
 		env  map[string]string
+		vars []string
 		tool string
 	}
 	var servers []server
 	if s := c.registered(); s != nil && s.server() != nil && s.server().Nexus {
 		sv := s.server()
-		servers = append(servers, server{fmt.Sprintf("the %q MCP server in %s", MCPServerName, s.Config()), append([]string{sv.Command}, sv.Args...), sv.Env, ""})
+		servers = append(servers, server{fmt.Sprintf("the %q MCP server in %s", MCPServerName, s.Config()), append([]string{sv.Command}, sv.Args...), sv.Env, sv.EnvVars, ""})
 		if n, ok := s.cfg.Servers[decisionsapi.ServerName]; ok && n.Nexus {
-			servers = append(servers, server{fmt.Sprintf("the %q MCP server in %s", decisionsapi.ServerName, s.Config()), append([]string{n.Command}, n.Args...), n.Env, decisionsapi.ToolCheckDecision})
+			servers = append(servers, server{fmt.Sprintf("the %q MCP server in %s", decisionsapi.ServerName, s.Config()), append([]string{n.Command}, n.Args...), n.Env, n.EnvVars, decisionsapi.ToolCheckDecision})
 		}
 	} else if c.env.Executable != "" {
 		argv := []string{c.env.Executable, "mcp", "--host", Name}
 		if c.env.CoreDir != "" {
 			argv = append(argv, "--core", c.env.CoreDir)
 		}
-		servers = append(servers, server{"`nexus mcp --host codex`", argv, nil, ""})
+		servers = append(servers, server{"`nexus mcp --host codex`", argv, nil, nil, ""})
 	} else {
 		return []doctor.Finding{doctor.Fault("cannot tell which executable this nexus is", "run nexus by its full path")}
 	}
 	var out []doctor.Finding
 	for _, sv := range servers {
-		env := codexServerEnv(sv.env)
+		env := codexServerEnv(sv.env, sv.vars)
 		mk := func(ctx context.Context) *exec.Cmd {
 			return doctor.InScratch(exec.CommandContext(ctx, sv.argv[0], sv.argv[1:]...), dir, env)
 		}
 		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 		ans, said, err := doctor.ProbeMCP(pctx, mk, sv.tool != "")
 		cancel()
-		fix := "run `" + strings.Join(sv.argv, " ") + "` by hand with only HOME, LANG and PATH set (env -i HOME=$HOME LANG=$LANG PATH=$PATH …) and look at what it prints on stderr; Codex passes an MCP server no other variable unless its env table lists it"
+		fix := "run `" + strings.Join(sv.argv, " ") + "` by hand with only HOME, LANG and PATH set (env -i HOME=$HOME LANG=$LANG PATH=$PATH …) and look at what it prints on stderr; Codex passes an MCP server no other variable unless its entry lists it (env, env_vars)"
 		switch {
 		case err != nil:
 			out = append(out, doctor.Fault(fmt.Sprintf("%s %v (in Codex's environment for MCP servers)%s", sv.what, err, said), fix))
 		case sv.tool != "" && !slices.Contains(ans.Tools, sv.tool):
 			out = append(out, doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Codex gets no decision tools%s", sv.what, sv.tool, len(ans.Tools), said), fix))
 		default:
-			out = append(out, doctor.OK("%s %s in %s, in Codex's environment for MCP servers (HOME, LANG, PATH and its env table)", sv.what, ans.Summary(), ans.Took.Round(time.Millisecond)))
+			out = append(out, doctor.OK("%s %s in %s, in Codex's environment for MCP servers (HOME, LANG, PATH, USER, TMPDIR and what its entry lists)", sv.what, ans.Summary(), ans.Took.Round(time.Millisecond)))
 		}
 	}
 	return out
 }
 
-// codexServerEnv is the environment Codex gives an MCP server: HOME, LANG,
-// PATH and the server's env table.
-func codexServerEnv(extra map[string]string) []string {
+// codexServerEnv is the environment Codex gives an MCP server: a few of
+// its own variables (HOME, LANG, PATH, USER, TMPDIR; Codex 0.169.0), those
+// of vars (env_vars) that are set, and the server's env table.
+func codexServerEnv(extra map[string]string, vars []string) []string {
 	var env []string
-	for _, k := range []string{"HOME", "LANG", "PATH"} {
+	for _, k := range append([]string{"HOME", "LANG", "PATH", "USER", "TMPDIR"}, vars...) {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

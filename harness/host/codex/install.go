@@ -198,9 +198,12 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	cfg, err := installpkg.EditFile(w.codex, w.configName, maxConfigFile, o, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		e := ConfigEdit{RemoveServers: []string{MCPServerName, decisionsapi.ServerName}}
 		if install {
-			e.Servers = []MCPServer{{Name: MCPServerName, Command: req.Command, Args: nexusArgs}}
+			// Codex passes a server only HOME, LANG, PATH (and a few more)
+			// and what its entry lists: nexus's settings in the environment
+			// must reach it as they reach the hooks.
+			e.Servers = []MCPServer{{Name: MCPServerName, Command: req.Command, Args: nexusArgs, EnvVars: req.ServerEnv}}
 			if req.Decisions {
-				e.Servers = append(e.Servers, MCPServer{Name: decisionsapi.ServerName, Command: req.Command, Args: nauroArgs})
+				e.Servers = append(e.Servers, MCPServer{Name: decisionsapi.ServerName, Command: req.Command, Args: nauroArgs, EnvVars: req.ServerEnv})
 			}
 		}
 		return configResult(before, e, f.Config())
