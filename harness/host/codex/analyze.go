@@ -6,6 +6,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/nexus-harness/nexus/harness/applypatch"
 	"github.com/nexus-harness/nexus/harness/gate"
 )
 
@@ -24,7 +25,7 @@ func Analyzers() map[string]gate.Analyzer {
 // patchEffect is what a patch's operations do, for the gate: the paths
 // they add, change, move and delete (the classes are the tool's own; for
 // the shell, those of a file edit).
-func patchEffect(ops []FileOp, why string) gate.Effect {
+func patchEffect(ops []applypatch.FileOp, why string) gate.Effect {
 	var e gate.Effect
 	seen := map[string]bool{}
 	for _, op := range ops {
@@ -91,15 +92,7 @@ func Unfollowed(tool string, input map[string]any) bool {
 		return false
 	}
 	cmd, ok := input["command"].(string)
-	if !ok {
-		return false
-	}
-	f, err := parseShell(cmd)
-	if err != nil {
-		return false
-	}
-	_, ok, _ = intercepted(cmd, f)
-	return ok
+	return ok && applypatch.Intercepted(cmd)
 }
 
 // interpreters read and run commands from their input when given no
@@ -174,7 +167,7 @@ func interactiveCall(args []*syntax.Word) string {
 		case i > 0 && (strings.HasPrefix(w, "-") || strings.Contains(w, "=") || isNumberish(w)):
 			i++
 			continue
-		case patchWrappers[name]:
+		case wrappers[name]:
 			i++
 			continue
 		}
