@@ -254,14 +254,6 @@ func waitAll(ids []string, done func() fr.Reply) func(*fr.ResponsesRequest) fr.R
 	}
 }
 
-func firstLines(s string, n int) string {
-	lines := strings.SplitN(s, "\n", n+1)
-	if len(lines) > n {
-		lines = lines[:n]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // TestE2ECodexResume: a role spawned, awaited, sent a follow-up with
 // send_input (which fires no SubagentStart in Codex, only the subagent's
 // UserPromptSubmit) and awaited again is tracked running → completed →
@@ -338,8 +330,6 @@ func TestE2ECodexResume(t *testing.T) {
 func hasAll(s string, subs ...string) bool {
 	return !slices.ContainsFunc(subs, func(x string) bool { return !strings.Contains(s, x) })
 }
-
-var _ = fmt.Sprint
 
 // TestE2ECodexGate: the gate over Codex's tools, in one session with an
 // open task cycle. The architect (no_file_edit, no_task_create) is refused
