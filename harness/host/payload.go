@@ -63,6 +63,106 @@ func kindOf(k string) string {
 	return "a " + k
 }
 
+// HookInput is a command-hook payload in Claude Code's format, which Codex
+// CLI follows: the members nexus reads (fields a host adds later are
+// ignored; a field one host never sends stays empty).
+type HookInput struct {
+	SessionID      string `json:"session_id"`
+	TurnID         string `json:"turn_id"`
+	TranscriptPath string `json:"transcript_path"`
+	CWD            string `json:"cwd"`
+	PermissionMode string `json:"permission_mode"`
+	HookEventName  string `json:"hook_event_name"`
+	Model          string `json:"model"`
+	// Hooks fired inside a subagent carry its id and type; SubagentStart
+	// and SubagentStop always do.
+	AgentID   string `json:"agent_id"`
+	AgentType string `json:"agent_type"`
+
+	Source string `json:"source"` // SessionStart
+	Prompt string `json:"prompt"` // UserPromptSubmit
+
+	ToolName     string          `json:"tool_name"`
+	ToolInput    json.RawMessage `json:"tool_input"`
+	ToolResponse json.RawMessage `json:"tool_response"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Error        string          `json:"error"` // PostToolUseFailure
+
+	StopHookActive       bool    `json:"stop_hook_active"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	AgentTranscriptPath  string  `json:"agent_transcript_path"`
+
+	Reason  string `json:"reason"`  // SessionEnd
+	Trigger string `json:"trigger"` // PreCompact, PostCompact
+}
+
+// DecodeHook reads a payload in that format. event is the hook event named
+// on the command line ("" = the payload's hook_event_name); the two must
+// agree when both are given. It returns the event's name. A payload
+// nesting deeper than jsonscan.MaxDepth is refused before anything decodes
+// it; when the payload cannot be decoded, the name returned is the one it
+// names (PeekEvent), so that a broken PreToolUse is still denied.
+func DecodeHook(data []byte, event string) (string, HookInput, error) {
+	var in HookInput
+	if err := DecodeStrict(data, &in); err != nil {
+		if event == "" {
+			event = PeekEvent(data)
+		}
+		return event, in, err
+	}
+	switch {
+	case event == "" && in.HookEventName == "":
+		return "", in, InputErrorf("the payload has no hook_event_name and no event was given on the command line")
+	case event == "":
+		return in.HookEventName, in, nil
+	case in.HookEventName != "" && in.HookEventName != event:
+		return event, in, InputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, event)
+	}
+	return event, in, nil
+}
+
+// HookOutput is a command hook's JSON reply in Claude Code's format, which
+// Codex follows (Codex rejects unknown fields, and a rejected reply counts
+// as none, so only these are written).
+type HookOutput struct {
+	HookSpecificOutput *HookSpecific `json:"hookSpecificOutput,omitempty"`
+	SystemMessage      string        `json:"systemMessage,omitempty"`
+}
+
+// HookSpecific is a reply's event-specific part.
+type HookSpecific struct {
+	HookEventName            string `json:"hookEventName"`
+	AdditionalContext        string `json:"additionalContext,omitempty"`
+	PermissionDecision       string `json:"permissionDecision,omitempty"`
+	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
+}
+
+// Encode renders the reply as one line of JSON, without HTML escaping;
+// nil when it says nothing (the host then proceeds untouched).
+func (o HookOutput) Encode() ([]byte, error) {
+	if o.HookSpecificOutput == nil && o.SystemMessage == "" {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(o); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DeniedFor reports whether a hook's reply denies a PreToolUse with a
+// reason containing why (the doctors' canaries).
+func DeniedFor(reply []byte, why string) bool {
+	var o HookOutput
+	if json.Unmarshal(reply, &o) != nil || o.HookSpecificOutput == nil {
+		return false
+	}
+	h := o.HookSpecificOutput
+	return h.HookEventName == "PreToolUse" && h.PermissionDecision == "deny" && strings.Contains(h.PermissionDecisionReason, why)
+}
+
 // PeekEvent returns the hook_event_name of a payload, read without
 // decoding it (the payload may be cut off, too deep or not JSON after the
 // name); "" when it names none.

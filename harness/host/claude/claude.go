@@ -24,7 +24,6 @@ package claude
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -55,35 +54,9 @@ const (
 // Events lists the hook events nexus understands.
 var Events = []string{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, Stop, SessionEnd, PreCompact, PostCompact}
 
-// Input is the part of a Claude Code hook payload nexus reads. Fields
-// Claude Code adds later are ignored.
-type Input struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	PermissionMode string `json:"permission_mode"`
-	HookEventName  string `json:"hook_event_name"`
-	// Hooks fired inside a subagent carry its id and type; SubagentStart
-	// and SubagentStop always do.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	Source string `json:"source"` // SessionStart
-	Prompt string `json:"prompt"` // UserPromptSubmit
-
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-	ToolUseID    string          `json:"tool_use_id"`
-	Error        string          `json:"error"` // PostToolUseFailure
-
-	StopHookActive       bool    `json:"stop_hook_active"`
-	LastAssistantMessage *string `json:"last_assistant_message"`
-	AgentTranscriptPath  string  `json:"agent_transcript_path"`
-
-	Reason  string `json:"reason"`  // SessionEnd
-	Trigger string `json:"trigger"` // PreCompact, PostCompact
-}
+// Input is the part of a hook payload nexus reads (Claude Code's format,
+// which both hosts speak).
+type Input = host.HookInput
 
 // InputError is a payload nexus cannot use.
 type InputError = host.InputError
@@ -99,21 +72,9 @@ var inputErrorf = host.InputErrorf
 // returned is the one it names (PeekEvent), so that a broken PreToolUse is
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
-	var in Input
-	if err := host.DecodeStrict(data, &in); err != nil {
-		if event == "" {
-			event = PeekEvent(data)
-		}
-		return event, lifecycle.Event{}, err
-	}
-	name := event
-	switch {
-	case name == "" && in.HookEventName == "":
-		return "", lifecycle.Event{}, inputErrorf("the payload has no hook_event_name and no event was given on the command line")
-	case name == "":
-		name = in.HookEventName
-	case in.HookEventName != "" && in.HookEventName != name:
-		return name, lifecycle.Event{}, inputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, name)
+	name, in, err := host.DecodeHook(data, event)
+	if err != nil {
+		return name, lifecycle.Event{}, err
 	}
 	ev := lifecycle.Event{
 		SessionID: in.SessionID,
@@ -267,19 +228,6 @@ func lastAssistantText(path string) (string, bool) {
 	return last, last != ""
 }
 
-// hookOutput is Claude Code's JSON hook output.
-type hookOutput struct {
-	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string    `json:"systemMessage,omitempty"`
-}
-
-type specific struct {
-	HookEventName            string `json:"hookEventName"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-}
-
 // PluginName is the name of the Claude Code plugin nexus packages; Claude
 // Code prefixes the plugin's agents and skills with it (nexus:architect).
 const PluginName = "nexus"
@@ -303,41 +251,32 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	r.Context = lifecycle.CutText(r.Context, MaxText)
 	r.Notice = lifecycle.CutText(r.Notice, MaxText)
 	r.Reason = lifecycle.CutText(r.Reason, MaxText)
-	out := hookOutput{}
+	out := host.HookOutput{}
 	switch event {
 	case SessionStart, UserPromptSubmit, SubagentStart:
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PreToolUse:
 		switch {
 		case r.Decision == "deny":
-			out.HookSpecificOutput = &specific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: r.Reason}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: r.Reason}
 		case r.Context != "":
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 			out.SystemMessage = r.Notice
 		}
 	case PostToolUse:
 		// Context (from plugins) reaches the model after the tool's result.
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PostToolUseFailure, SubagentStop, SessionEnd:
 		// Nothing reaches the model from these; notes go to the user.
 		out.SystemMessage = r.Notice
 	}
-	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return out.Encode()
 }
 
 // FailClosed is the reply to a PreToolUse nexus could not check while

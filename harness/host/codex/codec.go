@@ -80,36 +80,9 @@ const (
 // SpawnTools are the tools that start a subagent.
 var SpawnTools = []string{ToolSpawnAgent}
 
-// Input is the part of a Codex hook payload nexus reads. Fields Codex
-// adds later are ignored.
-type Input struct {
-	SessionID      string `json:"session_id"`
-	TurnID         string `json:"turn_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Model          string `json:"model"`
-	PermissionMode string `json:"permission_mode"`
-	// Hooks fired in a subagent carry its id and type; SubagentStart and
-	// SubagentStop always do.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	Source string `json:"source"` // SessionStart
-	Prompt string `json:"prompt"` // UserPromptSubmit
-
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-	ToolUseID    string          `json:"tool_use_id"`
-
-	StopHookActive       bool    `json:"stop_hook_active"`
-	LastAssistantMessage *string `json:"last_assistant_message"`
-	AgentTranscriptPath  string  `json:"agent_transcript_path"`
-
-	Reason  string `json:"reason"`  // SessionEnd
-	Trigger string `json:"trigger"` // PreCompact, PostCompact
-}
+// Input is the part of a hook payload nexus reads (Claude Code's format,
+// which both hosts speak).
+type Input = host.HookInput
 
 // InputError is a payload nexus cannot use.
 type InputError = host.InputError
@@ -125,21 +98,9 @@ var inputErrorf = host.InputErrorf
 // returned is the one it names (PeekEvent), so that a broken PreToolUse is
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
-	var in Input
-	if err := host.DecodeStrict(data, &in); err != nil {
-		if event == "" {
-			event = PeekEvent(data)
-		}
-		return event, lifecycle.Event{}, err
-	}
-	name := event
-	switch {
-	case name == "" && in.HookEventName == "":
-		return "", lifecycle.Event{}, inputErrorf("the payload has no hook_event_name and no event was given on the command line")
-	case name == "":
-		name = in.HookEventName
-	case in.HookEventName != "" && in.HookEventName != name:
-		return name, lifecycle.Event{}, inputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, name)
+	name, in, err := host.DecodeHook(data, event)
+	if err != nil {
+		return name, lifecycle.Event{}, err
 	}
 	ev := lifecycle.Event{SessionID: in.SessionID, Dir: in.CWD, AgentID: in.AgentID, AgentType: in.AgentType}
 	switch name {
@@ -248,21 +209,6 @@ func exitCode(s string) (int, bool) {
 // 10,001 not).
 const MaxContextBytes = 10_000
 
-// hookOutput is Codex's JSON hook output (Claude Code's format; Codex's
-// schemas reject unknown fields, and a rejected output counts as no
-// answer, so only the fields each event takes are written).
-type hookOutput struct {
-	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string    `json:"systemMessage,omitempty"`
-}
-
-type specific struct {
-	HookEventName            string `json:"hookEventName"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-}
-
 // Encode renders a reply for Codex. nil means print nothing (the call
 // proceeds untouched). It is the last guard of Codex's limit: text the
 // model reads is cut to MaxContextBytes with a note, never silently.
@@ -279,11 +225,11 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	r.Context = cutBytes(r.Context, MaxContextBytes)
 	r.Reason = cutBytes(r.Reason, MaxContextBytes)
 	r.Notice = cutBytes(r.Notice, MaxContextBytes)
-	out := hookOutput{}
+	out := host.HookOutput{}
 	switch event {
 	case SessionStart, UserPromptSubmit, SubagentStart, PostToolUse:
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PreToolUse:
@@ -293,9 +239,9 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 			if reason == "" {
 				reason = "nexus denied this tool call"
 			}
-			out.HookSpecificOutput = &specific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: reason}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: reason}
 		case r.Context != "":
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case SessionEnd:
@@ -305,16 +251,7 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 		// Interrupt: only the common fields; nothing reaches the model.
 		out.SystemMessage = r.Notice
 	}
-	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return out.Encode()
 }
 
 // cutBytes cuts s to at most max bytes at a line boundary where one is

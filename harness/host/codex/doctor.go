@@ -16,6 +16,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/host"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
@@ -473,15 +474,10 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	if err != nil {
 		return []doctor.Finding{doctor.Fault(fmt.Sprintf("`nexus hook --host codex` failed%s: %v%s", how, err, doctor.Tail(stderr.String())), fix)}
 	}
-	var reply struct {
-		Out struct {
-			Event    string `json:"hookEventName"`
-			Decision string `json:"permissionDecision"`
-			Reason   string `json:"permissionDecisionReason"`
-		} `json:"hookSpecificOutput"`
-	}
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
-		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
+	// The denial must be the engine's unplanned-edit rule: a hook that
+	// could not load its configuration or distribution denies every call
+	// too, naming that problem instead.
+	if !host.DeniedFor(stdout.Bytes(), "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {
 			got = "nothing"
