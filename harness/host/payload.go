@@ -231,6 +231,20 @@ func ErrorText(m map[string]any) string {
 	return "the tool reported an error"
 }
 
+// Denials gives a codec the failure policy's three denials (FailClosed,
+// Unjudged, Unreadable) from its one way of denying a tool call with a
+// reason.
+type Denials func(reason string) []byte
+
+// FailClosed implements Codec.FailClosed.
+func (d Denials) FailClosed(problem string) []byte { return d(FailClosedReason(problem)) }
+
+// Unjudged implements Codec.Unjudged.
+func (d Denials) Unjudged(problem string) []byte { return d(UnjudgedReason(problem)) }
+
+// Unreadable implements Codec.Unreadable.
+func (d Denials) Unreadable(problem string) []byte { return d(UnreadableReason(problem)) }
+
 // The reasons of the failure policy's denials, the same for every host.
 
 // FailClosedReason is the reason of a tool call denied because nexus failed

@@ -279,27 +279,10 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	return out.Encode()
 }
 
-// FailClosed is the reply to a PreToolUse nexus could not check while
-// gate.policy is fail-closed: a denial naming the problem.
-func FailClosed(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.FailClosedReason(problem)})
-	return b
-}
-
-// Unjudged is the reply to a PreToolUse nexus has nothing to check with:
-// its configuration or the nexus-core distribution could not be loaded
-// (a repository can ship either broken). A denial, whatever gate.policy
-// says: without them no capability of any agent is known.
-func Unjudged(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnjudgedReason(problem)})
-	return b
-}
-
-// Unreadable is the reply to a PreToolUse whose payload nexus could not
-// read: a denial, whatever gate.policy says, since nothing about the call
-// could be checked.
-func Unreadable(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: host.UnreadableReason(problem)})
+// Deny is the reply denying a PreToolUse with a reason; the failure
+// policy's denials (host.Denials) are made with it.
+func Deny(reason string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: reason})
 	return b
 }
 

@@ -32,7 +32,7 @@ func (Host) Name() string { return Name }
 func (Host) HarnessID() string { return HarnessID }
 
 // Codec implements host.Host: Codex's command-hook protocol.
-func (Host) Codec() host.Codec { return codec{} }
+func (Host) Codec() host.Codec { return codec{host.Denials(Deny)} }
 
 // ProjectDir implements host.Host: Codex names no project to its hooks;
 // the event's working directory decides.
@@ -62,14 +62,11 @@ func (Host) Profile(env host.Env) lifecycle.HostProfile {
 	}
 }
 
-type codec struct{}
+type codec struct{ host.Denials }
 
 func (codec) Decode(d []byte, ev string) (string, lifecycle.Event, error) { return Decode(d, ev) }
 func (codec) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error) {
 	return Encode(hostEvent, r)
 }
-func (codec) Gated(hostEvent string) bool      { return Gated(hostEvent) }
-func (codec) FailClosed(problem string) []byte { return FailClosed(problem) }
-func (codec) Unreadable(problem string) []byte { return Unreadable(problem) }
-func (codec) Unjudged(problem string) []byte   { return Unjudged(problem) }
-func (codec) PeekEvent(data []byte) string     { return PeekEvent(data) }
+func (codec) Gated(hostEvent string) bool  { return Gated(hostEvent) }
+func (codec) PeekEvent(data []byte) string { return PeekEvent(data) }

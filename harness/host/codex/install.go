@@ -92,20 +92,9 @@ func ScopeFolders(scope, project, home string, getenv func(string) string) (Fold
 	return f, nil
 }
 
-// resolve follows the symlinks of p's longest existing ancestor, so keys
-// name files as Codex, which canonicalises them, does.
-func resolve(p string) string {
-	rest := ""
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
-}
+// resolve names a path with symlinks resolved, as Codex, which
+// canonicalises paths, names files in its trust keys.
+func resolve(p string) string { return installpkg.Resolve(p) }
 
 // Install implements install.Installer.
 func (h Host) Install(req installpkg.Request) ([]installpkg.Change, error) {
