@@ -212,7 +212,7 @@ func (a *Anchor) Remove(name, stop string) error {
 
 // Resolve follows the symlinks of p's longest existing ancestor (os.Root
 // never follows an absolute symlink), so a user's folder kept in a
-// dotfiles folder (~/.claude, ~/.codex linked there) is written where it
+// dotfiles folder (a host's folder in the home, linked there) is written where it
 // leads, and a path names the file the way a host that canonicalises paths
 // does.
 func Resolve(p string) string {
