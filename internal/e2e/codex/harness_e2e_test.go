@@ -165,6 +165,9 @@ type sessionOpts struct {
 	// userConfig is added to the end of the user's config.toml (before
 	// nexus's trust entries).
 	userConfig string
+	// installEnv is added to nexus install's environment (settings of the
+	// install, such as NEXUS_DECISIONS_ENABLED=false).
+	installEnv []string
 	// root is the folder to set the session up in (home/, proj/, tmp/),
 	// when it must outlive the test's own temporary folder; "" = a new one.
 	root string
@@ -257,7 +260,10 @@ trust_level = "trusted"
 		"E2E_FAKE_API_KEY=sk-e2e-dummy",
 	}
 	if o.nexus {
+		env := s.env
+		s.env = append(append([]string(nil), env...), o.installEnv...)
 		s.installOut = s.nexus("install", "codex", "--trust-hooks")
+		s.env = env
 	}
 	t.Cleanup(func() {
 		// Codex replaces a hook context over 10,000 bytes with a preview and
@@ -352,6 +358,8 @@ type result struct {
 	events []event
 	stderr string
 	wall   time.Duration
+	// start and end bound the codex process.
+	start, end time.Time
 }
 
 // lastMessage is the text of the last agent_message item.
@@ -380,7 +388,7 @@ func (s *session) run(prompt string, args ...string) result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := result{stderr: stderr.String(), wall: time.Since(start)}
+	r := result{stderr: stderr.String(), wall: time.Since(start), start: start, end: time.Now()}
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	completed := false

@@ -108,10 +108,13 @@ func TestE2ECodexTiming(t *testing.T) {
 		runs = v
 	}
 	split := os.Getenv("NEXUS_E2E_TIMING_SPLIT") == "1"
-	var bare, with, hooksOnly []time.Duration
+	var bare, with, hooksOnly, oneServer []time.Duration
+	// Where a session's time goes: from the start of codex to its first
+	// model request, and from its last one to its exit, per variant.
+	phases := map[string][2][]time.Duration{}
 	perEvent := map[string][]time.Duration{}
 	var processes []int
-	play := func(o sessionOpts, noMCP, timed bool) time.Duration {
+	play := func(name string, o sessionOpts, noMCP, timed bool) time.Duration {
 		api := timingScript()
 		if timed {
 			api = timedScript(t)
@@ -131,6 +134,12 @@ func TestE2ECodexTiming(t *testing.T) {
 		if u := api.Unused(); len(u) > 0 {
 			t.Fatalf("scripted turns never reached: %v", u)
 		}
+		if reqs := api.Responses(); len(reqs) > 0 && !timed {
+			ph := phases[name]
+			ph[0] = append(ph[0], reqs[0].At.Sub(r.start))
+			ph[1] = append(ph[1], r.end.Sub(reqs[len(reqs)-1].At))
+			phases[name] = ph
+		}
 		if o.nexus {
 			first, _ := api.Answered("shell")
 			if !strings.Contains(first.Responses.DeveloperText(), "nexus is active") {
@@ -148,12 +157,13 @@ func TestE2ECodexTiming(t *testing.T) {
 		return r.wall
 	}
 	for range runs {
-		bare = append(bare, play(sessionOpts{}, false, false))
-		with = append(with, play(sessionOpts{nexus: true}, false, false))
+		bare = append(bare, play("without nexus", sessionOpts{}, false, false))
+		with = append(with, play("with nexus", sessionOpts{nexus: true}, false, false))
 		if split {
-			hooksOnly = append(hooksOnly, play(sessionOpts{nexus: true}, true, false))
+			hooksOnly = append(hooksOnly, play("nexus hooks, no MCP", sessionOpts{nexus: true}, true, false))
+			oneServer = append(oneServer, play("nexus, no nauro server", sessionOpts{nexus: true, installEnv: []string{"NEXUS_DECISIONS_ENABLED=false"}}, false, false))
 		}
-		play(sessionOpts{nexus: true}, false, true)
+		play("", sessionOpts{nexus: true}, false, true)
 	}
 	all := func(ds []time.Duration) string {
 		var s []string
@@ -170,6 +180,12 @@ func TestE2ECodexTiming(t *testing.T) {
 	}
 	if split {
 		lines = append(lines, fmt.Sprintf("  nexus hooks, no MCP        %s (runs: %s ms), added %s", e2ekit.Ms(e2ekit.Median(hooksOnly)), all(hooksOnly), e2ekit.Ms(e2ekit.Median(hooksOnly)-e2ekit.Median(bare))))
+		lines = append(lines, fmt.Sprintf("  nexus, no nauro server     %s (runs: %s ms), added %s", e2ekit.Ms(e2ekit.Median(oneServer)), all(oneServer), e2ekit.Ms(e2ekit.Median(oneServer)-e2ekit.Median(bare))))
+	}
+	for _, name := range []string{"without nexus", "with nexus", "nexus hooks, no MCP", "nexus, no nauro server"} {
+		if ph, ok := phases[name]; ok {
+			lines = append(lines, fmt.Sprintf("  %-26s start to 1st request %s, last request to exit %s", name+":", e2ekit.Ms(e2ekit.Median(ph[0])), e2ekit.Ms(e2ekit.Median(ph[1]))))
+		}
 	}
 	events := make([]string, 0, len(perEvent))
 	for ev := range perEvent {
