@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/catalog"
+	"github.com/nexus-harness/nexus/harness/host"
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/testenv"
@@ -428,3 +429,42 @@ func keys(m map[string]string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// What nexus renders for Codex names Codex's mechanisms (spawn_agent with
+// agent_type, skill files read by path), never Claude Code's.
+func TestWordingIsCodexs(t *testing.T) {
+	f := newFixture(t)
+	agents, skills, _, err := Host{}.CatalogFiles(f.request(installpkg.ScopeProject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	claudeWords := []string{"Agent tool", "Skill tool", "TodoWrite", "AskUserQuestion", "subagent_type", "SendMessage"}
+	spawn := false
+	for _, file := range append(agents, skills...) {
+		text := string(file.Content)
+		for _, w := range claudeWords {
+			if strings.Contains(text, w) {
+				t.Errorf("%s names %q", file.Path, w)
+			}
+		}
+		spawn = spawn || strings.Contains(text, "spawn_agent (agent_type")
+	}
+	if !spawn {
+		t.Error("no rendered file says how to spawn a role with spawn_agent")
+	}
+	p := Host{}.Profile(hostEnv(f.project))
+	if !strings.Contains(p.SpawnRoles, "spawn_agent") || p.SkillTool != "" || p.TextUnits != lifecycle.Bytes || p.ContextBudget != MaxContextBytes {
+		t.Errorf("profile %+v", p)
+	}
+	// A long skill is named by its file, once installed.
+	if _, ok := p.SkillLoader("nx-plan"); ok {
+		t.Error("SkillLoader names a skill file that is not installed")
+	}
+	f.write(filepath.Join(f.project, SkillPath("nx-plan")), "---\nname: nx-plan\ndescription: x\n---\nbody\n")
+	p = Host{}.Profile(hostEnv(f.project))
+	if how, ok := p.SkillLoader("nx-plan"); !ok || !strings.Contains(how, "cat "+filepath.Join(f.project, ".agents/skills/nx-plan/SKILL.md")) {
+		t.Errorf("SkillLoader(nx-plan) = %q, %v", how, ok)
+	}
+}
+
+func hostEnv(project string) host.Env { return host.Env{Project: project} }
