@@ -95,52 +95,74 @@ func (s *session) agentBody(t *testing.T, role string) string {
 // TestE2ECodexRoles: every one of the nine roles nexus installs is offered
 // to spawn_agent's agent_type, spawned by it, gets its body
 // (developer_instructions) and nexus's brief (SubagentStart's context), and
-// is tracked under its name by Codex's harness id, running while it works
-// and completed once Lead's wait_agent returns.
+// is tracked under its name by Codex's harness id: running while it works,
+// completed once Lead's wait_agent returns, running again (resume_count 1,
+// with its resume brief) when Lead sends it a follow-up with send_input
+// (which fires no SubagentStart in Codex, only the subagent's
+// UserPromptSubmit), and completed again after the second wait_agent.
 func TestE2ECodexRoles(t *testing.T) {
 	t.Parallel()
 	var s *session
 	var mu sync.Mutex
-	running := map[string]trackerEntry{}
+	// snapshot records each role's tracker entry as its turn sees it.
+	snapshot := func(into map[string]trackerEntry, role string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range s.tracker() {
+			if e.AgentName == role {
+				into[role] = e
+			}
+		}
+	}
+	running, resumed := map[string]trackerEntry{}, map[string]trackerEntry{}
 	var spawns []fr.Call
 	var turns []fr.Turn
 	for _, role := range roles {
 		spawns = append(spawns, fr.NamespacedFunction("c_spawn_"+role, ns, "spawn_agent", map[string]any{"agent_type": role, "message": "e2e role " + role + ": report your role."}))
-		turns = append(turns, fr.Turn{Name: "sub-" + role, When: fr.All(isRole(role), fr.Prompt("e2e role "+role+":")), Do: func(*fr.ResponsesRequest) fr.Reply {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, e := range s.tracker() {
-				if e.AgentName == role {
-					running[role] = e
-				}
-			}
-			return fr.Reply{Text: "Role " + role + " reporting."}
-		}})
+		turns = append(turns,
+			fr.Turn{Name: "sub-" + role, When: fr.All(isRole(role), fr.Prompt("e2e role "+role+":")), Do: func(*fr.ResponsesRequest) fr.Reply {
+				snapshot(running, role)
+				return fr.Reply{Text: "Role " + role + " reporting."}
+			}},
+			fr.Turn{Name: "resub-" + role, When: fr.All(isRole(role), fr.Prompt("e2e resume "+role+":")), Do: func(*fr.ResponsesRequest) fr.Reply {
+				snapshot(resumed, role)
+				return fr.Reply{Text: "Role " + role + " reporting again."}
+			}},
+		)
 	}
-	var final []trackerEntry
+	ids := func(r *fr.ResponsesRequest) []string {
+		var out []string
+		for _, c := range spawns {
+			out = append(out, spawnedID(t, r, c.ID))
+		}
+		return out
+	}
+	var stopped, final []trackerEntry
+	// Once the first waits report every role completed: a follow-up to
+	// each with send_input.
+	sendAll := func(r *fr.ResponsesRequest) fr.Reply {
+		return waitAll("c_wait", ids(r), func() fr.Reply {
+			stopped = s.tracker()
+			var sends []fr.Call
+			for i, id := range ids(r) {
+				sends = append(sends, fr.NamespacedFunction("c_send_"+roles[i], ns, "send_input", map[string]any{"target": id, "message": "e2e resume " + roles[i] + ": report again."}))
+			}
+			return fr.Reply{Calls: sends}
+		})(r)
+	}
+	finish := func(r *fr.ResponsesRequest) fr.Reply {
+		return waitAll("r_wait", ids(r), func() fr.Reply {
+			final = s.tracker()
+			return fr.Reply{Text: "Every role reported twice."}
+		})(r)
+	}
 	turns = append(turns,
-		fr.Turn{Name: "search", When: fr.All(lead, fr.Prompt("e2e: spawn every role")), Reply: fr.Reply{Calls: []fr.Call{{Kind: fr.KindToolSearch, ID: "c_search", Args: map[string]any{"query": "spawn agent wait", "limit": 10}}}}},
+		fr.Turn{Name: "search", When: fr.All(lead, fr.Prompt("e2e: spawn every role")), Reply: fr.Reply{Calls: []fr.Call{{Kind: fr.KindToolSearch, ID: "c_search", Args: map[string]any{"query": "spawn agent wait send input", "limit": 10}}}}},
 		fr.Turn{Name: "spawn", When: fr.All(lead, fr.After("c_search")), Reply: fr.Reply{Calls: spawns}},
-		fr.Turn{Name: "wait", When: fr.All(lead, fr.After("c_spawn_writer")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			var ids []string
-			for _, c := range spawns {
-				ids = append(ids, spawnedID(t, r, c.ID))
-			}
-			return waitAll(ids, func() fr.Reply {
-				final = s.tracker()
-				return fr.Reply{Text: "Every role reported."}
-			})(r)
-		}},
-		fr.Turn{Name: "wait-more", When: fr.All(lead, afterPrefix("c_wait")), Repeat: true, Do: func(r *fr.ResponsesRequest) fr.Reply {
-			var ids []string
-			for _, c := range spawns {
-				ids = append(ids, spawnedID(t, r, c.ID))
-			}
-			return waitAll(ids, func() fr.Reply {
-				final = s.tracker()
-				return fr.Reply{Text: "Every role reported."}
-			})(r)
-		}},
+		fr.Turn{Name: "wait", When: fr.All(lead, fr.After("c_spawn_writer")), Do: sendAll},
+		fr.Turn{Name: "wait-more", When: fr.All(lead, afterPrefix("c_wait")), Repeat: true, Do: sendAll},
+		fr.Turn{Name: "rewait", When: fr.All(lead, fr.After("c_send_writer")), Do: finish},
+		fr.Turn{Name: "rewait-more", When: fr.All(lead, afterPrefix("r_wait")), Repeat: true, Do: finish},
 	)
 	api := fr.New(turns...)
 	defer api.Close()
@@ -162,6 +184,7 @@ func TestE2ECodexRoles(t *testing.T) {
 		}
 	}
 	wait, _ := api.Answered("wait")
+	bounded := 0
 	for _, role := range roles {
 		if !strings.Contains(params, role+": {") {
 			t.Errorf("spawn_agent's agent_type does not offer %s", role)
@@ -180,16 +203,44 @@ func TestE2ECodexRoles(t *testing.T) {
 			t.Errorf("%s did not get the Codex harness notes", role)
 		}
 		// nexus's brief: the role, the instance, what the gate denies it.
-		if !strings.Contains(dev, "nexus: you are the "+role+" agent") || !strings.Contains(dev, "instance "+id) {
+		brief := "nexus: you are the " + role + " agent"
+		if !strings.Contains(dev, brief) || !strings.Contains(dev, "instance "+id) {
 			t.Errorf("%s's nexus brief: %.300q", role, dev[strings.Index(dev, "nexus: you are"):])
 		}
-		e := running[role]
-		if e.AgentID != id || e.Status != "running" || e.HarnessID != "codex" {
-			t.Errorf("%s while it ran: %+v (id %s)", role, e, id)
+		// running → completed → running again → completed.
+		states := []struct {
+			at     string
+			e      trackerEntry
+			status string
+			resume int
+		}{
+			{"while it ran", running[role], "running", 0},
+			{"after wait_agent", entryOf(stopped, id), "completed", 0},
+			{"resumed by send_input", resumed[role], "running", 1},
+			{"after the second wait_agent", entryOf(final, id), "completed", 1},
 		}
-		if f := entryOf(final, id); f.Status != "completed" || f.AgentName != role {
-			t.Errorf("%s after wait_agent: %+v", role, f)
+		for _, w := range states {
+			if w.e.AgentID != id || w.e.AgentName != role || w.e.HarnessID != "codex" || w.e.Status != w.status || w.e.ResumeCount != w.resume {
+				t.Errorf("%s %s: %+v (id %s), want %s with resume_count %d", role, w.at, w.e, id, w.status, w.resume)
+			}
 		}
+		// The resume brings the brief again; a role of the bounded resume
+		// tier is told it is resumed (to re-read its files).
+		if re, ok := api.Answered("resub-" + role); ok {
+			rdev := re.Responses.DeveloperText()
+			if strings.Count(rdev, brief) < 2 {
+				t.Errorf("the resumed %s did not get its brief again", role)
+			}
+			if strings.Contains(rdev, brief+" (") && strings.Contains(rdev, "resume tier bounded") {
+				bounded++
+				if !strings.Contains(rdev, "You are being resumed") {
+					t.Errorf("the resumed %s (bounded resume tier) was not told it is resumed", role)
+				}
+			}
+		}
+	}
+	if bounded == 0 {
+		t.Error("no role of the bounded resume tier was resumed")
 	}
 	if len(final) != len(roles) {
 		t.Errorf("tracker at the end holds %d entries, want %d: %+v", len(final), len(roles), final)
@@ -218,15 +269,15 @@ func afterPrefix(prefix string) fr.Matcher {
 	}
 }
 
-// waitAll is Lead awaiting every agent of ids: wait_agent (c_wait1,
-// c_wait2, …) for those not reported completed by the waits so far, then
+// waitAll is Lead awaiting every agent of ids: wait_agent (<prefix>1,
+// <prefix>2, …) for those not reported completed by the waits so far, then
 // done once all are.
-func waitAll(ids []string, done func() fr.Reply) func(*fr.ResponsesRequest) fr.Reply {
+func waitAll(prefix string, ids []string, done func() fr.Reply) func(*fr.ResponsesRequest) fr.Reply {
 	return func(r *fr.ResponsesRequest) fr.Reply {
 		completed := map[string]bool{}
 		n := 0
 		for _, it := range r.Input {
-			if !strings.HasPrefix(it.CallID, "c_wait") || !strings.HasSuffix(it.Type, "_output") {
+			if !strings.HasPrefix(it.CallID, prefix) || !strings.HasSuffix(it.Type, "_output") {
 				continue
 			}
 			n++
@@ -250,79 +301,7 @@ func waitAll(ids []string, done func() fr.Reply) func(*fr.ResponsesRequest) fr.R
 		if len(rest) == 0 && done != nil {
 			return done()
 		}
-		return fr.Reply{Calls: []fr.Call{fr.NamespacedFunction(fmt.Sprintf("c_wait%d", n+1), ns, "wait_agent", map[string]any{"targets": rest, "timeout_ms": 90000})}}
-	}
-}
-
-// TestE2ECodexResume: a role spawned, awaited, sent a follow-up with
-// send_input (which fires no SubagentStart in Codex, only the subagent's
-// UserPromptSubmit) and awaited again is tracked running → completed →
-// running (resume_count 1) → completed, and its resume brings its brief
-// again.
-func TestE2ECodexResume(t *testing.T) {
-	t.Parallel()
-	var s *session
-	snap := map[string]trackerEntry{}
-	take := func(name string, r *fr.ResponsesRequest) {
-		id := ""
-		for _, e := range s.tracker() {
-			if e.AgentName == "writer" {
-				id = e.AgentID
-			}
-		}
-		snap[name] = entryOf(s.tracker(), id)
-	}
-	writer := isRole("writer")
-	api := fr.New(
-		fr.Turn{Name: "search", When: fr.All(lead, fr.Prompt("e2e: resume")), Reply: fr.Reply{Calls: []fr.Call{{Kind: fr.KindToolSearch, ID: "c_search", Args: map[string]any{"query": "spawn agent wait send input", "limit": 10}}}}},
-		fr.Turn{Name: "spawn", When: fr.All(lead, fr.After("c_search")), Reply: fr.Reply{Calls: []fr.Call{fr.NamespacedFunction("c_spawn", ns, "spawn_agent", map[string]any{"agent_type": "writer", "message": "FIRST-TASK"})}}},
-		fr.Turn{Name: "sub-one", When: fr.All(writer, fr.Prompt("FIRST-TASK")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			take("first", r)
-			return fr.Reply{Text: "first done"}
-		}},
-		fr.Turn{Name: "wait-one", When: fr.All(lead, fr.After("c_spawn")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			return fr.Reply{Calls: []fr.Call{fr.NamespacedFunction("c_wait1", ns, "wait_agent", map[string]any{"targets": []string{spawnedID(t, r, "c_spawn")}, "timeout_ms": 60000})}}
-		}},
-		fr.Turn{Name: "send", When: fr.All(lead, fr.After("c_wait1")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			take("stopped", r)
-			return fr.Reply{Calls: []fr.Call{fr.NamespacedFunction("c_send", ns, "send_input", map[string]any{"target": spawnedID(t, r, "c_spawn"), "message": "SECOND-TASK"})}}
-		}},
-		fr.Turn{Name: "sub-two", When: fr.All(writer, fr.Prompt("SECOND-TASK")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			take("resumed", r)
-			return fr.Reply{Text: "second done"}
-		}},
-		fr.Turn{Name: "wait-two", When: fr.All(lead, fr.After("c_send")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			return fr.Reply{Calls: []fr.Call{fr.NamespacedFunction("c_wait2", ns, "wait_agent", map[string]any{"targets": []string{spawnedID(t, r, "c_spawn")}, "timeout_ms": 60000})}}
-		}},
-		fr.Turn{Name: "final", When: fr.All(lead, fr.After("c_wait2")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			take("done", r)
-			return fr.Reply{Text: "Resumed."}
-		}},
-	)
-	defer api.Close()
-	s = newSession(t, api, sessionOpts{nexus: true})
-	s.run("e2e: resume")
-	if u := api.Unused(); len(u) > 0 {
-		t.Fatalf("scripted turns never reached: %v", u)
-	}
-	want := []struct {
-		at     string
-		status string
-		resume int
-	}{{"first", "running", 0}, {"stopped", "completed", 0}, {"resumed", "running", 1}, {"done", "completed", 1}}
-	id := snap["first"].AgentID
-	for _, w := range want {
-		if e := snap[w.at]; e.AgentID != id || e.Status != w.status || e.ResumeCount != w.resume {
-			t.Errorf("%s: %+v, want %s with resume_count %d", w.at, e, w.status, w.resume)
-		}
-	}
-	// The resumed writer (a bounded-tier role) is told to re-read its files.
-	two, _ := api.Answered("sub-two")
-	if dev := two.Responses.DeveloperText(); !strings.Contains(dev, "You are being resumed") {
-		t.Errorf("the resumed writer did not get the resume brief")
-	}
-	if id == "" {
-		t.Fatal("the writer was never tracked")
+		return fr.Reply{Calls: []fr.Call{fr.NamespacedFunction(fmt.Sprintf("%s%d", prefix, n+1), ns, "wait_agent", map[string]any{"targets": rest, "timeout_ms": 90000})}}
 	}
 }
 
@@ -361,10 +340,10 @@ func TestE2ECodexGate(t *testing.T) {
 			fr.NamespacedFunction("c_spawn_eng", ns, "spawn_agent", map[string]any{"agent_type": "engineer", "message": "e2e engineer: implement"}),
 		}}},
 		fr.Turn{Name: "wait", When: fr.All(lead, fr.After("c_spawn_eng")), Do: func(r *fr.ResponsesRequest) fr.Reply {
-			return waitAll([]string{spawnedID(t, r, "c_spawn_arch"), spawnedID(t, r, "c_spawn_eng")}, nil)(r)
+			return waitAll("c_wait", []string{spawnedID(t, r, "c_spawn_arch"), spawnedID(t, r, "c_spawn_eng")}, nil)(r)
 		}},
 		fr.Turn{Name: "wait-more", When: fr.All(lead, afterPrefix("c_wait")), Repeat: true, Do: func(r *fr.ResponsesRequest) fr.Reply {
-			return waitAll([]string{spawnedID(t, r, "c_spawn_arch"), spawnedID(t, r, "c_spawn_eng")}, func() fr.Reply {
+			return waitAll("c_wait", []string{spawnedID(t, r, "c_spawn_arch"), spawnedID(t, r, "c_spawn_eng")}, func() fr.Reply {
 				final = s.tracker()
 				return fr.Reply{Text: "Gate done."}
 			})(r)
