@@ -446,12 +446,22 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			want: map[string]string{"gitignore": ".gitignore is missing"}, code: 0, fixed: true,
 		},
 		{
+			// A typo is a warning: the key keeps its default.
 			name: "config typo",
 			brk: func(t *testing.T, p *doctorProject) func() {
 				writeTestFile(t, filepath.Join(p.nexus, "nexus.yaml"), "gate:\n  polcy: fail-closed\n")
 				return nil
 			},
-			want: map[string]string{"config": `gate.polcy: unknown configuration key (did you mean "gate.policy"?)`}, code: 1,
+			want: map[string]string{"config": `gate.polcy: unknown configuration key (did you mean "gate.policy"?); ` + "`nexus config keys`" + ` lists the valid keys; so it is ignored: gate.policy stays fail-open (the default)`}, code: 0,
+		},
+		{
+			// A file that cannot be parsed is left out whole: exit 3.
+			name: "config unparseable",
+			brk: func(t *testing.T, p *doctorProject) func() {
+				writeTestFile(t, filepath.Join(p.nexus, "nexus.yaml"), "gate: [\n")
+				return nil
+			},
+			want: map[string]string{"config": `nexus.yaml: invalid YAML`}, code: exitConfig,
 		},
 	}
 	for _, c := range cases {

@@ -46,6 +46,10 @@ while handling it denies it when gate.policy is fail-closed.`,
 				variant = "plugin"
 			}
 			a.host, a.hostEnv.Variant, a.lazyCore = h, variant, true
+			// The session shows the configuration's problems (the
+			// lifecycle's notice); a file that does not load is left
+			// out, never nexus.
+			a.hostDoor, a.quiet = true, true
 			event := ""
 			if len(args) == 1 {
 				event = args[0]

@@ -76,6 +76,12 @@ type app struct {
 	lazyCore bool
 	host     host.Host
 	hostEnv  host.Env
+	// hostDoor marks the doors a host runs (hook, mcp, statusline): they
+	// go on without a configuration file that cannot be parsed and show
+	// the problem instead of stopping (compose.Options.KeepGoing); quiet
+	// keeps the configuration's warnings off stderr (the hook and the
+	// status line show them in the session instead).
+	hostDoor, quiet bool
 
 	once sync.Once
 	cr   *compose.Root
@@ -126,10 +132,15 @@ var flagKeys = map[string]string{"core.dir": "core"}
 func (a *app) compose() (*compose.Root, error) {
 	a.once.Do(func() {
 		o := compose.Options{
-			Config:   config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
-			LazyCore: a.lazyCore,
-			Host:     a.host,
-			HostEnv:  a.hostEnv,
+			Config:    config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
+			LazyCore:  a.lazyCore,
+			Host:      a.host,
+			HostEnv:   a.hostEnv,
+			KeepGoing: a.hostDoor,
+		}
+		if !a.quiet {
+			stderr := a.root.ErrOrStderr()
+			o.Warn = func(e *config.Error) { fmt.Fprintln(stderr, "nexus: warning:", e.Text()) }
 		}
 		if a.projectFlag != "" {
 			p, err := filepath.Abs(a.projectFlag)
@@ -228,20 +239,40 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print the nexus version, the nexus-core versions it implements, and the distribution in use",
 		Long: `Print the nexus version, the nexus-core versions it implements, the nexus-core version built
 into it, and the distribution it would use here (and where that choice came from: --core,
-NEXUS_CORE_DIR, core.dir, node_modules, or built in).`,
+NEXUS_CORE_DIR, core.dir, node_modules, or built in).
+
+When a configuration file cannot be read or parsed it still prints the version, then says
+which file does not load, and exits 3 like every command that reads the configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			use := inUse(a)
+			_, cfgErr := a.Config()
+			if !isConfigError(cfgErr) {
+				cfgErr = nil
+			}
 			if a.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), struct {
+				v := struct {
 					Version   string  `json:"version"`
 					NexusCore string  `json:"nexus_core"`
 					Builtin   string  `json:"builtin_nexus_core"`
 					InUse     distUse `json:"distribution"`
-				}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
+					Config    string  `json:"configuration_error,omitempty"`
+				}{Version: version, NexusCore: vocabulary.SupportedRange, Builtin: vocabulary.BuiltinVersion, InUse: use}
+				if cfgErr != nil {
+					v.Config = cfgErr.Error()
+				}
+				if err := writeJSON(cmd.OutOrStdout(), v); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+				if cfgErr == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "distribution: %s\n", use)
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), "distribution: chosen once the configuration loads")
+				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
-			return nil
+			return cfgErr // exit 3, with the file that does not load
 		},
 	}
 }
@@ -255,16 +286,34 @@ func newConfigCmd(a *app) *cobra.Command {
 
 Layers, lowest to highest: built-in defaults < user file ($XDG_CONFIG_HOME/nexus/config.yaml,
 else ~/.config/nexus/config.yaml) < project file (.nexus/nexus.yaml) < NEXUS_* environment
-variables < command-line flags.`,
+variables < command-line flags.
+
+A key nexus does not know or whose value does not check is left out, with a warning on
+stderr: it keeps the value of the layers below (its default when none sets it). A file that
+cannot be read or parsed is left out whole: the keys of the other layers are shown, then the
+file is named and the command exits 3.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// What loads is shown even when a file does not (exit 3 then).
 			cfg, err := a.Config()
-			if err != nil {
+			if isConfigError(err) {
+				if r, _ := a.compose(); r != nil && r.Loaded() != nil {
+					cfg = r.Loaded()
+				}
+			}
+			if cfg == nil {
 				return err
 			}
 			entries := cfg.All()
 			if a.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"files": cfg.Files, "keys": entries})
+				problems := []string{}
+				for _, p := range cfg.Problems() {
+					problems = append(problems, p.Text())
+				}
+				if werr := writeJSON(cmd.OutOrStdout(), map[string]any{"files": cfg.Files, "keys": entries, "problems": problems}); werr != nil {
+					return werr
+				}
+				return err
 			}
 			w := cmd.OutOrStdout()
 			width := 0
@@ -274,7 +323,7 @@ variables < command-line flags.`,
 			for _, e := range entries {
 				fmt.Fprintf(w, "%-*s  %-24s  %s\n", width, e.Key, formatValue(e.Value), e.Source)
 			}
-			return nil
+			return err
 		},
 	})
 	cmd.AddCommand(&cobra.Command{

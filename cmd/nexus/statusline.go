@@ -42,7 +42,9 @@ func statusLine(a *app, cmd *cobra.Command) string {
 	if a.projectFlag == "" {
 		a.projectFlag = harness.EventProject(in.Dir())
 	}
-	a.host = claude.Host{}
+	// Like a hook, the status line goes on without a configuration file
+	// that does not load, and shows that there are problems.
+	a.host, a.hostDoor, a.quiet = claude.Host{}, true, true
 	r, err := a.compose()
 	if err != nil {
 		return "nexus: " + err.Error()
@@ -54,5 +56,5 @@ func statusLine(a *app, cmd *cobra.Command) string {
 	if err != nil {
 		return "nexus: " + err.Error()
 	}
-	return claude.StatusLine(l)
+	return claude.WithConfigProblems(claude.StatusLine(l), len(r.ConfigProblems()))
 }
