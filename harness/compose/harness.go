@@ -62,6 +62,9 @@ type HarnessOptions struct {
 	// HarnessID and NexusDir, when set, place the state instead of the
 	// configuration (a conformance case's scratch project).
 	HarnessID, NexusDir string
+	// DryRun builds a harness that writes nothing (harness.Options.DryRun):
+	// `nexus tags explain` runs a user message through it.
+	DryRun bool
 }
 
 // Harness is one project's harness, built.
@@ -116,6 +119,7 @@ func (r *Root) Harness(ctx context.Context, o HarnessOptions) (*Harness, error) 
 		Core:      core,
 		Schemas:   o.Schemas,
 		Gate:      set.Gate,
+		DryRun:    o.DryRun,
 	})
 	if err != nil {
 		return nil, err
