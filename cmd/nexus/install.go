@@ -85,17 +85,17 @@ func runInstall(cmd *cobra.Command, a *app, hostName string, inst installpkg.Ins
 		return err
 	}
 	req.Scope = fl.scope
-	if fl.scope == installpkg.ScopeProject {
-		if req.Project, err = a.Project(); err != nil {
-			return err
-		}
-	} else {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return fmt.Errorf("find the home folder: %w", err)
-		}
-		req.Home = home
+	// Both folders are named (the installer writes in its scope's, and
+	// looks at the other for hooks that would run twice).
+	proj, perr := a.Project()
+	home, herr := os.UserHomeDir()
+	if fl.scope == installpkg.ScopeProject && perr != nil {
+		return perr
 	}
+	if fl.scope == installpkg.ScopeUser && herr != nil {
+		return fmt.Errorf("find the home folder: %w", herr)
+	}
+	req.Project, req.Home = proj, home
 	var changes []installpkg.Change
 	if doInstall {
 		changes, err = inst.Install(req)
@@ -150,12 +150,16 @@ func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []install
 		case !ch.Changed:
 		default:
 			fmt.Fprint(w, ch.Diff)
-			if ch.Removed && !fl.dryRun {
+			switch {
+			case fl.dryRun:
+			case ch.Removed:
 				fmt.Fprintf(w, "%s: removed\n", ch.Path)
-			} else if ch.Backup != "" {
+			case ch.Backup != "":
 				fmt.Fprintf(w, "%s: updated (previous content saved as %s)\n", ch.Path, ch.Backup)
-			} else if !fl.dryRun {
+			case ch.Created:
 				fmt.Fprintf(w, "%s: written\n", ch.Path)
+			default:
+				fmt.Fprintf(w, "%s: updated\n", ch.Path)
 			}
 		}
 		for _, n := range ch.Notes {

@@ -335,7 +335,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 			if err := write(f.Path, f.Content); err != nil {
 				return changes, err
 			}
-			changes = append(changes, Change{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
+			changes = append(changes, Change{Path: full, Changed: true, Created: true, Diff: newFileDiff(full, f.Content)})
 			next[f.Path] = hashOf(f.Content)
 		case bytes.Equal(cur, f.Content):
 			unchanged++
@@ -361,6 +361,15 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 				next[f.Path] = h0 // still nexus's to remove once it matches again
 			}
 		}
+	}
+	if !install {
+		// The copies --force kept of edited files stay (they hold someone's
+		// edits), named.
+		var names []string
+		for _, f := range files {
+			names = append(names, at(f.Path))
+		}
+		changes = append(changes, keptOwnedBackups(a, names)...)
 	}
 	for _, p := range ignored {
 		changes = append(changes, Change{Path: a.Full(at(p)), Notes: []string{
@@ -399,7 +408,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 		return changes, err
 	}
 	if !bytes.Equal(old, data) {
-		recCh.Changed = true
+		recCh.Changed, recCh.Created = true, rec == nil
 		if err := write(RecordName, data); err != nil {
 			return changes, err
 		}

@@ -60,7 +60,32 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	if note != nil {
 		changes = append(changes, *note)
 	}
+	if install && err == nil {
+		if both := bothScopes(req); both != nil {
+			changes = append(changes, *both)
+		}
+	}
 	return changes, err
+}
+
+// bothScopes warns, installing in one scope, when nexus's hooks are
+// registered in the other too: Claude Code runs the hooks of both, so
+// every event would reach nexus twice.
+func bothScopes(req installpkg.Request) *installpkg.Change {
+	other := InstallOptions{Scope: ScopeUser, Home: req.Home}
+	if req.Scope == ScopeUser {
+		other = InstallOptions{Scope: ScopeProject, Project: req.Project}
+	}
+	if other.Home == "" && other.Project == "" || req.Project == req.Home {
+		return nil
+	}
+	r, err := Inspect(other)
+	if err != nil || len(r.Hooks) == 0 {
+		return nil
+	}
+	return &installpkg.Change{Path: r.Settings, Notes: []string{fmt.Sprintf(
+		"warning: nexus's hooks are registered here too (the %s scope): Claude Code runs the hooks of both scopes, so every event would reach nexus twice. Keep one: `nexus uninstall claude --scope user` removes the user scope's, `nexus uninstall claude` in %s the project's",
+		other.Scope, ShellQuote(req.Project))}}
 }
 
 // catalogFiles renders the distribution's agents and skills for the
