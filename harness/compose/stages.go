@@ -27,8 +27,8 @@ type Stages struct {
 	Project string
 	// Config holds what loads (the built-in defaults when nothing does),
 	// never nil; its Problems say what did not.
-	Config *config.Config
-	Settings   Settings
+	Config   *config.Config
+	Settings Settings
 	// Dist is the located distribution, DistErr why none is usable.
 	Dist    vocabulary.Dist
 	DistErr error

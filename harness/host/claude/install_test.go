@@ -263,7 +263,7 @@ func TestInstallUninstallLeavesNothing(t *testing.T) {
 		{name: "user with Claude Code's file", scope: ScopeUser, before: map[string]string{".claude.json": claudeJSON}},
 		{name: "user, Claude Code rewrote its file", scope: ScopeUser, before: map[string]string{".claude.json": claudeJSON},
 			between: map[string]string{".claude.json": "{\n  \"numStartups\": 5,\n  \"mcpServers\": {\"nexus\": {\"type\": \"stdio\", \"command\": \"/bin/nexus\", \"args\": [\"mcp\"]}}\n}\n"},
-			kept: []string{".claude.json.nexus-backup-"}},
+			kept:    []string{".claude.json.nexus-backup-"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
