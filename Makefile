@@ -36,7 +36,7 @@ run: install
 # and tries tens of thousands of fresh inputs (a 2-core machine); the seed
 # corpus and every saved crasher are replayed by the race suite itself on every
 # run. Searching longer is make fuzz's job.
-FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral ./harness/host/codex \
+FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral ./harness/host/codex ./harness/applypatch ./harness/host/opencode \
 	./plugins/decisions/decision ./plugins/decisions/store ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest \
 	./harness/mcpserver:FuzzReadBoundedLine ./harness/mcpserver:FuzzPeekID ./internal/jsonscan ./harness:FuzzParseDecimal
 FUZZTIME ?= 10s

@@ -251,5 +251,21 @@ func (m *Manager) CategoryIDs() []string {
 	return ids
 }
 
+// CategoryOf names the category a memory file belongs to by its name's
+// prefix (the longest prefix that matches), or "" when none does.
+func (m *Manager) CategoryOf(file string) string {
+	if m.policy() != nil {
+		return ""
+	}
+	base := filepath.Base(filepath.FromSlash(file))
+	best, n := "", 0
+	for _, c := range m.categories {
+		if c.Prefix != "" && strings.HasPrefix(base, c.Prefix) && len(c.Prefix) > n {
+			best, n = c.ID, len(c.Prefix)
+		}
+	}
+	return best
+}
+
 // toolName is a nexus tool's registered MCP name (nx_memory_save).
 func (m *Manager) toolName(abstract string) string { return m.toolPrefix + abstract }

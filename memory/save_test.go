@@ -227,3 +227,18 @@ func TestSaveContentLimitBoundary(t *testing.T) {
 		t.Fatalf("content of %d bytes accepted", MaxContentBytes+1)
 	}
 }
+
+func TestCategoryOf(t *testing.T) {
+	p := newProject(t, Options{}, time.Now())
+	for file, want := range map[string]string{
+		"empirical-cache-hits.md":    "empirical",
+		"sub/external-api-limits.md": "external",
+		"pattern-retry-loop.md":      "pattern",
+		"notes.md":                   "",
+		"empirical":                  "",
+	} {
+		if got := p.m.CategoryOf(file); got != want {
+			t.Errorf("CategoryOf(%q) = %q, want %q", file, got, want)
+		}
+	}
+}

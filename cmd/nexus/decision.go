@@ -23,7 +23,7 @@ func newDecisionCmd(a *app) *cobra.Command {
 		Use:   "decision",
 		Short: "Record and check architectural decisions (Nauro-compatible store)",
 		Long: `Record and check architectural decisions in a Nauro-compatible store: init, check,
-propose, show, list, search, format, validate. ` + "`nexus decision --help`" + ` lists them with their flags.
+propose, show, list, search, format, validate, export. ` + "`nexus decision --help`" + ` lists them with their flags.
 The store's command line runs in the plugin host program, nexus-plugins, installed beside nexus.`,
 		Args:               cobra.ArbitraryArgs, // the store's command line checks them
 		DisableFlagParsing: true,
@@ -42,22 +42,11 @@ func runDecision(a *app, cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	host := []string{"decision"}
-	if cfg, err := a.Config(); err != nil {
-		// Reported by the subcommand (exit 3 for a configuration file
-		// that does not load); --help still works.
-		msg := err.Error()
-		if isConfigError(err) {
-			msg = strings.TrimPrefix(configErrorText(err), "nexus: ")
-		}
-		host = append(host, "--config-error", msg)
-	} else {
-		host = append(host, "--frontmatter", cfg.String("decisions.frontmatter"), "--nauro-home", cfg.String("decisions.nauro_home"))
-	}
+	dir := ""
 	if a.projectFlag != "" {
-		host = append(host, "--dir", proj)
+		dir = proj
 	}
-	c, err := pluginhost.HostCommand(append(append(host, "--"), args...)...)
+	c, err := pluginhost.HostCommand(append(decisionHostArgs(a, dir), args...)...)
 	if err != nil {
 		return fmt.Errorf("nexus decision runs in the plugin host: %w", err)
 	}
@@ -72,6 +61,30 @@ func runDecision(a *app, cmd *cobra.Command, args []string) error {
 	default:
 		return fmt.Errorf("nexus decision: the plugin host %s: %w", c.Path, err)
 	}
+}
+
+// decisionHostArgs are the plugin host's arguments for the store's
+// command line, up to and including "--": what nexus's configuration says
+// (a configuration that does not load is reported by the subcommand; its
+// --help still works), and the folder to find the store from ("" = the
+// working directory).
+func decisionHostArgs(a *app, dir string) []string {
+	host := []string{"decision"}
+	if cfg, err := a.Config(); err != nil {
+		// Reported by the subcommand (exit 3 for a configuration file
+		// that does not load); --help still works.
+		msg := err.Error()
+		if isConfigError(err) {
+			msg = strings.TrimPrefix(configErrorText(err), "nexus: ")
+		}
+		host = append(host, "--config-error", msg)
+	} else {
+		host = append(host, "--frontmatter", cfg.String("decisions.frontmatter"), "--nauro-home", cfg.String("decisions.nauro_home"))
+	}
+	if dir != "" {
+		host = append(host, "--dir", dir)
+	}
+	return append(host, "--")
 }
 
 // takeRootFlags takes nexus's own flags (--project, --core) out of the

@@ -31,7 +31,7 @@ func TestDecisionRunsInThePluginHost(t *testing.T) {
 		{name: "unknown command", args: []string{"decision", "frob"}, code: exitUsage, stderr: `nexus: unknown command "frob" for "nexus decision"`},
 		{name: "missing argument", args: []string{"decision", "show"}, code: exitUsage, stderr: "nexus: usage: nexus decision show"},
 		{name: "extra argument", args: []string{"decision", "init", "a", "b"}, code: exitUsage, stderr: "accepts at most 1 arg(s)"},
-		{name: "no command", args: []string{"decision"}, code: exitUsage, stderr: "nexus decision needs a command: check, format, init"},
+		{name: "no command", args: []string{"decision"}, code: exitUsage, stderr: "nexus decision needs a command: check, export, format, init"},
 		{name: "unknown flag", args: []string{"decision", "list", "--frob"}, code: exitUsage, stderr: "unknown flag: --frob"},
 		{name: "help", args: []string{"decision", "--help"}, code: exitOK, stdout: "nexus decision [command]"},
 		{name: "help command", args: []string{"help", "decision"}, code: exitOK, stdout: "Available Commands"},

@@ -44,6 +44,7 @@ var commands = []command{
 	{"tags", false, newTagsCmd},
 	{"memory", false, newMemoryCmd},
 	{"decision", false, newDecisionCmd},
+	{"view", false, newViewCmd},
 	{"state", false, newStateCmd},
 	{"plugin", false, newPluginCmd},
 	{"core", false, newCoreCmd},

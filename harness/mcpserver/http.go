@@ -48,7 +48,7 @@ func HTTPHandler(s *server.MCPServer, token string, logger *slog.Logger) (http.H
 // left to the token check.
 func checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o, ok := r.Header["Origin"]; ok && (len(o) != 1 || !loopbackOrigin(o[0])) {
+		if o, ok := r.Header["Origin"]; ok && (len(o) != 1 || !LoopbackOrigin(o[0])) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
 			io.WriteString(w, `{"error":"forbidden Origin: nexus serves MCP only to programs on this machine and to pages served from localhost"}`+"\n")
@@ -58,14 +58,20 @@ func checkOrigin(next http.Handler) http.Handler {
 	})
 }
 
-// loopbackOrigin reports whether an Origin header value names a page
-// served from this machine.
-func loopbackOrigin(origin string) bool {
+// LoopbackOrigin reports whether an Origin header value names a page
+// served from this machine (nexus view checks the same before its own
+// stricter same-port rule).
+func LoopbackOrigin(origin string) bool {
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
 		return false
 	}
-	host := u.Hostname()
+	return LoopbackHost(u.Hostname())
+}
+
+// LoopbackHost reports whether a host name (without port) names this
+// machine: localhost, or an address in 127.0.0.0/8 or ::1.
+func LoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -71,8 +72,16 @@ func FuzzPeekID(f *testing.F) {
 		if json.Unmarshal(head, &whole) != nil || bytes.Count(bytes.ToLower(head), []byte(`"id"`)) != 1 {
 			return // cut off, or ambiguous: nothing to compare with
 		}
-		if !bytes.Equal(id, whole["id"]) {
-			t.Fatalf("peekID = %s, decode = %s", id, whole["id"])
+		// Members match "id" as encoding/json matches a struct field (any
+		// case: "iD" is the id too), which is how the MCP library reads it.
+		var want json.RawMessage
+		for k, v := range whole {
+			if strings.EqualFold(k, "id") {
+				want = v
+			}
+		}
+		if !bytes.Equal(id, want) {
+			t.Fatalf("peekID = %s, decode = %s", id, want)
 		}
 	})
 }

@@ -40,11 +40,9 @@ func LoadOrCreateToken(path string) (token string, created bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", false, fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", false, fmt.Errorf("generate MCP token: %w", err)
+	if tok, err = NewToken(); err != nil {
+		return "", false, err
 	}
-	tok = hex.EncodeToString(b[:])
 	// Write a private temp file, then hard-link it into place: the link
 	// fails if the file appeared meanwhile, so when two servers start at
 	// once one token wins and nobody ever reads a half-written file.
@@ -75,6 +73,15 @@ func LoadOrCreateToken(path string) (token string, created bool, err error) {
 		return "", false, fmt.Errorf("install MCP token file %s: %w", path, err)
 	}
 	return tok, true, nil
+}
+
+// NewToken returns a fresh token: 32 random bytes from crypto/rand, hex.
+func NewToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // maxTokenFile bounds the token file nexus reads back.

@@ -46,7 +46,20 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 			return r, nil
 		}
 	}
-	f, err := env.Store.OpenHistory()
+	res, err := SearchHistory(env.Store, query, lastN)
+	if err != nil {
+		return nil, err
+	}
+	if stable {
+		env.results.historyPut(key, version, res)
+	}
+	return res, nil
+}
+
+// SearchHistory is history_search's answer for query and lastN, read from
+// st's history.json in one streaming pass (nexus view searches with it).
+func SearchHistory(st *state.Store, query string, lastN int64) (map[string]any, error) {
+	f, err := st.OpenHistory()
 	if err != nil {
 		return nil, err
 	}
@@ -60,18 +73,14 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 			return nil, tl
 		}
 		if err != nil {
-			return nil, &state.CorruptError{Path: env.Store.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
+			return nil, &state.CorruptError{Path: st.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
 		}
 	}
 	cycles := make([]cycleSummary, len(matches))
 	for i, raw := range matches {
 		cycles[i] = summarizeCycle(raw)
 	}
-	res := map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}
-	if stable {
-		env.results.historyPut(key, version, res)
-	}
-	return res, nil
+	return map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}, nil
 }
 
 // searchCycles walks history.json once, streaming (memory holds one cycle

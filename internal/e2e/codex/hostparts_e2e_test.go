@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/nexus-harness/nexus/harness/applypatch"
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 	nexuscore "github.com/nexus-harness/nexus/third_party/nexus-core"
@@ -173,7 +174,7 @@ func TestE2ECodexRenderedAgentsAndSkills(t *testing.T) {
 }
 
 // TestE2ECodexShellPatches sends apply_patch through exec_command in the
-// forms codexhost.ShellPatches reads and compares the files Codex leaves
+// forms applypatch.InShell reads and compares the files Codex leaves
 // with the operations it parsed. Codex applies its intercepted forms (the
 // plain heredoc, `cd DIR && apply_patch`) itself: their files must be
 // exactly those named. apply_patch run by the shell (after another
@@ -216,16 +217,16 @@ func TestE2ECodexShellPatches(t *testing.T) {
 	exact := map[string]bool{} // path -> exists, from the intercepted forms
 	named := map[string]bool{} // every path any form names
 	for _, c := range cmds {
-		ops, found, err := codexhost.ShellPatches(c.cmd)
+		ops, found, err := applypatch.InShell(c.cmd)
 		if err != nil || !found || len(ops) == 0 {
-			t.Fatalf("ShellPatches(%q): %+v, found %v, %v", c.cmd, ops, found, err)
+			t.Fatalf("applypatch.InShell(%q): %+v, found %v, %v", c.cmd, ops, found, err)
 		}
 		for _, op := range ops {
 			for _, e := range op.Effects() {
 				p := filepath.Clean(e.Path)
 				named[p] = true
 				if c.intercepted {
-					exact[p] = e.Action != codexhost.ActionRemove
+					exact[p] = e.Action != applypatch.ActionRemove
 				}
 			}
 		}

@@ -154,15 +154,8 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			var perCall, walls []time.Duration
 			for i := 0; i < b.N; i++ {
-				prompt := fmt.Sprintf("timing: %d reads", calls)
-				var turns []fc.Turn
-				when := fc.Prompt(prompt)
-				for c := 0; c < calls; c++ {
-					id := fmt.Sprintf("call_read_%d", c)
-					turns = append(turns, fc.Turn{Name: id, When: when, Reply: fc.Reply{Calls: []fc.Call{{ID: id, Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}})
-					when = fc.After(id)
-				}
-				api := fc.New(append(turns, fc.Turn{Name: "final", When: when, Reply: fc.Reply{Text: "Done."}})...)
+				prompt, turns := readTurns(calls)
+				api := fc.New(turns...)
 				log := filepath.Join(b.TempDir(), "timing.log")
 				cmd, _ := json.Marshal(m.cmd)
 				s := newSession(b, api, sessionOpts{noMCP: true, plugins: []string{"timing.js"}, env: []string{"OC_TIMING_MODE=" + m.mode, "OC_TIMING_LOG=" + log, "OC_TIMING_CMD=" + string(cmd)}})
@@ -183,6 +176,20 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 			b.ReportMetric(ms(median(walls)), "ms-session")
 		})
 	}
+}
+
+// readTurns scripts a session of n sequential read calls of f.txt, then
+// an answer; it returns the prompt that starts it.
+func readTurns(n int) (string, []fc.Turn) {
+	prompt := fmt.Sprintf("timing: %d reads", n)
+	var turns []fc.Turn
+	when := fc.Prompt(prompt)
+	for c := 0; c < n; c++ {
+		id := fmt.Sprintf("call_read_%d", c)
+		turns = append(turns, fc.Turn{Name: id, When: when, Reply: fc.Reply{Calls: []fc.Call{{ID: id, Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}})
+		when = fc.After(id)
+	}
+	return prompt, append(turns, fc.Turn{Name: "final", When: when, Reply: fc.Reply{Text: "Done."}})
 }
 
 func readTimingLog(b *testing.B, path string) []time.Duration {

@@ -90,7 +90,7 @@ func NewCommand(opts Options) *cobra.Command {
 	root.SetOut(opts.Stdout)
 	root.SetErr(opts.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &ExitError{Code: 2, Err: err} })
-	root.AddCommand(r.initCmd(), r.checkCmd(), r.proposeCmd(), r.showCmd(), r.listCmd(), r.searchCmd(), r.formatCmd(), r.validateCmd())
+	root.AddCommand(r.initCmd(), r.checkCmd(), r.proposeCmd(), r.showCmd(), r.listCmd(), r.searchCmd(), r.formatCmd(), r.validateCmd(), r.exportCmd())
 	return root
 }
 

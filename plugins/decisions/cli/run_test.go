@@ -18,7 +18,7 @@ func TestRunExitCodes(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}{
-		{args: nil, code: 2, stderr: "nexus: nexus decision needs a command: check, format, init, list, propose, search, show, validate (see `nexus decision --help`)"},
+		{args: nil, code: 2, stderr: "nexus: nexus decision needs a command: check, export, format, init, list, propose, search, show, validate (see `nexus decision --help`)"},
 		{args: []string{"frob"}, code: 2, stderr: `nexus: unknown command "frob" for "nexus decision" (commands: check,`},
 		{args: []string{"lsit"}, code: 2, stderr: "did you mean init or list?"},
 		{args: []string{"show"}, code: 2, stderr: "nexus: usage: nexus decision show"},

@@ -1,4 +1,4 @@
-package codex
+package applypatch
 
 import (
 	"reflect"
@@ -42,9 +42,9 @@ func TestShellPatches(t *testing.T) {
 		{"inside a command substitution", "x=$(apply_patch <<'EOF'\n" + addQ + "EOF\n)", ops(add("q.txt"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, found, err := ShellPatches(c.cmd)
+			got, found, err := InShell(c.cmd)
 			if err != nil || !found {
-				t.Fatalf("ShellPatches = %+v, found %v, %v", got, found, err)
+				t.Fatalf("InShell = %+v, found %v, %v", got, found, err)
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("ops\n got %+v\nwant %+v", got, c.want)
@@ -87,9 +87,9 @@ func TestShellPatchesFailClosed(t *testing.T) {
 		{"nested script does not parse", "bash -c 'apply_patch <<EOF\n$('", "does not parse"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, found, err := ShellPatches(c.cmd)
+			got, found, err := InShell(c.cmd)
 			if err == nil || !found {
-				t.Fatalf("ShellPatches = %+v, found %v, %v; want an error", got, found, err)
+				t.Fatalf("InShell = %+v, found %v, %v; want an error", got, found, err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q does not say %q", err, c.want)
@@ -111,9 +111,9 @@ func TestShellPatchesNotAPatch(t *testing.T) {
 		"bash script.sh",
 		"",
 	} {
-		got, found, err := ShellPatches(cmd)
+		got, found, err := InShell(cmd)
 		if found || err != nil || got != nil {
-			t.Errorf("ShellPatches(%q) = %+v, found %v, %v; want nothing", cmd, got, found, err)
+			t.Errorf("InShell(%q) = %+v, found %v, %v; want nothing", cmd, got, found, err)
 		}
 	}
 }
@@ -121,35 +121,8 @@ func TestShellPatchesNotAPatch(t *testing.T) {
 func BenchmarkShellPatches(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, found, err := ShellPatches(heredocPatch); err != nil || !found {
+		if _, found, err := InShell(heredocPatch); err != nil || !found {
 			b.Fatal(err)
 		}
-	}
-}
-
-func TestToolFileOps(t *testing.T) {
-	patch := "*** Begin Patch\n*** Add File: a.txt\n+alpha\n*** End Patch\n"
-	for _, c := range []struct {
-		name  string
-		tool  string
-		input map[string]any
-		want  []FileOp
-		patch bool
-		err   bool
-	}{
-		{"apply_patch tool", ToolApplyPatch, map[string]any{"command": patch}, ops(add("a.txt")), true, false},
-		{"apply_patch without text", ToolApplyPatch, map[string]any{"input": patch}, nil, true, true},
-		{"apply_patch with a bad patch", ToolApplyPatch, map[string]any{"command": "nope"}, nil, true, true},
-		{"heredoc through the shell", ToolShell, map[string]any{"command": heredocPatch}, ops(add("heredoc.txt")), true, false},
-		{"plain shell command", ToolShell, map[string]any{"command": "ls"}, nil, false, false},
-		{"shell command not a string", ToolShell, map[string]any{"command": []any{"ls"}}, nil, false, true},
-		{"MCP tool", "mcp__nexus__nx_task_add", map[string]any{"command": patch}, nil, false, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, patch, err := ToolFileOps(c.tool, c.input)
-			if (err != nil) != c.err || patch != c.patch || !reflect.DeepEqual(got, c.want) {
-				t.Errorf("ToolFileOps = %+v, %v, %v", got, patch, err)
-			}
-		})
 	}
 }

@@ -1,4 +1,9 @@
-package codex
+// Package applypatch reads the apply_patch format: the patch language a
+// host's patch tool takes (Codex's apply_patch tool and shell command,
+// OpenCode's apply_patch tool for GPT-style models), for the gate and
+// files_touched: which files a patch adds, updates, moves or deletes. It
+// names files; it never applies a patch.
+package applypatch
 
 import (
 	"fmt"
@@ -106,14 +111,14 @@ func Touched(ops []FileOp) []string {
 	return out
 }
 
-// PatchError is a patch nexus could not read. The gate fails closed on it:
+// ParseError is a patch nexus could not read. The gate fails closed on it:
 // a call whose files cannot be named does not run.
-type PatchError struct {
+type ParseError struct {
 	Line int // 1-based line of the problem in the (trimmed) patch; 0 = the whole patch
 	Msg  string
 }
 
-func (e *PatchError) Error() string {
+func (e *ParseError) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("invalid patch at line %d: %s", e.Line, e.Msg)
 	}
@@ -124,13 +129,13 @@ func (e *PatchError) Error() string {
 // seldom more than a few thousand lines).
 const maxPatchLines = 200_000
 
-// ParsePatch reads the file operations of a patch in Codex's format. Any
+// Parse reads the file operations of a patch in Codex's format. Any
 // text Codex itself would reject is an error, and so is an operation on an
 // empty path or a path holding a NUL byte, which no file can have.
-func ParsePatch(text string) ([]FileOp, error) {
+func Parse(text string) ([]FileOp, error) {
 	lines := splitLines(strings.TrimSpace(text))
 	if len(lines) > maxPatchLines {
-		return nil, &PatchError{Msg: fmt.Sprintf("more than %d lines", maxPatchLines)}
+		return nil, &ParseError{Msg: fmt.Sprintf("more than %d lines", maxPatchLines)}
 	}
 	body, first, err := patchBody(lines)
 	if err != nil {
@@ -184,10 +189,10 @@ func patchBody(lines []string) ([]string, int, error) {
 
 func markers(lines []string) ([]string, error) {
 	if len(lines) == 0 || strings.TrimSpace(lines[0]) != beginPatch {
-		return nil, &PatchError{Msg: "the first line of the patch must be '" + beginPatch + "'"}
+		return nil, &ParseError{Msg: "the first line of the patch must be '" + beginPatch + "'"}
 	}
 	if len(lines) < 2 || strings.TrimSpace(lines[len(lines)-1]) != endPatch {
-		return nil, &PatchError{Msg: "the last line of the patch must be '" + endPatch + "'"}
+		return nil, &ParseError{Msg: "the last line of the patch must be '" + endPatch + "'"}
 	}
 	return lines[1 : len(lines)-1], nil
 }
@@ -237,11 +242,11 @@ func parseHunk(lines []string, line int) (FileOp, int, error) {
 			n += m
 		}
 		if chunks == 0 {
-			return op, 0, &PatchError{Line: line, Msg: fmt.Sprintf("the update of %q has no changes", op.Path)}
+			return op, 0, &ParseError{Line: line, Msg: fmt.Sprintf("the update of %q has no changes", op.Path)}
 		}
 		return op, n, nil
 	}
-	return FileOp{}, 0, &PatchError{Line: line, Msg: fmt.Sprintf("%q is not a hunk header (expected '%s<path>', '%s<path>' or '%s<path>')",
+	return FileOp{}, 0, &ParseError{Line: line, Msg: fmt.Sprintf("%q is not a hunk header (expected '%s<path>', '%s<path>' or '%s<path>')",
 		clip(head), addFile, deleteFile, updateFile)}
 }
 
@@ -253,23 +258,23 @@ func parseChunk(lines []string, line int, first bool) (int, error) {
 	case lines[0] == emptyMark, strings.HasPrefix(lines[0], contextMark):
 		start = 1
 	case !first:
-		return 0, &PatchError{Line: line, Msg: fmt.Sprintf("expected a chunk to start with '@@', got %q", clip(lines[0]))}
+		return 0, &ParseError{Line: line, Msg: fmt.Sprintf("expected a chunk to start with '@@', got %q", clip(lines[0]))}
 	}
 	if start >= len(lines) {
-		return 0, &PatchError{Line: line + 1, Msg: "a chunk holds no lines"}
+		return 0, &ParseError{Line: line + 1, Msg: "a chunk holds no lines"}
 	}
 	n := 0
 	for _, l := range lines[start:] {
 		if l == endOfFile {
 			if n == 0 {
-				return 0, &PatchError{Line: line + 1, Msg: "a chunk holds no lines"}
+				return 0, &ParseError{Line: line + 1, Msg: "a chunk holds no lines"}
 			}
 			n++
 			break
 		}
 		if l != "" && l[0] != ' ' && l[0] != '+' && l[0] != '-' {
 			if n == 0 {
-				return 0, &PatchError{Line: line + 1, Msg: fmt.Sprintf("unexpected line %q in a chunk: lines start with ' ', '+' or '-'", clip(l))}
+				return 0, &ParseError{Line: line + 1, Msg: fmt.Sprintf("unexpected line %q in a chunk: lines start with ' ', '+' or '-'", clip(l))}
 			}
 			break // the next chunk or hunk
 		}
@@ -281,9 +286,9 @@ func parseChunk(lines []string, line int, first bool) (int, error) {
 func checkPath(p string, line int) error {
 	switch {
 	case p == "":
-		return &PatchError{Line: line, Msg: "a file operation names no path"}
+		return &ParseError{Line: line, Msg: "a file operation names no path"}
 	case strings.ContainsRune(p, 0):
-		return &PatchError{Line: line, Msg: "a path holds a NUL byte"}
+		return &ParseError{Line: line, Msg: "a path holds a NUL byte"}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package codex
+package applypatch
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 //     PATH that the shell runs: it reads its patch from its one argument or
 //     from stdin, after the shell's own expansions.
 //
-// ShellPatches reads both with mvdan.cc/sh (the parser harness/gate uses)
+// InShell reads both with mvdan.cc/sh (the parser harness/gate uses)
 // and fails closed wherever the files written cannot be named: a patch from
 // a file, a pipe or an expansion, an unquoted heredoc that expands
 // something, apply_patch run through another program (env, xargs, sudo …),
@@ -47,14 +47,14 @@ var patchShells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash":
 // maxPatchShellDepth bounds recursion through sh -c and eval.
 const maxPatchShellDepth = 8
 
-// ShellPatches finds the apply_patch (or applypatch) commands of a shell
+// InShell finds the apply_patch (or applypatch) commands of a shell
 // command line and returns the file operations of their patches, paths
 // relative to the working directory (or absolute). found reports whether
 // the line runs apply_patch at all (a patch may add nothing). An error
 // means apply_patch runs but what it writes cannot be named: the gate must
 // deny the call. A line that does not parse as bash is left to the gate's
 // shell analysis, which counts it as writing unknown files.
-func ShellPatches(command string) (ops []FileOp, found bool, err error) {
+func InShell(command string) (ops []FileOp, found bool, err error) {
 	s := &shellPatchScan{}
 	f, perr := parseShell(command)
 	if perr != nil {
@@ -292,7 +292,7 @@ func intercepted(src string, f *syntax.File) ([]FileOp, bool, error) {
 	if (r.Op != syntax.Hdoc && r.Op != syntax.DashHdoc) || r.Hdoc == nil || (r.N != nil && r.N.Value != "0") {
 		return nil, false, nil
 	}
-	ops, err := ParsePatch(strings.TrimRight(hdocRaw(src, r), "\n"))
+	ops, err := Parse(strings.TrimRight(hdocRaw(src, r), "\n"))
 	if err != nil {
 		return nil, true, err
 	}
@@ -377,7 +377,7 @@ func shellRun(src string, st *syntax.Stmt, call *syntax.CallExpr) ([]FileOp, err
 			return nil, fmt.Errorf("it reads its patch from %s, which nexus does not read; give the patch in a quoted heredoc", describeWord(src, r.Word))
 		}
 	}
-	return ParsePatch(text)
+	return Parse(text)
 }
 
 // heredocText is the text a heredoc feeds: as written when its delimiter
@@ -497,31 +497,4 @@ func describeWord(src string, w *syntax.Word) string {
 		return "another file descriptor"
 	}
 	return src[w.Pos().Offset():w.End().Offset()]
-}
-
-// ToolFileOps reads the file operations of a Codex tool call, for the
-// gate: the apply_patch tool's patch, or apply_patch sent through the
-// shell tool. patch is false for a call that applies no patch (then ops
-// and err are nil). An error means the call applies a patch whose files
-// cannot be named: deny it.
-func ToolFileOps(tool string, input map[string]any) (ops []FileOp, patch bool, err error) {
-	switch tool {
-	case ToolApplyPatch:
-		text, ok := input["command"].(string)
-		if !ok {
-			return nil, true, fmt.Errorf("apply_patch without its patch text in tool_input.command")
-		}
-		ops, err := ParsePatch(text)
-		return ops, true, err
-	case ToolShell:
-		cmd, ok := input["command"].(string)
-		if !ok {
-			if _, given := input["command"]; given {
-				return nil, false, fmt.Errorf("the shell command is not a string")
-			}
-			return nil, false, nil
-		}
-		return ShellPatches(cmd)
-	}
-	return nil, false, nil
 }

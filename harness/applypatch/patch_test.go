@@ -1,4 +1,4 @@
-package codex
+package applypatch
 
 import (
 	"errors"
@@ -44,9 +44,9 @@ func TestParsePatch(t *testing.T) {
 		{"unicode", "*** Begin Patch\n*** Update File: ünï.txt\n@@\n-a\n+😀\n*** End Patch", ops(upd("ünï.txt"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParsePatch(c.patch)
+			got, err := Parse(c.patch)
 			if err != nil {
-				t.Fatalf("ParsePatch: %v", err)
+				t.Fatalf("Parse: %v", err)
 			}
 			if !reflect.DeepEqual(got, c.want) {
 				t.Errorf("ops\n got %+v\nwant %+v", got, c.want)
@@ -77,10 +77,10 @@ func TestParsePatchErrors(t *testing.T) {
 		{"lower-case marker", "*** begin patch\n*** End Patch", "first line"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ParsePatch(c.patch)
-			var pe *PatchError
+			got, err := Parse(c.patch)
+			var pe *ParseError
 			if !errors.As(err, &pe) {
-				t.Fatalf("ParsePatch = %+v, %v; want a PatchError", got, err)
+				t.Fatalf("Parse = %+v, %v; want a ParseError", got, err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %q does not say %q", err, c.want)
@@ -106,7 +106,7 @@ func TestEffectsAndTouched(t *testing.T) {
 
 func TestParsePatchSizeLimit(t *testing.T) {
 	big := "*** Begin Patch\n*** Add File: big\n" + strings.Repeat("+x\n", maxPatchLines) + "*** End Patch"
-	if _, err := ParsePatch(big); err == nil || !strings.Contains(err.Error(), "more than") {
+	if _, err := Parse(big); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("a patch over %d lines: %v", maxPatchLines, err)
 	}
 }
@@ -121,7 +121,7 @@ func BenchmarkParsePatch(b *testing.B) {
 	p := sb.String()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ParsePatch(p); err != nil {
+		if _, err := Parse(p); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,194 @@
+//go:build e2e
+
+package opencode
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nexus-harness/nexus/harness/gate"
+	oc "github.com/nexus-harness/nexus/harness/host/opencode"
+	fc "github.com/nexus-harness/nexus/internal/fakechat"
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/vocabulary"
+)
+
+// installGenerated writes the generated plugin (running the fake nexus)
+// into the session's project and returns the fake nexus's log.
+func installGenerated(t testing.TB, s *session, dir string) string {
+	t.Helper()
+	b, err := oc.Plugin(oc.PluginOptions{Nexus: fakeNexus(t), Project: s.proj, Version: "e2e"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(s.proj, ".opencode", dir, oc.PluginFile), b)
+	return filepath.Join(s.root, "fake-nexus.jsonl")
+}
+
+// architectAgent renders the vendored architect role as host/opencode
+// does: its body, the model, and the permissions its capabilities give.
+func architectAgent(t testing.TB) (oc.Agent, []byte) {
+	t.Helper()
+	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := core.Agent("architect")
+	body, err := core.ReadAgentBody("architect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocked []string
+	for _, id := range a.Capabilities {
+		c, _ := core.Capability(id)
+		blocked = append(blocked, c.BlocksSemanticClasses...)
+	}
+	nm, _ := gate.NexusMap()
+	mcp := map[string][]string{}
+	for name, e := range nm.Tools {
+		mcp["nx_"+name] = e.Classes
+	}
+	ag := oc.Agent{ID: "architect", Description: a.Description, Body: body, Model: "fake/fake-model", Deny: oc.PermissionDenials(blocked, mcp)}
+	md, err := oc.AgentMD(ag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag, md
+}
+
+// TestE2EOpenCodeGeneratedPlugin: the real OpenCode loads the plugin nexus
+// generates (a fake nexus behind it): every hook reaches one long-lived
+// child over the FIFOs, the refusal it answers is what the model gets for
+// the call and nothing runs, its context reaches the model as a synthetic
+// part of the user's message and after a tool's result, dispose ends the
+// child; the architect rendered by host/opencode runs through the task
+// tool with its body as the system prompt and without the tools its
+// permissions deny.
+func TestE2EOpenCodeGeneratedPlugin(t *testing.T) {
+	t.Parallel()
+	const prompt = "e2e: the generated plugin"
+	api := fc.New(
+		fc.Turn{Name: "blocked", When: fc.Prompt(prompt), Reply: fc.Reply{Calls: []fc.Call{
+			{ID: "call_blocked", Name: "bash", Args: map[string]any{"command": "echo BLOCKME > blocked.txt", "description": "Refused"}}}}},
+		fc.Turn{Name: "read", When: fc.After("call_blocked"), Reply: fc.Reply{Calls: []fc.Call{
+			{ID: "call_read", Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}},
+		fc.Turn{Name: "task", When: fc.After("call_read"), Reply: fc.Reply{Calls: []fc.Call{
+			{ID: "call_task", Name: "task", Args: map[string]any{"description": "Design it", "prompt": "ARCH-PROMPT design", "subagent_type": "architect"}}}}},
+		fc.Turn{Name: "arch", When: fc.Prompt("ARCH-PROMPT"), Reply: fc.Reply{Text: "ARCH-DONE"}},
+		fc.Turn{Name: "final", When: fc.After("call_task"), Reply: fc.Reply{Text: "LEAD-DONE"}},
+	)
+	defer api.Close()
+	s := newSession(t, api, sessionOpts{})
+	s.env = append(s.env, "FAKE_NEXUS_LOG="+filepath.Join(s.root, "fake-nexus.jsonl"))
+	log := installGenerated(t, s, "plugins")
+	seedPluginDeps(t, filepath.Join(s.proj, ".opencode"))
+	ag, md := architectAgent(t)
+	writeFile(t, filepath.Join(s.proj, ".opencode", oc.AgentPath("architect")), md)
+	writeFile(t, filepath.Join(s.proj, "f.txt"), []byte("x\n"))
+	r := s.run(prompt, "--title", "e2e")
+
+	if u := api.Unused(); len(u) > 0 {
+		t.Fatalf("turns never reached: %v\nstderr: %s", u, tail(r.stderr, 3000))
+	}
+	first, _ := api.Answered("blocked")
+	if got := first.Chat.FirstUserText(); !strings.HasPrefix(got, prompt+"\nFAKE-CONTEXT for ses_") {
+		t.Errorf("first user message %q: the plugin's part should follow the prompt", got)
+	}
+	read, _ := api.Answered("read")
+	if res, _ := read.Chat.ToolResult("call_blocked"); res.Content.Text() != "fake nexus blocked the call (serve)\n" {
+		t.Errorf("the blocked call's result %q", res.Content.Text())
+	}
+	if _, err := os.Stat(filepath.Join(s.proj, "blocked.txt")); !os.IsNotExist(err) {
+		t.Errorf("the blocked command ran: %v", err)
+	}
+	task, _ := api.Answered("task")
+	if res, _ := task.Chat.ToolResult("call_read"); !strings.HasSuffix(res.Content.Text(), "\n\nFAKE-APPEND (serve)\n") {
+		t.Errorf("the read result %q should end with the plugin's addition", res.Content.Text())
+	}
+
+	child, _ := api.Answered("arch")
+	if sys := child.Chat.SystemText(); !strings.HasPrefix(sys, strings.TrimSpace(ag.Body)[:40]) {
+		t.Errorf("the architect's system prompt does not start with its body: %.200q", sys)
+	}
+	for _, tool := range []string{"write", "edit", "apply_patch", "nexus_nx_task_add", "nexus_nx_task_update", "nexus_nx_task_close"} {
+		if child.Chat.HasTool(tool) {
+			t.Errorf("the architect is offered %s (its permission %v)", tool, ag.Deny)
+		}
+	}
+	for _, tool := range []string{"bash", "read", "nexus_nx_task_list", "nexus_nx_artifact_write"} {
+		if !child.Chat.HasTool(tool) {
+			t.Errorf("the architect lacks %s: %v", tool, child.Chat.ToolNames())
+		}
+	}
+	if got := child.Chat.FirstUserText(); !strings.HasPrefix(got, "ARCH-PROMPT design\nFAKE-CONTEXT for ses_") {
+		t.Errorf("the child's first message %q", got)
+	}
+
+	// What the fake nexus saw: one child answered everything, in order.
+	rg := &rig{t: t, log: log}
+	reqs := rg.requests()
+	var hooks []string
+	pids := map[int]bool{}
+	for _, q := range reqs {
+		hooks = append(hooks, q.Hook)
+		pids[q.PID] = true
+		if q.Mode != "serve" {
+			t.Errorf("request %d (%s) answered by a %s process", q.ID, q.Hook, q.Mode)
+		}
+	}
+	want := []string{"event", "chat.message", "tool.execute.before", "tool.execute.before", "tool.execute.after", "tool.execute.before", "event", "chat.message", "tool.execute.after", "dispose"}
+	if !slices.Equal(hooks, want) {
+		t.Errorf("nexus saw\n%v\nwant\n%v", hooks, want)
+	}
+	if len(pids) != 1 {
+		t.Errorf("%d nexus processes answered, want one", len(pids))
+	}
+	for pid := range pids {
+		waitGone(t, pid, "opencode run ended")
+	}
+}
+
+// BenchmarkOpenCodeNexusPlugin: what the generated plugin adds to a tool
+// call inside the real OpenCode: a session of 100 sequential read calls,
+// tool.execute.before timed around the generated hook (testdata/timed.js)
+// with the fake nexus decoding each request with the real codec behind
+// the FIFOs (the lifecycle engine's own work is not included). It reports
+// the median and 90th percentile per call, and the session's wall time.
+// go test -tags e2e -run '^$' -bench OpenCodeNexusPlugin -benchtime 1x ./internal/e2e/opencode
+func BenchmarkOpenCodeNexusPlugin(b *testing.B) {
+	const calls = 100
+	var perCall, walls []time.Duration
+	for i := 0; i < b.N; i++ {
+		prompt, turns := readTurns(calls)
+		api := fc.New(turns...)
+		timing := filepath.Join(b.TempDir(), "timing.log")
+		s := newSession(b, api, sessionOpts{noMCP: true, plugins: []string{"timed.js"}})
+		installGenerated(b, s, "nexus-gen")
+		s.env = append(s.env, "FAKE_NEXUS_LOG="+filepath.Join(s.root, "fake-nexus.jsonl"), "FAKE_NEXUS_CODEC=1",
+			"OC_TIMING_LOG="+timing, "OC_NEXUS_PLUGIN="+filepath.Join(s.proj, ".opencode", "nexus-gen", oc.PluginFile))
+		writeFile(b, filepath.Join(s.proj, "f.txt"), []byte("x\n"))
+		walls = append(walls, s.run(prompt, "--title", "timing").wall)
+		api.Close()
+		if u := api.Unused(); len(u) > 0 {
+			b.Fatalf("turns never reached: %v", u[:min(3, len(u))])
+		}
+		got := readTimingLog(b, timing)
+		if len(got) != calls {
+			b.Fatalf("%d hook timings, want %d", len(got), calls)
+		}
+		rg := &rig{t: b, log: filepath.Join(s.root, "fake-nexus.jsonl")}
+		for _, q := range rg.requests() {
+			if q.Mode != "serve" {
+				b.Fatalf("request %d answered by a %s process", q.ID, q.Mode)
+			}
+		}
+		perCall = append(perCall, got...)
+	}
+	b.ReportMetric(float64(median(perCall))/float64(time.Microsecond), "µs-median/call")
+	b.ReportMetric(float64(p90(perCall))/float64(time.Microsecond), "µs-p90/call")
+	b.ReportMetric(ms(median(walls)), "ms-session")
+}
