@@ -252,7 +252,7 @@ func (r *runner) checkCmd() *cobra.Command {
 				return &ExitError{Code: 1, Err: errors.New(res.Error.Reason)}
 			}
 			if !asJSON {
-				r.printf("%s\n", kernel.RenderCheck(res))
+				r.printf("%s\n", cliText(kernel.RenderCheck(res)))
 				return nil
 			}
 			rel := make([]any, len(res.Related))
@@ -286,6 +286,19 @@ func (r *runner) proposeCmd() *cobra.Command {
 			fs, err := r.open(storeDir)
 			if err != nil {
 				return err
+			}
+			for _, e := range []struct {
+				flag, val string
+				allowed   []string
+			}{
+				{"operation", operation, []string{kernel.OpAdd, kernel.OpUpdate, kernel.OpSupersede}},
+				{"confidence", confidence, decision.Confidences},
+				{"type", dtype, decision.DecisionTypes},
+				{"reversibility", reversibility, decision.Reversibility},
+			} {
+				if err := checkEnum(e.flag, e.val, e.allowed); err != nil {
+					return err
+				}
 			}
 			req := kernel.ProposeRequest{Title: title, Rationale: rationale, Operation: operation, AffectedDecisionID: affected, ResolvesQuestions: resolves}
 			if operation != kernel.OpUpdate {
@@ -353,13 +366,13 @@ func (r *runner) proposeCmd() *cobra.Command {
 			if asJSON {
 				r.printf("%s", jsonText(res.Envelope()))
 			} else if res.Status == "confirmed" {
-				r.printf("Recorded %s (%s)\n%s\n", res.DecisionID, res.Operation, res.Assessment)
+				r.printf("Recorded %s (%s)\n%s\n", res.DecisionID, res.Operation, cliText(res.Assessment))
 				for _, s := range res.Similar {
 					r.printf("  - %s  %s  (BM25 %.2f)\n", decision.Label(s.Num), s.Title, s.Score)
 				}
 			}
 			if res.Status != "confirmed" {
-				return &ExitError{Code: 1, Err: fmt.Errorf("proposal rejected (tier %d): %s", res.Tier, res.Assessment)}
+				return &ExitError{Code: 1, Err: fmt.Errorf("proposal rejected (tier %d): %s", res.Tier, cliText(res.Assessment))}
 			}
 			return nil
 		},
@@ -473,7 +486,7 @@ func (r *runner) searchCmd() *cobra.Command {
 				return &ExitError{Code: 1, Err: err}
 			}
 			if errp != nil {
-				return &ExitError{Code: 1, Err: errors.New(errp.Reason)}
+				return &ExitError{Code: 1, Err: errors.New(cliText(errp.Reason))}
 			}
 			if asJSON {
 				items := make([]any, len(hits))
@@ -483,7 +496,7 @@ func (r *runner) searchCmd() *cobra.Command {
 				r.printf("%s", jsonText(items))
 				return nil
 			}
-			r.printf("%s\n", kernel.RenderSearch(hits, nil))
+			r.printf("%s\n", kernel.RenderSearchFor(a[0], hits))
 			return nil
 		},
 	}
