@@ -65,4 +65,3 @@ func checkEnum(flag, val string, allowed []string) error {
 	}
 	return fail(2, "--%s %q: use one of %s", flag, val, strings.Join(allowed, ", "))
 }
-
