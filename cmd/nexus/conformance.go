@@ -65,7 +65,8 @@ A target that does not start is one error, not a failure per case.
                     --target "node peer/mcp-server.cjs" --hook-target "node peer/gate.cjs"
 
 Exit status: 0 when no case failed, 1 when one did or a target did not start, 2 when nexus was
-called wrongly.`,
+called wrongly or no distribution was found, 3 when a configuration file cannot be read or
+parsed.`,
 		// Arguments extend --target's command line; runConformance refuses them without it.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -28,7 +28,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Long: `Check everything nexus depends on in this project and say how to fix each problem:
 
   distribution    the nexus-core distribution, validated as by "nexus validate"
-  config          the configuration files, variables and flags load (each key left out named)
+  config          the configuration: a key left out (unknown, bad value) is a warning,
+                  a file that cannot be read or parsed an error
   gitignore       .nexus/.gitignore ignores state/
   state           plan.json, tasks.json, history.json, agent-tracker.json and
                   memory-access.jsonl match their nexus-core schemas

@@ -26,6 +26,12 @@ type installHelp interface {
 	InstallHelp(install bool) string
 }
 
+// installHint is what a host says once install (or uninstall) wrote its
+// files: how to make the host load them.
+type installHint interface {
+	InstallHint(install bool) string
+}
+
 func newInstallCmd(a *app) *cobra.Command   { return newInstallerCmd(a, true) }
 func newUninstallCmd(a *app) *cobra.Command { return newInstallerCmd(a, false) }
 
@@ -55,15 +61,29 @@ func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
 			sub.Long = hh.InstallHelp(doInstall)
 		}
 		f := sub.Flags()
-		f.StringVar(&fl.scope, "scope", installpkg.ScopeProject, "where to install: project or user")
+		scopeHelp := "where to install: project or user"
+		if !doInstall {
+			scopeHelp = "where to uninstall from: project or user"
+		}
+		f.StringVar(&fl.scope, "scope", installpkg.ScopeProject, scopeHelp)
 		f.BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
 		if _, ok := h.(installpkg.Packager); ok {
-			f.StringVar(&fl.pkg, "plugin", "", "instead of registering in a scope, write (or remove) a plugin package for the host in this folder")
+			pkgHelp := "instead of registering in a scope, write a plugin package for the host in this folder"
+			if !doInstall {
+				pkgHelp = "instead of a scope, remove the plugin package nexus wrote in this folder"
+			}
+			f.StringVar(&fl.pkg, "plugin", "", pkgHelp)
 		}
-		f.BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
+		forceHelp := "also replace agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)"
+		if !doInstall {
+			forceHelp = "also remove agent and skill files edited since nexus wrote them (a backup is kept)"
+		}
+		f.BoolVar(&fl.force, "force", false, forceHelp)
 		if doInstall {
 			f.StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
-			f.BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as the host's status line")
+			// No backquotes: cobra would show the quoted words as the
+			// flag's value ("--statusline nexus statusline").
+			f.BoolVar(&fl.statusLine, "statusline", false, "also register nexus's status line (the command nexus statusline) with the host")
 		}
 		cmd.AddCommand(sub)
 	}
@@ -102,7 +122,22 @@ func runInstall(cmd *cobra.Command, a *app, hostName string, inst installpkg.Ins
 	} else {
 		changes, err = inst.Uninstall(req)
 	}
-	return printChanges(cmd, a, fl, changes, err)
+	if perr := printChanges(cmd, a, fl, changes, err); perr != nil || err != nil {
+		return perr
+	}
+	if h, ok := inst.(installHint); ok && !fl.dryRun && !a.jsonOut && anyChanged(changes) {
+		fmt.Fprint(cmd.OutOrStdout(), h.InstallHint(doInstall))
+	}
+	return nil
+}
+
+func anyChanged(changes []installpkg.Change) bool {
+	for _, ch := range changes {
+		if ch.Changed {
+			return true
+		}
+	}
+	return false
 }
 
 // installRequest is what the host's installer is asked (compose.Root.

@@ -98,8 +98,20 @@ func newRootCmdFor(args []string) *cobra.Command {
 		Long: `nexus keeps a project's .nexus/ state for a coding-agent host (Claude Code first):
 the host runs "nexus hook" on every lifecycle event and talks to "nexus mcp" for tools.
 
-Most commands need a nexus-core distribution: pass --core DIR, set NEXUS_CORE_DIR,
-set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the project.`,
+nexus-core 0.10.0 is built in, so nothing else needs installing. In a project:
+
+  nexus install claude   register nexus with Claude Code (then restart Claude Code)
+  nexus doctor           check the whole setup, with how to fix each problem
+
+Another nexus-core distribution can be chosen with --core DIR, NEXUS_CORE_DIR, core.dir in
+.nexus/nexus.yaml, or @moreih29/nexus-core in the project's node_modules ("nexus version"
+says which one is in use and why). Configuration: "nexus config keys"; a key nexus does not
+know or a bad value is a warning, and that key keeps its default.
+
+Exit status, the same for every command: 0 done; 1 failed, or found problems; 2 called
+wrongly (an unknown command or flag, a missing or extra argument, a flag outside its values);
+3 a configuration file cannot be read or parsed (hook, mcp and statusline go on without it
+and show the problem instead). "nexus hook" always exits 0: its answer is the reply.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,

@@ -23,7 +23,8 @@ capability map; every conformance fixture against fixture.schema.json; and the v
 
 Prints one line per finding, "SEVERITY: FILE:LINE:COL: JSON-PATH: message [GATE]", then a
 summary; --json prints the same as one document. Exit status: 0 without errors (warnings
-allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was found.`,
+allowed), 1 with errors, 2 when nexus was called wrongly or no distribution was found, 3
+when a configuration file cannot be read or parsed.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("validate takes no arguments (pass the distribution with --core DIR)")

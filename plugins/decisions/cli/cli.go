@@ -79,8 +79,22 @@ func NewCommand(opts Options) *cobra.Command {
 	}
 	r := &runner{opt: opts}
 	root := &cobra.Command{
-		Use:           "decision",
-		Short:         "Record and check architectural decisions (Nauro-compatible store)",
+		Use:   "decision",
+		Short: "Record and check architectural decisions (Nauro-compatible store)",
+		Long: `Record and check architectural decisions in a Nauro-compatible store: the same store, files
+and checks as the decision tools nexus serves over MCP (check_decision, propose_decision, ...).
+
+  nexus decision init                  create the project's store (in $NAURO_HOME, pointed to
+                                       by .nauro/config.json, which is meant to be committed)
+  nexus decision check "APPROACH"      the recorded decisions related to an approach
+  nexus decision propose --title T --rationale R   record one
+
+The store is found from .nauro/config.json above the working directory (or --store DIR);
+nexus's own flags --project DIR and --core DIR go before or after the command.
+
+Exit status: 0 done, 1 failed (a proposal rejected, a decision not found), 2 called wrongly
+(an unknown command or flag, a flag outside its values), 3 nexus's configuration cannot be
+read or parsed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
