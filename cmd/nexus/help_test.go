@@ -14,6 +14,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// commandTree is nexus's whole command tree, with the commands cobra adds
+// only when it runs (help, completion).
+func commandTree() *cobra.Command {
+	root := newRootCmdFor(nil)
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	return root
+}
+
 // commandPaths walks the command tree nexus builds (every command, so a new
 // one cannot be missed) and lists each available command's path.
 func commandPaths(c *cobra.Command, path []string) [][]string {
@@ -34,7 +43,7 @@ func commandPaths(c *cobra.Command, path []string) [][]string {
 // (plugins/decisions/cli has its own goldens); here it is only checked to
 // reach it.
 func TestHelpGolden(t *testing.T) {
-	paths := commandPaths(newRootCmdFor(nil), nil)
+	paths := commandPaths(commandTree(), nil)
 	if len(paths) < 30 {
 		t.Fatalf("only %d commands found: %v", len(paths), paths)
 	}

@@ -154,6 +154,10 @@ func installRequest(a *app, hostName string, fl installFlags, doInstall bool) (i
 	if err != nil && doInstall {
 		return req, err
 	}
+	if err != nil && isConfigError(err) {
+		// Removing nexus must work whatever the configuration says.
+		fmt.Fprintf(a.root.ErrOrStderr(), "nexus: warning: the configuration does not load (%v); uninstall goes on: it removes what nexus wrote, and leaves the agent and skill files alone\n", err)
+	}
 	req.Command, req.StatusLine = fl.command, fl.statusLine
 	req.DryRun, req.Force, req.Version = fl.dryRun, fl.force, version
 	if req.Command == "" {
