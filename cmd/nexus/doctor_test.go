@@ -140,8 +140,12 @@ func (r doctorJSON) problems() []string {
 func testDoctorHealthyProject(t *testing.T, bin string) {
 	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 13 checks passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 14 findings ok (13 checks)") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	// The verdict counts the lines above it.
+	if lines := strings.Count(r.stdout, "\n  ok "); lines != 14 {
+		t.Errorf("%d finding lines, the verdict says 14:\n%s", lines, r.stdout)
 	}
 	for _, want := range []string{
 		"nexus-core 0.10.0", "plan.json, tasks.json, history.json, agent-tracker.json, memory-access.jsonl (1 line) match their schemas",
@@ -151,6 +155,14 @@ func testDoctorHealthyProject(t *testing.T, bin string) {
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("healthy output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Each probe names the file its command is registered in: the hook
+	// the settings, the MCP servers .mcp.json.
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "claude-mcp") && !strings.Contains(line, filepath.Join(".mcp.json")+",") ||
+			strings.Contains(line, "claude-hook") && !strings.Contains(line, filepath.Join(".claude", "settings.json")+",") {
+			t.Errorf("a probe names the wrong file: %s", line)
 		}
 	}
 	t.Logf("\n%s", r.stdout)
@@ -421,7 +433,7 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			// unless it is this nexus (a cloned repository can register any):
 			// they probe this executable, and claude-install names the other
 			// one. The setup skill names the executable, so it is out of date too.
-			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist", "claude-agents": "skills/nx-setup/SKILL.md were written from another nexus"}, code: 1, fixed: true,
+			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist", "claude-agents": "skills/nx-setup/SKILL.md was written from another nexus"}, code: 1, fixed: true,
 		},
 		{
 			name: "bad .gitignore",

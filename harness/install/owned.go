@@ -379,7 +379,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 	recPath := a.Full(recName)
 	recCh := Change{Path: recPath}
 	if unchanged > 0 {
-		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d agent and skill file(s) nexus wrote here are up to date", unchanged))
+		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d file(s) nexus wrote here are up to date", unchanged))
 	}
 	if len(next) == 0 {
 		if rec != nil {

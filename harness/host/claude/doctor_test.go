@@ -118,12 +118,12 @@ func TestClaudeCatalog(t *testing.T) {
 	files = []install.OwnedFile{{Path: "agents/architect.md", Content: []byte("a2\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}, {Path: "agents/tester.md", Content: []byte("t\n")}}
 	writeFile(t, filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md"), "mine\n")
 	fs := check.Run(context.Background())
-	expect(t, fs, doctor.StatusWarn, "agents/architect.md were written from another nexus")
-	expect(t, fs, doctor.StatusWarn, "skills/nx-plan/SKILL.md were edited after nexus wrote them")
+	expect(t, fs, doctor.StatusWarn, "agents/architect.md was written from another nexus or distribution version and is out of date")
+	expect(t, fs, doctor.StatusWarn, "skills/nx-plan/SKILL.md was edited after nexus wrote it")
 	expect(t, fs, doctor.StatusError, "lacks agents/tester.md")
 	doctor.Run(context.Background(), []doctor.Check{check}, true)
 	fs = check.Run(context.Background())
-	expect(t, fs, doctor.StatusWarn, "edited after nexus wrote them")
+	expect(t, fs, doctor.StatusWarn, "edited after nexus wrote it")
 	for _, f := range fs {
 		if f.Status == doctor.StatusError || strings.Contains(f.Message, "another nexus") {
 			t.Errorf("after --fix: %s", f.Message)
