@@ -200,6 +200,13 @@ func TestE2EFirstDay(t *testing.T) {
 		t.Errorf("doctor does not say %q:\n%s", want, out)
 	}
 
+	// Called wrongly: 2.
+	for _, args := range [][]string{{"install", "claude", "--scope", "global"}, {"frob"}, {"decision", "propose", "--type", "foo"}} {
+		if out, code := run(t, proj, env, "", nexus, args...); code != 2 {
+			t.Errorf("nexus %s: exit %d, want 2\n%s", strings.Join(args, " "), code, out)
+		}
+	}
+
 	// A session starts: the real hooks, as registered.
 	r := fire(t, proj, env, "SessionStart", map[string]any{"source": "startup"})
 	if !strings.Contains(r.Specific.Context, "nexus is active") || r.SystemMessage != "" {
@@ -245,13 +252,6 @@ func TestE2EFirstDay(t *testing.T) {
 	r = fire(t, proj, env, "PreToolUse", write)
 	if r.Specific.Decision != "deny" || !strings.Contains(r.SystemMessage, "invalid YAML") {
 		t.Errorf("PreToolUse with a broken configuration: %+v", r)
-	}
-
-	// Called wrongly: 2.
-	for _, args := range [][]string{{"install", "claude", "--scope", "global"}, {"frob"}, {"decision", "propose", "--type", "foo"}} {
-		if out, code := run(t, proj, env, "", nexus, args...); code != 2 {
-			t.Errorf("nexus %s: exit %d, want 2\n%s", strings.Join(args, " "), code, out)
-		}
 	}
 
 	// The end of the day: the configuration goes, nexus is uninstalled,

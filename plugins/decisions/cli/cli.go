@@ -293,14 +293,8 @@ func (r *runner) proposeCmd() *cobra.Command {
 		Short: "Record a decision (add, supersede or update) after the same checks the MCP tool runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
-			mode, err := r.mode(frontmatter)
-			if err != nil {
-				return err
-			}
-			fs, err := r.open(storeDir)
-			if err != nil {
-				return err
-			}
+			// A flag outside its values is a usage error, whatever else is
+			// wrong.
 			for _, e := range []struct {
 				flag, val string
 				allowed   []string
@@ -313,6 +307,14 @@ func (r *runner) proposeCmd() *cobra.Command {
 				if err := checkEnum(e.flag, e.val, e.allowed); err != nil {
 					return err
 				}
+			}
+			mode, err := r.mode(frontmatter)
+			if err != nil {
+				return err
+			}
+			fs, err := r.open(storeDir)
+			if err != nil {
+				return err
 			}
 			req := kernel.ProposeRequest{Title: title, Rationale: rationale, Operation: operation, AffectedDecisionID: affected, ResolvesQuestions: resolves}
 			if operation != kernel.OpUpdate {

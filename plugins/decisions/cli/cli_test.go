@@ -232,6 +232,10 @@ func TestNoStore(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "nexus decision init") {
 		t.Fatalf("no store: %v", err)
 	}
+	// A flag outside its values is a usage error before anything is looked for.
+	if _, _, err := e.run(t, "", "propose", "--title", "T", "--rationale", "long enough rationale text", "--type", "foo"); exitCode(err) != 2 {
+		t.Errorf("--type foo without a store: %v", err)
+	}
 	if _, _, err := e.run(t, "", "init", "--store", "local-store", "Demo"); err != nil {
 		t.Fatal(err)
 	}
