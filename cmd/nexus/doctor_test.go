@@ -149,7 +149,7 @@ func testDoctorHealthyProject(t *testing.T, bin string) {
 	}
 	for _, want := range []string{
 		"nexus-core 0.10.0", "plan.json, tasks.json, history.json, agent-tracker.json, memory-access.jsonl (1 line) match their schemas",
-		"1 plugin, digests match: demo", "hooks for 8 events and the MCP server run this nexus",
+		"1 plugin, digests match: demo", "hooks for 8 events and the MCP servers \"nexus\" and \"nauro\" run this nexus",
 		"reached the engine and was denied", "answered initialize",
 		`the "nauro" MCP server`, "lists check_decision among",
 	} {

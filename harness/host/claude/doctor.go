@@ -112,8 +112,14 @@ func (c ClaudeInstall) Run(context.Context) []doctor.Finding {
 		for _, r := range installed {
 			where = append(where, fmt.Sprintf("%s scope (%s, %s)", r.Scope, r.Settings, r.MCPFile))
 		}
-		out = append([]doctor.Finding{doctor.OK("hooks for %d events and the MCP server run this nexus (%s) in the %s",
-			len(InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
+		servers := fmt.Sprintf("the MCP server %q", MCPServerName)
+		for _, r := range installed {
+			if r.Nauro != nil && r.Nauro.Ours {
+				servers = fmt.Sprintf("the MCP servers %q and %q", MCPServerName, decisionsapi.ServerName)
+			}
+		}
+		out = append([]doctor.Finding{doctor.OK("hooks for %d events and %s run this nexus (%s) in the %s",
+			len(InstalledEvents), servers, c.Executable, strings.Join(where, "; "))}, out...)
 	}
 	return out
 }

@@ -59,7 +59,7 @@ func TestClaudeInstall(t *testing.T) {
 		fixes  bool
 	}{
 		{"not installed", func(*testing.T, string, string) {}, doctor.StatusWarn, "nexus is not registered with Claude Code", false},
-		{"installed", func(t *testing.T, proj, home string) { install(t, ScopeProject, proj, "", exe) }, doctor.StatusOK, "hooks for 8 events and the MCP server run this nexus", false},
+		{"installed", func(t *testing.T, proj, home string) { install(t, ScopeProject, proj, "", exe) }, doctor.StatusOK, "hooks for 8 events and the MCP server \"nexus\" run this nexus", false},
 		{"another existing build", func(t *testing.T, proj, home string) { install(t, ScopeUser, "", home, other) }, doctor.StatusWarn, "run " + other + ", not this nexus", true},
 		{"MCP server of another tool", func(t *testing.T, proj, home string) {
 			install(t, ScopeProject, proj, "", exe)
