@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -26,21 +27,7 @@ func TestHelpGolden(t *testing.T) {
 				t.Fatalf("exit %d", code)
 			}
 			got := out.String() + errb.String() // the flag package prints a command's usage on stderr
-			golden := filepath.Join(dir, name)
-			if *update {
-				os.MkdirAll(dir, 0o755)
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (-update writes it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("help changed (review it, then -update):\n%s\nwant\n%s", got, want)
-			}
+			testenv.Golden(t, filepath.Join(dir, name), []byte(got), *update)
 		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -60,21 +62,7 @@ func TestHelpGolden(t *testing.T) {
 			if code := run(context.Background(), append(append([]string(nil), p...), "--help"), &out, &errOut); code != 0 || errOut.Len() > 0 {
 				t.Fatalf("exit %d, stderr %s", code, errOut.String())
 			}
-			golden := filepath.Join(dir, name)
-			if *update {
-				os.MkdirAll(dir, 0o755)
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test -run TestHelpGolden -update writes it)", err)
-			}
-			if out.String() != string(want) {
-				t.Errorf("help of nexus %s changed (review it, then go test -run TestHelpGolden -update):\n%s", strings.Join(p, " "), lineDiff(string(want), out.String()))
-			}
+			testenv.Golden(t, filepath.Join(dir, name), out.Bytes(), *update)
 		})
 	}
 	// A golden file of a command that is gone fails too.
@@ -86,23 +74,4 @@ func TestHelpGolden(t *testing.T) {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// lineDiff shows the lines of got that differ from want.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("- " + wl + "\n+ " + gl + "\n")
-		}
-	}
-	return b.String()
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -370,20 +368,4 @@ file is named and the command exits 3.`,
 	return cmd
 }
 
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return `""`
-		}
-		return x
-	case []string:
-		return "[" + strings.Join(x, ", ") + "]"
-	case map[string]any:
-		// One line of JSON: Go's map[k:v] form hides where a value ends.
-		if b, err := json.Marshal(x); err == nil {
-			return string(b)
-		}
-	}
-	return fmt.Sprintf("%v", v)
-}
+func formatValue(v any) string { return config.FormatValue(v) }

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -362,11 +363,13 @@ func (c *Config) stays(key string) string {
 	if src.Layer != LayerDefault {
 		from = "from " + src.String()
 	}
-	return fmt.Sprintf("%s stays %s (%s)", key, describeValue(c.value(keyIndex[key])), from)
+	return fmt.Sprintf("%s stays %s (%s)", key, FormatValue(c.value(keyIndex[key])), from)
 }
 
-// describeValue renders an effective value for a message.
-func describeValue(v any) string {
+// FormatValue renders a value for people: "" for the empty string, a
+// list in brackets, a mapping as one line of JSON (Go's map[k:v] form
+// hides where a value ends).
+func FormatValue(v any) string {
 	switch x := v.(type) {
 	case string:
 		if x == "" {
@@ -376,10 +379,9 @@ func describeValue(v any) string {
 	case []string:
 		return "[" + strings.Join(x, ", ") + "]"
 	case map[string]any:
-		if len(x) == 0 {
-			return "empty"
+		if b, err := json.Marshal(x); err == nil {
+			return string(b)
 		}
-		return "as the other layers set it"
 	}
 	return fmt.Sprint(v)
 }
