@@ -331,7 +331,7 @@ func (r *Root) GatePolicy() string {
 }
 
 // LogWithoutEngine writes an error to nexus.log when no engine could be
-// built (a hook whose configuration or distribution is broken), in the
+// built (a hook whose distribution is broken), in the
 // .nexus folder the engine would have used; without a configuration, the
 // project's own .nexus. A .nexus folder is never created just to hold the
 // complaint.

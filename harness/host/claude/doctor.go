@@ -414,7 +414,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 		} `json:"hookSpecificOutput"`
 	}
 	// The denial must be the engine's unplanned-edit rule: a hook that
-	// could not load its configuration or distribution denies every call
+	// could not load its distribution denies every call
 	// too, naming that problem instead.
 	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
 		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
