@@ -132,6 +132,13 @@ func TestClaudeCatalog(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md")); string(b) != "mine\n" {
 		t.Error("--fix overwrote an edited file")
 	}
+
+	// A file of the user's own under a nexus name: one file reads in
+	// the singular.
+	files = append(files, install.OwnedFile{Path: "agents/reviewer.md", Content: []byte("r\n")})
+	writeFile(t, filepath.Join(proj, ".claude", "agents", "reviewer.md"), "my reviewer\n")
+	expect(t, check.Run(context.Background()), doctor.StatusWarn,
+		"agents/reviewer.md exists but was not written by nexus, so the nexus role or skill of that name is not installed")
 }
 
 // A doctor --fix of the settings alone (ClaudeInstall) must keep the
