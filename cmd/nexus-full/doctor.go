@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/harness/host/setups"
 )
 
@@ -26,7 +28,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Long: `Check everything nexus depends on in this project and say how to fix each problem:
 
   distribution    the nexus-core distribution, validated as by "nexus validate"
-  config          the configuration files, variables and flags load (unknown keys named)
+  config          the configuration: a key left out (unknown, bad value) is a warning,
+                  a file that cannot be read or parsed an error
   gitignore       .nexus/.gitignore ignores state/
   state           plan.json, tasks.json, history.json, agent-tracker.json and
                   memory-access.jsonl match their nexus-core schemas
@@ -51,7 +54,8 @@ missing or run another executable (other entries are never touched). A stale cyc
 only reported: close it with the task_close tool.
 
 Exit status: 0 when there are no errors (warnings allowed), 1 with errors, 2 when nexus
-was called wrongly.`,
+was called wrongly, 3 when a configuration file cannot be read or parsed (reported with
+the other findings).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, a, fl)
@@ -85,12 +89,18 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		return st.LayoutErr // the configuration's runtime.root or harness.id: a failure, not a wrong call
 	}
 	exe, _ := frontExecutable()
-	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution})
+	own := map[string]string{}
+	for _, h := range hosts.All() {
+		if id := h.HarnessID(); id != "" {
+			own[id] = h.Name()
+		}
+	}
+	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution, HostNamespaces: own})
 	// Each host's own checks of its setup (harness/host/<host>).
 	for _, h := range setups.All() {
 		if hc, ok := h.(doctor.HostChecker); ok {
 			env := st.HostEnv(exe, version)
-			env.Install.Models = st.Settings.HostModels(h.Name())
+			env.Install.Models, env.Install.Getenv = st.Settings.HostModels(h.Name()), os.Getenv
 			checks = append(checks, hc.DoctorChecks(env)...)
 		}
 	}
@@ -111,8 +121,11 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	if err != nil {
 		return err
 	}
+	if st.Config.Err() != nil {
+		return &exitError{Code: exitConfig, Silent: true} // a configuration file that does not load, reported above
+	}
 	if !rep.Healthy {
-		return &exitError{Code: 1, Silent: true}
+		return &exitError{Code: exitFailure, Silent: true}
 	}
 	return nil
 }

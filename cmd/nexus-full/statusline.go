@@ -16,7 +16,8 @@ func newStatusLineCmd(a *app) *cobra.Command {
 		Use:   "statusline",
 		Short: "Print one status line for Claude Code (its status-line JSON on stdin)",
 		Long: `Print one line about the project's nexus state for Claude Code's status line: the
-active skill, plan issues decided/total, tasks done/total and agents running. Claude Code
+active skill, plan issues decided/total, tasks done/total, agents running, and how many
+problems the configuration has (nexus doctor names them). Claude Code
 passes its status-line JSON on stdin; the project is its workspace.project_dir (else cwd,
 else this folder), or --project. "nexus install claude --statusline" registers it.
 

@@ -53,9 +53,28 @@ type Request struct {
 	// Decisions serves the bundled decision store as its own MCP server
 	// ("nauro") beside nexus's.
 	Decisions bool
+	// ServerEnv are the environment variables nexus's MCP servers read (its
+	// NEXUS_* settings, the folders it looks in, the decision store's), for
+	// a host that passes a server only the variables its entry lists.
+	ServerEnv []string
 	// StatusLine registers nexus's status line, where the host has one.
 	StatusLine bool
+	// TrustHooks records, for a host that runs hooks only once its user has
+	// reviewed them, that the user trusts the hooks nexus writes (and
+	// nothing else).
+	TrustHooks bool
+	// Getenv reads the environment the command runs in (nil: an empty
+	// one), for a host whose folders an environment variable moves.
+	Getenv func(string) string
 	Options
+}
+
+// Env reads a variable of the request's environment.
+func (r Request) Env(key string) string {
+	if r.Getenv == nil {
+		return ""
+	}
+	return r.Getenv(key)
 }
 
 // Installer is a host that nexus can install itself into: what
@@ -63,6 +82,13 @@ type Request struct {
 type Installer interface {
 	Install(Request) ([]Change, error)
 	Uninstall(Request) ([]Change, error)
+}
+
+// HookTruster is an Installer whose host runs hooks only once its user has
+// reviewed them: install offers --trust-hooks (Request.TrustHooks) for it.
+type HookTruster interface {
+	// TrustHooksHelp is the flag's help.
+	TrustHooksHelp() string
 }
 
 // Options are what every write of an install shares.
@@ -89,8 +115,10 @@ type Change struct {
 	Backup string `json:"backup,omitempty"`
 	// Notes report entries left alone (another tool's server named nexus).
 	Notes []string `json:"notes,omitempty"`
-	// Removed is true when the change deletes the file.
+	// Removed is true when the change deletes the file; Created when it
+	// writes a file that did not exist.
 	Removed bool `json:"removed,omitempty"`
+	Created bool `json:"created,omitempty"`
 }
 
 // MaxSettings bounds a settings file nexus reads and rewrites.
@@ -103,44 +131,113 @@ const MaxSettings = 16 << 20
 // returns the change with its diff and the notes edit returned. A file that
 // is not JSON is refused, never rewritten.
 func EditJSON(a *Anchor, name string, o Options, edit func(*Object) []string) (Change, error) {
+	return editJSON(a, JSONFile{Name: name, Edit: edit}, o)
+}
+
+// JSONFile is a JSON file a host shares with its users, and how nexus
+// edits it.
+type JSONFile struct {
+	// Name is the file beneath the anchor.
+	Name string
+	// Edit makes the change asked for (install or uninstall) and returns
+	// notes.
+	Edit func(*Object) []string
+	// Strip takes out every entry nexus adds to the file (uninstall's
+	// edit). With it a previous content holding nothing but nexus's
+	// entries is not backed up, and an uninstall (Restoring) removes the
+	// backups that hold nothing the file does not (PruneBackups); nil:
+	// every previous content is backed up, and backups stay.
+	Strip func(*Object)
+	// Restoring marks an uninstall: after the edit, the file's backups are
+	// pruned.
+	Restoring bool
+}
+
+// EditJSONFile is EditJSON with what the host says of the file
+// (JSONFile): the file's change, then, for an uninstall, one for each of
+// its backups removed or kept (PruneBackups).
+func EditJSONFile(a *Anchor, f JSONFile, o Options) ([]Change, error) {
+	ch, err := editJSON(a, f, o)
+	if err != nil || !f.Restoring || f.Strip == nil {
+		return []Change{ch}, err
+	}
+	more, err := PruneBackups(a, f.Name, o, StripJSON(f.Strip))
+	return append([]Change{ch}, more...), err
+}
+
+func editJSON(a *Anchor, f JSONFile, o Options) (Change, error) {
+	name, edit := f.Name, f.Edit
+	var restore Restore
+	if f.Strip != nil {
+		restore = StripJSON(f.Strip)
+	}
+	full := a.Full(name)
+	return editFile(a, name, MaxSettings, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+		root := NewObject()
+		if exists && len(bytes.TrimSpace(before)) > 0 {
+			var err error
+			if root, err = ParseObject(before); err != nil {
+				return nil, false, nil, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
+			}
+		}
+		// Compare against the file as nexus would print it, so reformatting
+		// alone never counts as a change.
+		normal := Encode(root)
+		notes := edit(root)
+		after := Encode(root)
+		if bytes.Equal(normal, after) || (!exists && root.Len() == 0) {
+			return before, false, notes, nil
+		}
+		// A file left as {} holds nothing: remove it rather than keep a stub.
+		return after, root.Len() == 0, notes, nil
+	})
+}
+
+// EditFile applies edit to the file name beneath the anchor and writes
+// what it returns: edit gets the current content (exists false when the
+// file is missing) and returns the new content, or remove to delete the
+// file, with notes for the change. Content equal to the current one is no
+// change and writes nothing; otherwise the change carries the diff, the old
+// content is kept as a backup beside the file, and a dry run stops before
+// writing. An error from edit leaves the file as it is. limit bounds the
+// file read.
+func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+	return editFile(a, name, limit, o, nil, edit)
+}
+
+// editFile is EditFile with restore (nil: none), which tells a previous
+// content holding only nexus's entries, kept as no backup.
+func editFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
 	full := a.Full(name)
 	ch := Change{Path: full}
-	before, exists, err := a.Read(name, MaxSettings)
+	before, exists, err := a.Read(name, limit)
 	if err != nil {
 		return ch, err
 	}
-	root := NewObject()
-	if exists && len(bytes.TrimSpace(before)) > 0 {
-		if root, err = ParseObject(before); err != nil {
-			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
-		}
+	after, remove, notes, err := edit(before, exists)
+	ch.Notes = notes
+	if err != nil {
+		return ch, err
 	}
-	// Compare against the file as nexus would print it, so reformatting
-	// alone never counts as a change.
-	normal := Encode(root)
-	ch.Notes = edit(root)
-	after := Encode(root)
-	if bytes.Equal(normal, after) {
+	if remove && !exists || !remove && bytes.Equal(before, after) {
 		return ch, nil
 	}
-	if !exists && root.Len() == 0 {
-		return ch, nil
-	}
-	ch.Changed = true
+	ch.Changed, ch.Removed = true, remove
 	old := before
 	if !exists {
 		old = nil
 	}
-	// A file left as {} holds nothing: remove it rather than keep a stub.
-	remove := root.Len() == 0
 	if remove {
 		after = nil
 	}
+	ch.Removed, ch.Created = remove, !exists
 	ch.Diff = UnifiedDiff(full+" (before)", full+" (after)", old, after)
 	if o.DryRun {
 		return ch, nil
 	}
-	if exists {
+	// A content that holds nothing but nexus's own entries has nothing of
+	// the user's to keep.
+	if exists && !onlyNexus(before, restore) {
 		now := time.Now
 		if o.Now != nil {
 			now = o.Now

@@ -64,6 +64,9 @@ type Options struct {
 	// it is served under, for the gate (nil = plugin tools are unknown).
 	PluginTool func(name string) (classes []string, ok bool)
 	Now        func() time.Time // nil = the store's clock
+	// Config is what the session is told of the configuration's problems
+	// (configuration.go).
+	Config ConfigNotice
 }
 
 // HostProfile is what the lifecycle engine needs to know of the host it
@@ -107,7 +110,9 @@ type HostProfile struct {
 	// (SpawnTools), where they reach Lead's model; for hosts whose
 	// subagent-stop reply reaches no model.
 	LeadReminders bool
-	// SpawnTools are the host's tools that spawn a subagent.
+	// SpawnTools are the host's tools that spawn (or await) a subagent:
+	// Lead's next successful result of one carries the notes LeadReminders
+	// keeps.
 	SpawnTools []string
 	// SpawnRoles completes "Roles you can spawn " in the session's first
 	// context: how Lead spawns a role ("" = "as subagents (by role id)").
@@ -123,6 +128,11 @@ type HostProfile struct {
 	// successful call of it with a skill of the distribution makes that
 	// skill the active one, as its tag would. "" = none.
 	SkillTool string
+	// Unfollowed, when set, reports a tool call the host gets no
+	// post_tool_use for (a patch its shell tool applies itself): when the
+	// gate allows it, its tool-log line is written at pre_tool_use, so the
+	// files it writes count in files_touched.
+	Unfollowed func(tool string, input map[string]any) bool
 }
 
 // Engine handles lifecycle events for one project and harness.
@@ -186,12 +196,16 @@ func (e *Engine) Detector() *tags.Detector {
 // the caller decides what the host sees (fail-open or closed).
 func (e *Engine) Handle(ctx context.Context, ev Event) (Reply, error) {
 	r, err := e.handle(ctx, ev)
-	if err != nil || e.o.Plugins == nil {
+	if err != nil {
 		return r, err
 	}
-	if name, _ := CanonicalName(ev.Name); name != Ignore {
+	name, _ := CanonicalName(ev.Name)
+	if e.o.Plugins != nil && name != Ignore {
 		ev.Name = name
 		r = e.withPlugins(ctx, ev, r)
+	}
+	if name != SessionStart && name != Ignore {
+		r = e.configNotice(ctx, ev, r)
 	}
 	return r, nil
 }

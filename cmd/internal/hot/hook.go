@@ -110,6 +110,10 @@ func (s *hookSession) root() (*compose.Root, error) {
 			return
 		}
 		o.LazyCore, o.Host, o.HostEnv.Variant = true, s.h, s.variant
+		// The session shows the configuration's problems (the
+		// lifecycle's notice); a file that does not load is left out,
+		// never nexus.
+		o.KeepGoing, o.Warn = true, nil
 		s.r = compose.New(o)
 	})
 	return s.r, s.err

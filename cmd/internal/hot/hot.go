@@ -33,6 +33,10 @@ type Globals struct {
 	Flags *pflag.FlagSet
 	// JSON is --json.
 	JSON bool
+	// Warn, when set, prints a configuration problem that does not stop
+	// the command (compose.Options.Warn); the hook and the status line
+	// show them in the session instead.
+	Warn func(*config.Error)
 	// Front is set by the front program, which cannot resolve the
 	// configuration itself (it does not link viper): the hot commands read
 	// the resolution cached for their inputs (config.Options.Cache) and,
@@ -106,6 +110,13 @@ func Usagef(format string, args ...any) error {
 	return UsageError{fmt.Errorf(format, args...)}
 }
 
+// IsConfigError reports whether err is a configuration file nexus could
+// not read or parse (a problem in one key is only a warning).
+func IsConfigError(err error) bool {
+	var ce *config.Error
+	return errors.As(err, &ce)
+}
+
 // IsUsageError reports whether err is a UsageError.
 func IsUsageError(err error) bool {
 	var u UsageError
@@ -116,7 +127,7 @@ func IsUsageError(err error) bool {
 // the configuration's layers with the bound flags, and the project when
 // --project names one (which must be a folder).
 func ComposeOptions(g Globals) (compose.Options, error) {
-	o := compose.Options{Config: config.Options{Flags: g.Flags, FlagKeys: FlagKeys, Cache: config.DefaultCacheDir()}}
+	o := compose.Options{Config: config.Options{Flags: g.Flags, FlagKeys: FlagKeys, Cache: config.DefaultCacheDir()}, Warn: g.Warn}
 	if g.Project != "" {
 		p, err := filepath.Abs(g.Project)
 		if err != nil {

@@ -41,7 +41,9 @@ func statusLine(g Globals, stdin io.Reader) (string, error) {
 	if err != nil {
 		return "nexus: " + err.Error(), nil
 	}
-	o.Host = claude.Host{}
+	// Like a hook, the status line goes on without a configuration file
+	// that does not load, and shows that there are problems.
+	o.Host, o.KeepGoing, o.Warn = claude.Host{}, true, nil
 	r := compose.New(o)
 	if _, err := r.Config(); err != nil {
 		return "nexus: configuration error (run nexus doctor)", err
@@ -50,5 +52,5 @@ func statusLine(g Globals, stdin io.Reader) (string, error) {
 	if err != nil {
 		return "nexus: " + err.Error(), nil
 	}
-	return claude.StatusLine(l), nil
+	return claude.WithConfigProblems(claude.StatusLine(l), len(r.ConfigProblems())), nil
 }

@@ -48,9 +48,12 @@ func InUse(r *compose.Root) DistUse {
 
 // Version is `nexus version`: the nexus version (version), the nexus-core
 // versions it implements, the one built in, and the distribution it would
-// use here and why.
+// use here and why. When a configuration file cannot be read or parsed it
+// still prints the version, says the distribution is chosen once the
+// configuration loads, and returns that *config.Error (exit 3).
 func Version(g Globals, version string, w io.Writer) error {
 	var use DistUse
+	var cfgErr error
 	if o, err := ComposeOptions(g); err != nil {
 		use.Error = err.Error()
 	} else {
@@ -59,15 +62,36 @@ func Version(g Globals, version string, w io.Writer) error {
 			return &ErrFull{}
 		}
 		use = InUse(r)
+		if _, err := r.Config(); IsConfigError(err) {
+			if g.Front {
+				// Never reached: only a configuration without a problem
+				// is kept for the front. nexus-full says it all.
+				return &ErrFull{}
+			}
+			cfgErr = err
+		}
 	}
 	if g.JSON {
-		return writeJSON(w, struct {
+		v := struct {
 			Version   string  `json:"version"`
 			NexusCore string  `json:"nexus_core"`
 			Builtin   string  `json:"builtin_nexus_core"`
 			InUse     DistUse `json:"distribution"`
-		}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
+			Config    string  `json:"configuration_error,omitempty"`
+		}{Version: version, NexusCore: vocabulary.SupportedRange, Builtin: vocabulary.BuiltinVersion, InUse: use}
+		if cfgErr != nil {
+			v.Config = cfgErr.Error()
+		}
+		if err := writeJSON(w, v); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(w, VersionLine(version))
+		if cfgErr == nil {
+			fmt.Fprintf(w, "distribution: %s\n", use)
+		} else {
+			fmt.Fprintln(w, "distribution: chosen once the configuration loads")
+		}
 	}
-	fmt.Fprintf(w, "%s\ndistribution: %s\n", VersionLine(version), use)
-	return nil
+	return cfgErr // exit 3, with the file that does not load
 }

@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -47,44 +46,6 @@ func FuzzDecode(f *testing.F) {
 			if _, err := Encode(name, r); err != nil {
 				t.Fatal(err)
 			}
-		}
-	})
-}
-
-// FuzzEditConfig: on any config.toml the edit either refuses (nothing
-// changed) or gives a file that parses, that a second install leaves
-// alone, and whose uninstall gives the user's file back byte for byte
-// (give or take a final newline) when it held nothing of nexus's.
-func FuzzEditConfig(f *testing.F) {
-	seedFiles(f, "config/*.toml")
-	f.Fuzz(func(t *testing.T, src []byte) {
-		if _, err := decodeTOML(src); err != nil {
-			if res, err := EditConfig(src, installEdit); err == nil || res.Changed {
-				t.Fatalf("an invalid file was edited: %v", err)
-			}
-			return
-		}
-		inst, err := EditConfig(src, installEdit)
-		if err != nil {
-			var ce *ConfigError
-			if !errors.As(err, &ce) || inst.Changed || !bytes.Equal(inst.Data, src) {
-				t.Fatalf("failed edit: %v, changed %v", err, inst.Changed)
-			}
-			return
-		}
-		if _, err := decodeTOML(inst.Data); err != nil {
-			t.Fatalf("the install does not parse: %v\n%s", err, inst.Data)
-		}
-		again, err := EditConfig(inst.Data, installEdit)
-		if err != nil || again.Changed {
-			t.Fatalf("a second install: %v\n%s\n-->\n%s", err, inst.Data, again.Data)
-		}
-		un, err := EditConfig(inst.Data, uninstallEdit)
-		if err != nil {
-			t.Fatalf("uninstall: %v\n%s", err, inst.Data)
-		}
-		if !hasNexus(t, src) && !sameModuloFinalNewline(un.Data, src) {
-			t.Fatalf("uninstall did not give the file back:\n got %q\nwant %q", un.Data, src)
 		}
 	})
 }

@@ -97,8 +97,8 @@ type HooksEdit struct {
 	Remove bool
 }
 
-// maxHooksFile bounds the hooks.json nexus reads and rewrites.
-const maxHooksFile = 4 << 20
+// MaxHooksFile bounds the hooks.json nexus reads and rewrites.
+const MaxHooksFile = 4 << 20
 
 // EditHooks adds nexus's handlers to a hooks.json (install) or removes
 // them (uninstall), leaving every other group and handler as it is. data
@@ -108,8 +108,8 @@ const maxHooksFile = 4 << 20
 // is removed. A file that is not a JSON object of event arrays is refused,
 // never overwritten.
 func EditHooks(data []byte, nexus, coreDir string, install bool) (HooksEdit, error) {
-	if len(data) > maxHooksFile {
-		return HooksEdit{}, fmt.Errorf("%s is larger than %d bytes; nexus will not rewrite it", HooksFile, maxHooksFile)
+	if len(data) > MaxHooksFile {
+		return HooksEdit{}, fmt.Errorf("%s is larger than %d bytes; nexus will not rewrite it", HooksFile, MaxHooksFile)
 	}
 	if install && nexus == "" {
 		return HooksEdit{}, fmt.Errorf("no nexus executable to register")

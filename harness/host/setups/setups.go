@@ -11,6 +11,8 @@ import (
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	claudesetup "github.com/nexus-harness/nexus/harness/host/claude/setup"
+	"github.com/nexus-harness/nexus/harness/host/codex"
+	codexsetup "github.com/nexus-harness/nexus/harness/host/codex/setup"
 	"github.com/nexus-harness/nexus/harness/host/hosts"
 )
 
@@ -30,6 +32,8 @@ func withSetup(h host.Host) host.Host {
 	switch v := h.(type) {
 	case claude.Host:
 		return claudesetup.Host{Host: v}
+	case codex.Host:
+		return codexsetup.Host{Host: v}
 	}
 	return h
 }

@@ -16,35 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fa "github.com/nexus-harness/nexus/internal/fakeanthropic"
 )
-
-// hookTimerArg makes the test binary a timing wrapper around one hook
-// process: `<test binary> -nexus-e2e-hooktimer LOG CMD ARGS...` runs CMD
-// with this process's standard streams and appends CMD's wall time and
-// start (Unix nanoseconds) to LOG. The wrapper's own start-up is outside
-// the span.
-const hookTimerArg = "-nexus-e2e-hooktimer"
-
-func hookTimer(log string, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if f, ferr := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
-		fmt.Fprintf(f, "%d %d %s\n", wall.Nanoseconds(), start.UnixNano(), argv[len(argv)-1])
-		f.Close()
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
 
 // mcpTimerArg makes the test binary a recording proxy in front of one MCP
 // server: `<test binary> -nexus-e2e-mcptimer LOG NAME CMD ARGS...` runs
@@ -185,45 +159,45 @@ func mcpStandIn(file string) int {
 
 // removeHooks takes the hooks nexus install wrote out of the project's
 // Claude Code settings, leaving its agents, skills and MCP servers.
-func (s *session) removeHooks() {
-	path := filepath.Join(s.proj, ".claude", "settings.json")
+func removeHooks(s *session) {
+	path := filepath.Join(s.Proj, ".claude", "settings.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	var settings map[string]json.RawMessage
 	if err := json.Unmarshal(b, &settings); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	if _, ok := settings["hooks"]; !ok {
-		s.t.Fatalf("no hooks in %s: %s", path, b)
+		s.T.Fatalf("no hooks in %s: %s", path, b)
 	}
 	delete(settings, "hooks")
 	if b, err = json.Marshal(settings); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 }
 
 // standInMCP records each of the project's MCP servers' answers to
 // initialize and tools/list (running it once, untimed) and replaces the
 // server in .mcp.json with an mcpStandIn replaying them.
-func (s *session) standInMCP() {
-	s.t.Helper()
+func standInMCP(s *session) {
+	s.T.Helper()
 	self, err := os.Executable()
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	path := filepath.Join(s.proj, ".mcp.json")
+	path := filepath.Join(s.Proj, ".mcp.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	servers, _ := cfg["mcpServers"].(map[string]any)
 	for name, v := range servers {
@@ -234,7 +208,7 @@ func (s *session) standInMCP() {
 			args = append(args, a.(string))
 		}
 		cmd := exec.Command(cmdName, args...)
-		cmd.Dir, cmd.Env = s.proj, s.env
+		cmd.Dir, cmd.Env = s.Proj, s.Env
 		if env, ok := sv["env"].(map[string]any); ok {
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+fmt.Sprint(v))
@@ -244,54 +218,54 @@ func (s *session) standInMCP() {
 			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":1,"method":"tools/list"}` + "\n")
 		out, err := cmd.Output()
 		if err != nil || strings.Count(string(out), "\n") != 2 {
-			s.t.Fatalf("record MCP server %s: %v\n%s", name, err, out)
+			s.T.Fatalf("record MCP server %s: %v\n%s", name, err, out)
 		}
-		file := filepath.Join(s.t.TempDir(), name+".jsonl")
+		file := filepath.Join(s.T.TempDir(), name+".jsonl")
 		if err := os.WriteFile(file, out, 0o644); err != nil {
-			s.t.Fatal(err)
+			s.T.Fatal(err)
 		}
 		servers[name] = map[string]any{"command": self, "args": []any{mcpStandInArg, file}}
 	}
 	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 }
 
 // timeHooks rewrites the project's Claude Code settings so every nexus hook
 // runs under hookTimer, and its .mcp.json so every MCP server runs behind
 // mcpTimer, both logging to the returned files.
-func (s *session) timeHooks() (hookLog, mcpLog string) {
-	s.t.Helper()
+func timeHooks(s *session) (hookLog, mcpLog string) {
+	s.T.Helper()
 	self, err := os.Executable()
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	hookLog = filepath.Join(s.t.TempDir(), "hook-times")
-	path := filepath.Join(s.proj, ".claude", "settings.json")
+	hookLog = filepath.Join(s.T.TempDir(), "hook-times")
+	path := filepath.Join(s.Proj, ".claude", "settings.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	nexus := filepath.Join(binDir, "nexus")
-	out := strings.ReplaceAll(string(b), `"command": "`+nexus+` hook`, `"command": "`+self+` `+hookTimerArg+` `+hookLog+` `+nexus+` hook`)
+	out := strings.ReplaceAll(string(b), `"command": "`+nexus+` hook`, `"command": "`+self+` `+e2ekit.HookTimerArg+` `+hookLog+` `+nexus+` hook`)
 	if out == string(b) {
-		s.t.Fatalf("no nexus hook command to wrap in %s", path)
+		s.T.Fatalf("no nexus hook command to wrap in %s", path)
 	}
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	mcpLog = filepath.Join(s.t.TempDir(), "mcp-times")
-	path = filepath.Join(s.proj, ".mcp.json")
+	mcpLog = filepath.Join(s.T.TempDir(), "mcp-times")
+	path = filepath.Join(s.Proj, ".mcp.json")
 	b, err = os.ReadFile(path)
 	if err != nil {
 		return hookLog, "" // no MCP server
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	servers, _ := cfg["mcpServers"].(map[string]any)
 	for name, v := range servers {
@@ -302,10 +276,10 @@ func (s *session) timeHooks() (hookLog, mcpLog string) {
 		sv["args"] = append([]any{mcpTimerArg, mcpLog, name, cmd}, args...)
 	}
 	if b, err = json.MarshalIndent(cfg, "", "  "); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return hookLog, mcpLog
 }
@@ -406,7 +380,7 @@ func mcpSpans(t *testing.T, log string, start time.Time) map[string]*mcpServer {
 // trace logs one recorded session's timeline: the hooks, every MCP
 // message and the fake API's requests, in milliseconds since claude
 // started (NEXUS_E2E_TIMING_TRACE=1).
-func trace(t *testing.T, r result, api *fa.Server, hs []span, mcpLog string) {
+func trace(t *testing.T, r e2ekit.ClaudeResult, api *fa.Server, hs []span, mcpLog string) {
 	type ev struct {
 		at   time.Duration
 		what string
@@ -419,19 +393,19 @@ func trace(t *testing.T, r result, api *fa.Server, hs []span, mcpLog string) {
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			ns, rest, _ := strings.Cut(l, " ")
 			if v, err := strconv.ParseInt(ns, 10, 64); err == nil {
-				evs = append(evs, ev{time.Unix(0, v).Sub(r.start), "mcp " + rest})
+				evs = append(evs, ev{time.Unix(0, v).Sub(r.Start), "mcp " + rest})
 			}
 		}
 	}
 	for _, q := range api.Requests() {
-		evs = append(evs, ev{q.At.Sub(r.start), fmt.Sprintf("api %s %s turn=%q", q.Method, q.Path, q.Turn)})
+		evs = append(evs, ev{q.At.Sub(r.Start), fmt.Sprintf("api %s %s turn=%q", q.Method, q.Path, q.Turn)})
 	}
 	slices.SortFunc(evs, func(a, b ev) int { return int(a.at - b.at) })
 	var b strings.Builder
 	for _, e := range evs {
 		fmt.Fprintf(&b, "%7.1f ms  %s\n", float64(e.at)/float64(time.Millisecond), e.what)
 	}
-	t.Logf("timeline (wall %s):\n%s", r.wall, b.String())
+	t.Logf("timeline (wall %s):\n%s", r.Wall, b.String())
 }
 
 // firstTurn is when the first scripted model request reached the fake
@@ -458,13 +432,13 @@ func timingScript() *fa.Server {
 	)
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+// timingOpts set a timing session up: the kit's options, and what only
+// the timing varies (the session's hooks taken out, its MCP servers
+// replaced by stand-ins).
+type timingOpts struct {
+	sessionOpts
+	noHooks    bool
+	standInMCP bool
 }
 
 // TestE2ETiming measures what nexus adds to a scripted `claude -p` session:
@@ -495,56 +469,56 @@ func TestE2ETiming(t *testing.T) {
 	type mcpTimes struct{ start, initAsked, init, listAsked, list []time.Duration }
 	servers := map[string]*mcpTimes{}
 	hookCount := 0
-	play := func(o sessionOpts, timed bool) (wall, first time.Duration, hs []span, ms map[string]*mcpServer) {
+	play := func(o timingOpts, timed bool) (wall, first time.Duration, hs []span, ms map[string]*mcpServer) {
 		api := timingScript()
 		defer api.Close()
-		s := newSession(t, api, o)
-		if err := os.WriteFile(filepath.Join(s.proj, "README.md"), []byte("# timing\n"), 0o644); err != nil {
+		s := newSession(t, api, o.sessionOpts)
+		if err := os.WriteFile(filepath.Join(s.Proj, "README.md"), []byte("# timing\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if o.noMCP {
+		if o.NoMCP {
 			// nexus install claude wrote .mcp.json with nexus's servers only.
-			if err := os.Remove(filepath.Join(s.proj, ".mcp.json")); err != nil {
+			if err := os.Remove(filepath.Join(s.Proj, ".mcp.json")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if o.noHooks {
-			s.removeHooks()
+			removeHooks(s)
 		}
 		if o.standInMCP {
-			s.standInMCP()
+			standInMCP(s)
 		}
 		var hookLog, mcpLog string
 		if timed {
-			hookLog, mcpLog = s.timeHooks()
+			hookLog, mcpLog = timeHooks(s)
 		}
-		r := s.run("e2e: timing")
+		r := s.Run("e2e: timing")
 		if u := api.Unused(); len(u) > 0 {
 			t.Fatalf("scripted turns never reached: %v", u)
 		}
-		first = firstTurn(t, api, r.start)
+		first = firstTurn(t, api, r.Start)
 		if timed {
-			hs, ms = hookSpans(t, hookLog, r.start), mcpSpans(t, mcpLog, r.start)
+			hs, ms = hookSpans(t, hookLog, r.Start), mcpSpans(t, mcpLog, r.Start)
 			if os.Getenv("NEXUS_E2E_TIMING_TRACE") == "1" {
 				trace(t, r, api, hs, mcpLog)
 			}
 		}
-		return r.wall, first, hs, ms
+		return r.Wall, first, hs, ms
 	}
 	for range runs {
-		w, f, _, _ := play(sessionOpts{noNexus: true}, false)
+		w, f, _, _ := play(timingOpts{sessionOpts: sessionOpts{NoNexus: true}}, false)
 		without, firstWithout = append(without, w), append(firstWithout, f)
-		w, f, _, _ = play(sessionOpts{}, false)
+		w, f, _, _ = play(timingOpts{}, false)
 		with, firstWith = append(with, w), append(firstWith, f)
 		if split {
-			w, f, _, _ = play(sessionOpts{noMCP: true, noHooks: true}, false)
+			w, f, _, _ = play(timingOpts{sessionOpts: sessionOpts{NoMCP: true}, noHooks: true}, false)
 			filesOnly, firstFilesOnly = append(filesOnly, w), append(firstFilesOnly, f)
-			w, f, _, _ = play(sessionOpts{noMCP: true}, false)
+			w, f, _, _ = play(timingOpts{sessionOpts: sessionOpts{NoMCP: true}}, false)
 			hooksOnly, firstHooksOnly = append(hooksOnly, w), append(firstHooksOnly, f)
-			w, f, _, _ = play(sessionOpts{standInMCP: true}, false)
+			w, f, _, _ = play(timingOpts{standInMCP: true}, false)
 			standIn, firstStandIn = append(standIn, w), append(firstStandIn, f)
 		}
-		_, f, hs, ms := play(sessionOpts{}, true)
+		_, f, hs, ms := play(timingOpts{}, true)
 		firstTimed = append(firstTimed, f)
 		var sum time.Duration
 		for _, h := range hs {
@@ -564,43 +538,43 @@ func TestE2ETiming(t *testing.T) {
 			mt.listAsked, mt.list = append(mt.listAsked, m.listAsked), append(mt.list, m.listAnswered)
 		}
 	}
-	added := median(with) - median(without)
+	added := e2ekit.Median(with) - e2ekit.Median(without)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 	lines := []string{
 		fmt.Sprintf("claude -p scripted session (prompt, Read, Bash, answer), median of %d, %s:", runs, time.Now().UTC().Format("2006-01-02")),
-		fmt.Sprintf("  without nexus           %s (first model request at %s)", ms(median(without)), ms(median(firstWithout))),
-		fmt.Sprintf("  with nexus              %s (added %s; first model request at %s, %+.0f ms)", ms(median(with)), ms(added), ms(median(firstWith)),
-			float64(median(firstWith)-median(firstWithout))/float64(time.Millisecond)),
-		fmt.Sprintf("  nexus hooks, summed     %s over %d hook processes", ms(median(hooks)), hookCount),
+		fmt.Sprintf("  without nexus           %s (first model request at %s)", ms(e2ekit.Median(without)), ms(e2ekit.Median(firstWithout))),
+		fmt.Sprintf("  with nexus              %s (added %s; first model request at %s, %+.0f ms)", ms(e2ekit.Median(with)), ms(added), ms(e2ekit.Median(firstWith)),
+			float64(e2ekit.Median(firstWith)-e2ekit.Median(firstWithout))/float64(time.Millisecond)),
+		fmt.Sprintf("  nexus hooks, summed     %s over %d hook processes", ms(e2ekit.Median(hooks)), hookCount),
 	}
 	if split {
 		lines = slices.Insert(lines, 3,
-			fmt.Sprintf("  agents, skills only     %s (added %s; first model request at %s)", ms(median(filesOnly)),
-				ms(median(filesOnly)-median(without)), ms(median(firstFilesOnly))),
-			fmt.Sprintf("  nexus hooks, no MCP     %s (added %s; first model request at %s)", ms(median(hooksOnly)),
-				ms(median(hooksOnly)-median(without)), ms(median(firstHooksOnly))),
-			fmt.Sprintf("  stand-in MCP servers    %s (added %s; first model request at %s)", ms(median(standIn)),
-				ms(median(standIn)-median(without)), ms(median(firstStandIn))))
+			fmt.Sprintf("  agents, skills only     %s (added %s; first model request at %s)", ms(e2ekit.Median(filesOnly)),
+				ms(e2ekit.Median(filesOnly)-e2ekit.Median(without)), ms(e2ekit.Median(firstFilesOnly))),
+			fmt.Sprintf("  nexus hooks, no MCP     %s (added %s; first model request at %s)", ms(e2ekit.Median(hooksOnly)),
+				ms(e2ekit.Median(hooksOnly)-e2ekit.Median(without)), ms(e2ekit.Median(firstHooksOnly))),
+			fmt.Sprintf("  stand-in MCP servers    %s (added %s; first model request at %s)", ms(e2ekit.Median(standIn)),
+				ms(e2ekit.Median(standIn)-e2ekit.Median(without)), ms(e2ekit.Median(firstStandIn))))
 	}
 	// Medians of different runs: the ratio is a guide, not an identity.
 	if added > 0 {
-		lines = append(lines, fmt.Sprintf("  hooks summed / added    %.0f%%", 100*float64(median(hooks))/float64(added)))
+		lines = append(lines, fmt.Sprintf("  hooks summed / added    %.0f%%", 100*float64(e2ekit.Median(hooks))/float64(added)))
 	}
 	if split {
 		lines = append(lines, "  split of the added time (differences of medians):",
-			fmt.Sprintf("    agents, skills             %s (no hooks, no MCP vs without nexus)", ms(median(filesOnly)-median(without))),
-			fmt.Sprintf("    hooks                      %s (no MCP vs no hooks, no MCP)", ms(median(hooksOnly)-median(filesOnly))),
-			fmt.Sprintf("    Claude Code's MCP clients  %s (stand-in servers answering at once vs no MCP)", ms(median(standIn)-median(hooksOnly))),
-			fmt.Sprintf("    nexus's MCP servers        %s (nexus vs stand-in servers)", ms(median(with)-median(standIn))))
+			fmt.Sprintf("    agents, skills             %s (no hooks, no MCP vs without nexus)", ms(e2ekit.Median(filesOnly)-e2ekit.Median(without))),
+			fmt.Sprintf("    hooks                      %s (no MCP vs no hooks, no MCP)", ms(e2ekit.Median(hooksOnly)-e2ekit.Median(filesOnly))),
+			fmt.Sprintf("    Claude Code's MCP clients  %s (stand-in servers answering at once vs no MCP)", ms(e2ekit.Median(standIn)-e2ekit.Median(hooksOnly))),
+			fmt.Sprintf("    nexus's MCP servers        %s (nexus vs stand-in servers)", ms(e2ekit.Median(with)-e2ekit.Median(standIn))))
 	}
-	lines = append(lines, fmt.Sprintf("  recorded sessions (hooks and MCP servers behind wrappers): first model request at %s", ms(median(firstTimed))))
+	lines = append(lines, fmt.Sprintf("  recorded sessions (hooks and MCP servers behind wrappers): first model request at %s", ms(e2ekit.Median(firstTimed))))
 	for _, ev := range []string{"SessionStart", "UserPromptSubmit"} {
 		var st, en []time.Duration
 		for _, se := range hookSpansBy[ev] {
 			st, en = append(st, se[0]), append(en, se[1])
 		}
 		if len(st) > 0 {
-			lines = append(lines, fmt.Sprintf("    hook %-18s %s to %s", ev, ms(median(st)), ms(median(en))))
+			lines = append(lines, fmt.Sprintf("    hook %-18s %s to %s", ev, ms(e2ekit.Median(st)), ms(e2ekit.Median(en))))
 		}
 	}
 	names := make([]string, 0, len(servers))
@@ -611,7 +585,7 @@ func TestE2ETiming(t *testing.T) {
 	for _, n := range names {
 		m := servers[n]
 		lines = append(lines, fmt.Sprintf("    MCP %-19s started %s, initialize asked %s answered %s, tools/list asked %s answered %s", n,
-			ms(median(m.start)), ms(median(m.initAsked)), ms(median(m.init)), ms(median(m.listAsked)), ms(median(m.list))))
+			ms(e2ekit.Median(m.start)), ms(e2ekit.Median(m.initAsked)), ms(e2ekit.Median(m.init)), ms(e2ekit.Median(m.listAsked)), ms(e2ekit.Median(m.list))))
 	}
 	report := strings.Join(lines, "\n") + "\n"
 	t.Log("\n" + report)

@@ -238,8 +238,8 @@ func apply(o InstallOptions, install bool) ([]installpkg.Change, error) {
 	}
 	claudeDir := filepath.Dir(settingsPath)
 	if o.Scope == ScopeUser {
-		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
-		claudeDir = resolveUserPath(claudeDir)
+		settingsPath, mcpPath = installpkg.Resolve(settingsPath), installpkg.Resolve(mcpPath)
+		claudeDir = installpkg.Resolve(claudeDir)
 	}
 	// Everything is written beneath the scope's folder (see
 	// install.Anchor).
@@ -278,24 +278,29 @@ func apply(o InstallOptions, install bool) ([]installpkg.Change, error) {
 	}
 	var changes []installpkg.Change
 	for _, f := range []struct {
-		path string
-		edit func(*object) []string
+		path        string
+		edit, strip func(*object) []string
 	}{
 		{settingsPath, func(root *object) []string {
 			editHooks(root, o.Command, o.CoreDir, install)
 			return editStatusLine(root, o.Command, install, o.StatusLine)
+		}, func(root *object) []string {
+			editHooks(root, o.Command, o.CoreDir, false)
+			return editStatusLine(root, o.Command, false, false)
 		}},
-		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) }},
+		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) },
+			func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, false, o.Nauro) }},
 	} {
 		name, err := a.NameOf(f.path)
 		if err != nil {
 			return changes, err
 		}
-		ch, err := installpkg.EditJSON(a, name, o.options(), f.edit)
+		strip := f.strip
+		chs, err := installpkg.EditJSONFile(a, installpkg.JSONFile{Name: name, Edit: f.edit, Strip: func(root *object) { strip(root) }, Restoring: !install}, o.options())
+		changes = append(changes, chs...)
 		if err != nil {
 			return changes, err
 		}
-		changes = append(changes, ch)
 	}
 	if o.Files == nil {
 		// Nothing rendered (a caller that only repairs the settings, an
@@ -318,22 +323,6 @@ func anchorDir(o InstallOptions) string {
 		return string(filepath.Separator)
 	}
 	return o.Project
-}
-
-// resolveUserPath follows the symlinks of p's longest existing ancestor
-// (os.Root never follows an absolute symlink), so ~/.claude linked into a
-// dotfiles folder is written where it leads.
-func resolveUserPath(p string) string {
-	rest := ""
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.

@@ -1,4 +1,4 @@
-package codex
+package setup
 
 import (
 	"io/fs"
@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/nexus-harness/nexus/harness/host/codex"
 	nexuscore "github.com/nexus-harness/nexus/third_party/nexus-core"
 )
 
@@ -151,7 +152,7 @@ func TestSkillMD(t *testing.T) {
 			golden(t, "skills/nx-plan.SKILL.md.golden", b)
 		}
 	}
-	if got := SkillPath("nx-plan"); got != ".agents/skills/nx-plan/SKILL.md" {
+	if got := codex.SkillPath("nx-plan"); got != ".agents/skills/nx-plan/SKILL.md" {
 		t.Errorf("SkillPath = %s", got)
 	}
 	if got := AgentPath("architect"); got != "agents/architect.toml" {

@@ -1,9 +1,8 @@
-package codex
+package setup
 
 import (
 	"bytes"
 	"fmt"
-	"path"
 	"strings"
 	"unicode/utf8"
 
@@ -51,10 +50,6 @@ type agentFile struct {
 // AgentPath is an agent file's path in a Codex folder (.codex, ~/.codex),
 // slash-separated.
 func AgentPath(id string) string { return "agents/" + id + ".toml" }
-
-// SkillPath is a skill file's path under a project or home folder,
-// slash-separated.
-func SkillPath(id string) string { return path.Join(".agents", "skills", id, "SKILL.md") }
 
 // AgentTOML renders an agent file (go-toml; the body as a multi-line
 // string) and checks that it reads back as given.
