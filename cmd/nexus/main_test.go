@@ -66,6 +66,8 @@ func TestFrontMatchesFull(t *testing.T) {
 		{`{"hook_event_name":"PreToolUse","cwd":"PROJ","session_id":"s1","agent_id":"a1","agent_type":"nexus:architect","tool_name":"Edit","tool_input":{"file_path":"PROJ/x.go"}}`, []string{"hook"}},
 		{`{"hook_event_name":"PostToolUse","cwd":"PROJ","session_id":"s1","tool_name":"Read","tool_input":{"file_path":"PROJ/x.go"},"tool_response":{}}`, []string{"hook", "--host", "claude", "--plugin"}},
 		{`{"session_id":"neutral","event":"session_start","cwd":"PROJ"}`, []string{"hook", "--host", "neutral"}},
+		{`{"cwd":"PROJ","hook_event_name":"SessionStart","model":"gpt-5.5","permission_mode":"bypassPermissions","session_id":"c1","source":"startup","transcript_path":"/tmp/rollout.jsonl"}`, []string{"hook", "--host", "codex"}},
+		{`{"cwd":"PROJ","hook_event_name":"PreToolUse","model":"gpt-5.5","permission_mode":"bypassPermissions","session_id":"c1","transcript_path":"/tmp/rollout.jsonl","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1","turn_id":"t1"}`, []string{"hook", "--host", "codex", "PreToolUse"}},
 		{`not json`, []string{"hook", "--host", "claude"}},
 		{`{"hook_event_name":"PreToolUse"}`, []string{"hook", "--host", "claude", "--project", "PROJ/missing"}},
 		{``, []string{"hook", "--host", "nope"}},
@@ -147,6 +149,12 @@ func TestFrontWithoutFull(t *testing.T) {
 	hook := `{"hook_event_name":"SessionStart","cwd":"` + proj + `","session_id":"s"}`
 	if r := run(t, bin, proj, e, hook, "hook", "--host", "claude"); r.code != 0 || !strings.Contains(r.stdout, "nexus is active for this project") {
 		t.Errorf("SessionStart without nexus-full, resolved: %+v", r)
+	}
+	// Codex's hooks too (its setup, which the front does not link, is not
+	// needed to answer one).
+	codexHook := `{"cwd":"` + proj + `","hook_event_name":"SessionStart","model":"gpt-5.5","session_id":"c","source":"startup","transcript_path":"/tmp/r.jsonl"}`
+	if r := run(t, bin, proj, e, codexHook, "hook", "--host", "codex"); r.code != 0 || !strings.Contains(r.stdout, "nexus is active for this project") {
+		t.Errorf("Codex SessionStart without nexus-full, resolved: %+v", r)
 	}
 	// Another input (a project file): nexus-full must resolve it.
 	if err := os.WriteFile(filepath.Join(proj, ".nexus", "nexus.yaml"), []byte("log:\n  level: debug\n"), 0o644); err != nil {
