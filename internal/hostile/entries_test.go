@@ -42,13 +42,21 @@ type step struct {
 //   - the output folder of `--plugin DIR` and `core extract DIR`.
 //
 // Nothing may change in outside/, src/, the clone's .git, home/ (but for
-// the user scope) or anywhere else in the project.
+// the user scope and nexus's configuration cache, cacheMay) or anywhere
+// else in the project.
 var (
 	stateMay = []string{"clone/.nexus", "clone/.nexus/**"}
 	// neverMay wins over may: the configuration and the plugins the
 	// repository ships are its own, never nexus's.
 	neverMay = []string{"clone/.nexus/nexus.yaml", "clone/.nexus/plugins/**"}
 	storeMay = []string{"clone/design/**"}
+	// cacheMay is nexus's configuration resolution cache in the user's
+	// cache folder (internal/config/cache.go), which any step may write:
+	// the doctor's probes run the registered commands in the host's
+	// environment, without XDG_CACHE_HOME, so it lands under home/.cache.
+	// Each file is a resolution nexus derived (every value checked, the
+	// name a hash of its inputs), never the repository's bytes.
+	cacheMay = []string{"home/.cache", "home/.cache/nexus", "home/.cache/nexus/config", "home/.cache/nexus/config/**"}
 )
 
 // installMay lists the files install derives under dir (clone/.claude or

@@ -308,7 +308,7 @@ func may(st step, p string) bool {
 			return false
 		}
 	}
-	for _, pat := range st.may {
+	for _, pat := range append(st.may, cacheMay...) {
 		if match(pat, p) {
 			return true
 		}
