@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 
 func newHookCmd(a *app) *cobra.Command {
 	var hostName, variant string
-	var inPlugin bool
+	var inPlugin, serve bool
 	cmd := &cobra.Command{
 		Use:   "hook [EVENT]",
 		Short: "Handle one lifecycle event of a coding-agent host (JSON on stdin, the host's reply on stdout)",
@@ -29,6 +30,9 @@ PreCompact, PostCompact); the event is taken from hook_event_name when EVENT is 
 --host neutral takes nexus-core's abstract events (session_start, user_message,
 subagent_spawn, subagent_complete, subagent_resume, pre_tool_use, post_tool_use,
 session_end, context_compact) in the JSON shape of docs/hooks.md.
+--host opencode answers the requests of the plugin "nexus install opencode" writes (one JSON
+line each way, docs/opencode.md): the first request, or with --serve every request until
+its input ends, keeping one engine for the project (the plugin's long-lived child).
 
 The exit status is always 0. A payload nexus cannot use (invalid JSON, unknown event, missing
 or mistyped field, over 10 MiB, nested over 64 levels) or a failure inside nexus prints one
@@ -65,11 +69,21 @@ while handling it denies it when gate.policy is fail-closed.`,
 				},
 				Stderr: cmd.ErrOrStderr(),
 			}
+			if srv, ok := h.(host.Server); ok {
+				if err := srv.ServeHooks(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout(), r, serve); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "nexus hook: %v\n", err)
+				}
+				return nil
+			}
+			if serve {
+				return usagef("--serve: the %s host sends one event per invocation", h.Name())
+			}
 			r.Run(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&hostName, "host", "claude", "the host protocol: "+strings.Join(hosts.Names(), " or "))
+	cmd.Flags().BoolVar(&serve, "serve", false, "answer requests until input ends (a host whose plugin keeps nexus running: opencode)")
 	// --managed marks entries written by `nexus install`; it changes nothing.
 	var managed bool
 	cmd.Flags().BoolVar(&managed, "managed", false, "marks a hook entry written by nexus install (no effect)")

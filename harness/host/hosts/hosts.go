@@ -11,11 +11,12 @@ import (
 	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/host/neutral"
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 )
 
 // All lists every host, in the order help texts name them.
 func All() []host.Host {
-	return []host.Host{claude.Host{}, neutral.Host{}}
+	return []host.Host{claude.Host{}, opencode.Host{}, neutral.Host{}}
 }
 
 // Names lists the hosts' names.

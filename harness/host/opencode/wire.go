@@ -93,6 +93,16 @@ type Handler func(ctx context.Context, req Request) (Reply, error)
 // When ctx ends while a read is blocked, Serve returns at once and leaves
 // the blocked read behind: the caller is expected to exit.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler) error {
+	return serve(ctx, in, out, handle, false)
+}
+
+// ServeOne answers the first request of in, as Serve does, and returns
+// (the one process per hook the plugin falls back to).
+func ServeOne(ctx context.Context, in io.Reader, out io.Writer, handle Handler) error {
+	return serve(ctx, in, out, handle, true)
+}
+
+func serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler, once bool) error {
 	lines := make(chan line)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -118,6 +128,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler) err
 		}
 		if _, err := out.Write(b); err != nil {
 			return fmt.Errorf("write reply: %w", err)
+		}
+		if once {
+			return nil
 		}
 	}
 }
