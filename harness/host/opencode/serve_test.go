@@ -19,8 +19,8 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/opencode"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/state"
-	"github.com/nexus-harness/nexus/memory"
 	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/memory"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
