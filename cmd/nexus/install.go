@@ -17,6 +17,7 @@ type installFlags struct {
 	command    string
 	force      bool
 	statusLine bool
+	trustHooks bool
 	pkg        string
 }
 
@@ -64,6 +65,9 @@ func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
 		if doInstall {
 			f.StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
 			f.BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as the host's status line")
+			if ht, ok := h.(installpkg.HookTruster); ok {
+				f.BoolVar(&fl.trustHooks, "trust-hooks", false, ht.TrustHooksHelp())
+			}
 		}
 		cmd.AddCommand(sub)
 	}
@@ -85,17 +89,17 @@ func runInstall(cmd *cobra.Command, a *app, hostName string, inst installpkg.Ins
 		return err
 	}
 	req.Scope = fl.scope
+	// The home folder is given for a project install too: a host may keep
+	// user-level state of a project there (Codex's hook trust).
+	home, herr := os.UserHomeDir()
 	if fl.scope == installpkg.ScopeProject {
 		if req.Project, err = a.Project(); err != nil {
 			return err
 		}
-	} else {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return fmt.Errorf("find the home folder: %w", err)
-		}
-		req.Home = home
+	} else if herr != nil {
+		return fmt.Errorf("find the home folder: %w", herr)
 	}
+	req.Home = home
 	var changes []installpkg.Change
 	if doInstall {
 		changes, err = inst.Install(req)
@@ -119,7 +123,7 @@ func installRequest(a *app, hostName string, fl installFlags, doInstall bool) (i
 	if err != nil && doInstall {
 		return req, err
 	}
-	req.Command, req.StatusLine = fl.command, fl.statusLine
+	req.Command, req.StatusLine, req.TrustHooks, req.Getenv = fl.command, fl.statusLine, fl.trustHooks, os.Getenv
 	req.DryRun, req.Force, req.Version = fl.dryRun, fl.force, version
 	if req.Command == "" {
 		exe, err := thisExecutable()

@@ -55,7 +55,22 @@ type Request struct {
 	Decisions bool
 	// StatusLine registers nexus's status line, where the host has one.
 	StatusLine bool
+	// TrustHooks records, for a host that runs hooks only once its user has
+	// reviewed them, that the user trusts the hooks nexus writes (and
+	// nothing else).
+	TrustHooks bool
+	// Getenv reads the environment the command runs in (nil: an empty
+	// one), for a host whose folders an environment variable moves.
+	Getenv func(string) string
 	Options
+}
+
+// Env reads a variable of the request's environment.
+func (r Request) Env(key string) string {
+	if r.Getenv == nil {
+		return ""
+	}
+	return r.Getenv(key)
 }
 
 // Installer is a host that nexus can install itself into: what
@@ -63,6 +78,13 @@ type Request struct {
 type Installer interface {
 	Install(Request) ([]Change, error)
 	Uninstall(Request) ([]Change, error)
+}
+
+// HookTruster is an Installer whose host runs hooks only once its user has
+// reviewed them: install offers --trust-hooks (Request.TrustHooks) for it.
+type HookTruster interface {
+	// TrustHooksHelp is the flag's help.
+	TrustHooksHelp() string
 }
 
 // Options are what every write of an install shares.
@@ -104,35 +126,55 @@ const MaxSettings = 16 << 20
 // is not JSON is refused, never rewritten.
 func EditJSON(a *Anchor, name string, o Options, edit func(*Object) []string) (Change, error) {
 	full := a.Full(name)
+	return EditFile(a, name, MaxSettings, o, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+		root := NewObject()
+		if exists && len(bytes.TrimSpace(before)) > 0 {
+			var err error
+			if root, err = ParseObject(before); err != nil {
+				return nil, false, nil, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
+			}
+		}
+		// Compare against the file as nexus would print it, so reformatting
+		// alone never counts as a change.
+		normal := Encode(root)
+		notes := edit(root)
+		after := Encode(root)
+		if bytes.Equal(normal, after) || (!exists && root.Len() == 0) {
+			return before, false, notes, nil
+		}
+		// A file left as {} holds nothing: remove it rather than keep a stub.
+		return after, root.Len() == 0, notes, nil
+	})
+}
+
+// EditFile applies edit to the file name beneath the anchor and writes
+// what it returns: edit gets the current content (exists false when the
+// file is missing) and returns the new content, or remove to delete the
+// file, with notes for the change. Content equal to the current one is no
+// change and writes nothing; otherwise the change carries the diff, the old
+// content is kept as a backup beside the file, and a dry run stops before
+// writing. An error from edit leaves the file as it is. limit bounds the
+// file read.
+func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+	full := a.Full(name)
 	ch := Change{Path: full}
-	before, exists, err := a.Read(name, MaxSettings)
+	before, exists, err := a.Read(name, limit)
 	if err != nil {
 		return ch, err
 	}
-	root := NewObject()
-	if exists && len(bytes.TrimSpace(before)) > 0 {
-		if root, err = ParseObject(before); err != nil {
-			return ch, fmt.Errorf("%s is not valid JSON (%v); nexus will not rewrite it: fix it by hand first", full, err)
-		}
+	after, remove, notes, err := edit(before, exists)
+	ch.Notes = notes
+	if err != nil {
+		return ch, err
 	}
-	// Compare against the file as nexus would print it, so reformatting
-	// alone never counts as a change.
-	normal := Encode(root)
-	ch.Notes = edit(root)
-	after := Encode(root)
-	if bytes.Equal(normal, after) {
+	if remove && !exists || !remove && bytes.Equal(before, after) {
 		return ch, nil
 	}
-	if !exists && root.Len() == 0 {
-		return ch, nil
-	}
-	ch.Changed = true
+	ch.Changed, ch.Removed = true, remove
 	old := before
 	if !exists {
 		old = nil
 	}
-	// A file left as {} holds nothing: remove it rather than keep a stub.
-	remove := root.Len() == 0
 	if remove {
 		after = nil
 	}
