@@ -98,7 +98,7 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	for _, h := range hosts.All() {
 		if hc, ok := h.(doctor.HostChecker); ok {
 			env := st.HostEnv(exe, version)
-			env.Install.Models = st.Settings.HostModels(h.Name())
+			env.Install.Models, env.Install.Getenv = st.Settings.HostModels(h.Name()), os.Getenv
 			checks = append(checks, hc.DoctorChecks(env)...)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/nexus-harness/nexus/harness/catalog"
-	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/harness/host/opencode"
+	installpkg "github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/vocabulary"
@@ -314,7 +314,9 @@ func TestInstallLeavesOthersAlone(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(proj, "opencode.json")); !bytes.Contains(b, []byte(`"/usr/bin/other"`)) {
 		t.Errorf("install replaced another tool's server: %s", b)
 	}
-	if !slices.ContainsFunc(chs, func(c installpkg.Change) bool { return len(c.Notes) > 0 && strings.Contains(c.Notes[0], "does not run nexus") }) {
+	if !slices.ContainsFunc(chs, func(c installpkg.Change) bool {
+		return len(c.Notes) > 0 && strings.Contains(c.Notes[0], "does not run nexus")
+	}) {
 		t.Errorf("install did not say it left the server alone: %+v", chs)
 	}
 

@@ -3,6 +3,7 @@ package opencode
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -120,4 +121,43 @@ func headerSafe(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Installed is what a plugin file nexus wrote runs: its nexus, its
+// command lines, the protocol it speaks.
+type Installed struct {
+	Nexus, Project string
+	ServeArgs      []string
+	CallArgs       []string
+	Protocol       int
+}
+
+// ReadPlugin reads the constants a plugin nexus wrote starts with (each a
+// JSON literal on a line of its own, as Plugin renders them); a file that
+// lacks one was not written by this plugin template.
+func ReadPlugin(b []byte) (Installed, error) {
+	var in Installed
+	fields := map[string]any{"NEXUS": &in.Nexus, "PROJECT": &in.Project, "SERVE": &in.ServeArgs, "ONCE": &in.CallArgs, "V": &in.Protocol}
+	seen := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("const "))
+		if !ok {
+			continue
+		}
+		name, lit, ok := bytes.Cut(rest, []byte(" = "))
+		dst, known := fields[string(name)]
+		if !ok || !known || seen[string(name)] {
+			continue
+		}
+		if err := json.Unmarshal(lit, dst); err != nil {
+			return in, fmt.Errorf("the plugin's %s is not what nexus writes (%v)", name, err)
+		}
+		seen[string(name)] = true
+	}
+	for name := range fields {
+		if !seen[name] {
+			return in, fmt.Errorf("the plugin has no %s: nexus did not write it, or wrote it with another template", name)
+		}
+	}
+	return in, nil
 }
