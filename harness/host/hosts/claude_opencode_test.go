@@ -27,9 +27,9 @@ import (
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
-// twoHosts is one project that Claude Code (harness id nexus) and OpenCode
+// coRun is one project that Claude Code (harness id nexus) and OpenCode
 // (harness id opencode) work in at the same time.
-type twoHosts struct {
+type coRun struct {
 	t       *testing.T
 	proj    string
 	core    *vocabulary.Core
@@ -40,7 +40,7 @@ type twoHosts struct {
 	added map[string]int // task titles acknowledged by task_add
 }
 
-func (w *twoHosts) fail(format string, a ...any) {
+func (w *coRun) fail(format string, a ...any) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.errs = append(w.errs, fmt.Sprintf(format, a...))
@@ -48,11 +48,11 @@ func (w *twoHosts) fail(format string, a ...any) {
 
 // harness builds an engine for one harness id, as a process of that host
 // would (each Claude Code hook is a process; OpenCode's child keeps one).
-func (w *twoHosts) harness(id string) (*harness.Engine, error) {
+func (w *coRun) harness(id string) (*harness.Engine, error) {
 	return harness.New(harness.Options{Project: w.proj, HarnessID: id, Core: w.core, Schemas: w.schemas, Gate: gate.Options{ToolPrefix: "nx_"}})
 }
 
-func (w *twoHosts) engine(id string, p lifecycle.HostProfile) func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) {
+func (w *coRun) engine(id string, p lifecycle.HostProfile) func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) {
 	return func(context.Context, lifecycle.Event) (*lifecycle.Engine, error) {
 		he, err := w.harness(id)
 		if err != nil {
@@ -68,7 +68,7 @@ func (w *twoHosts) engine(id string, p lifecycle.HostProfile) func(context.Conte
 
 // tool runs a nexus tool as a host's MCP server would (a process of its
 // own, under the host's harness id).
-func (w *twoHosts) tool(id, name string, args map[string]any) (map[string]any, error) {
+func (w *coRun) tool(id, name string, args map[string]any) (map[string]any, error) {
 	he, err := w.harness(id)
 	if err != nil {
 		return nil, err
@@ -87,7 +87,7 @@ func (w *twoHosts) tool(id, name string, args map[string]any) (map[string]any, e
 
 // checkTracker validates a harness's tracker (when there is one) against
 // nexus-core's schema and checks that it holds that harness's agents only.
-func (w *twoHosts) checkTracker(id, step string) {
+func (w *coRun) checkTracker(id, step string) {
 	b, err := os.ReadFile(filepath.Join(w.proj, ".nexus", "state", id, "agent-tracker.json"))
 	if os.IsNotExist(err) {
 		return
@@ -116,7 +116,7 @@ func (w *twoHosts) checkTracker(id, step string) {
 // claudeSession replays Claude Code's recorded session
 // (harness/host/claude/testdata/session): each hook a fresh engine, as a
 // hook process; the MCP server's calls under harness id nexus.
-func (w *twoHosts) claudeSession(round int) {
+func (w *coRun) claudeSession(round int) {
 	dir, _ := filepath.Abs(filepath.Join("..", "claude", "testdata", "session"))
 	files, _ := filepath.Glob(filepath.Join(dir, "[0-9][0-9]-*.json"))
 	sort.Strings(files)
@@ -167,7 +167,7 @@ func (w *twoHosts) claudeSession(round int) {
 // (harness/host/opencode/testdata/sessions/tools.jsonl) through one
 // long-lived child, as the plugin drives it; the MCP server's calls under
 // harness id opencode.
-func (w *twoHosts) openCodeSession(round int) {
+func (w *coRun) openCodeSession(round int) {
 	b, err := os.ReadFile(filepath.Join("..", "opencode", "testdata", "sessions", "tools.jsonl"))
 	if err != nil {
 		w.fail("opencode: %v", err)
@@ -218,20 +218,20 @@ func (w *twoHosts) openCodeSession(round int) {
 	}
 }
 
-// TestTwoHostsOneProject: Claude Code's and OpenCode's hook streams
+// TestClaudeCodeAndOpenCodeOneProject: Claude Code's and OpenCode's hook streams
 // (recorded from real sessions) and both hosts' MCP calls run at once
 // against one project, three rounds: every tracker matches the schema and
 // holds its own harness's agents only, plan.json, tasks.json and
 // history.json stay valid and hold every task either host added exactly
 // once (the shared files' locks hold), and each namespace's memory access
 // log counts its own host's reads alone.
-func TestTwoHostsOneProject(t *testing.T) {
+func TestClaudeCodeAndOpenCodeOneProject(t *testing.T) {
 	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	proj, _ := filepath.EvalSymlinks(t.TempDir())
-	w := &twoHosts{t: t, proj: proj, core: core, schemas: schema.NewCoreSet(core.Dir), added: map[string]int{}}
+	w := &coRun{t: t, proj: proj, core: core, schemas: schema.NewCoreSet(core.Dir), added: map[string]int{}}
 	for _, f := range []string{".nexus/memory/pattern-http-caching.md", ".nexus/memory/lesson.md"} {
 		p := filepath.Join(proj, f)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
