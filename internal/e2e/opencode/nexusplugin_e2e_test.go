@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/catalog"
 	oc "github.com/nexus-harness/nexus/harness/host/opencode"
 	fc "github.com/nexus-harness/nexus/internal/fakechat"
 	"github.com/nexus-harness/nexus/internal/testenv"
@@ -37,22 +37,22 @@ func architectAgent(t testing.TB) (oc.Agent, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: "nx_"}.WithHost(oc.Profile()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, _ := core.Agent("architect")
 	body, err := core.ReadAgentBody("architect")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocked []string
-	for _, id := range a.Capabilities {
-		c, _ := core.Capability(id)
-		blocked = append(blocked, c.BlocksSemanticClasses...)
+	var denied []string
+	for _, ca := range c.Agents {
+		if ca.ID == "architect" {
+			denied = ca.Denied
+		}
 	}
-	nm, _ := gate.NexusMap()
-	mcp := map[string][]string{}
-	for name, e := range nm.Tools {
-		mcp["nx_"+name] = e.Classes
-	}
-	ag := oc.Agent{ID: "architect", Description: a.Description, Body: body, Model: "fake/fake-model", Deny: oc.PermissionDenials(blocked, mcp)}
+	ag := oc.Agent{ID: "architect", Description: a.Description, Body: body, Model: "fake/fake-model", Deny: oc.Permissions(denied)}
 	md, err := oc.AgentMD(ag)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fc "github.com/nexus-harness/nexus/internal/fakechat"
 )
 
@@ -66,17 +67,7 @@ func answer(w interface{ Write([]byte) (int, error) }, line []byte) int {
 	return 0
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(ds []time.Duration) time.Duration { return e2ekit.Median(ds) }
 
 // p90 is the nearest-rank 90th percentile.
 func p90(ds []time.Duration) time.Duration {
