@@ -3,6 +3,7 @@
 package opencode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,7 +156,7 @@ func TestE2EOpenCodeGeneratedPlugin(t *testing.T) {
 
 // BenchmarkOpenCodeNexusPlugin: what nexus adds to a tool call inside the
 // real OpenCode (pluginPerCall): nexus installed, its plugin wrapped by
-// testdata/timed.js, 100 sequential read calls, tool.execute.before timed
+// testdata/timed.js, 100 read calls, tool.execute.before timed
 // around the generated hook with the real lifecycle engine behind the
 // long-lived child. It reports the median and 90th percentile per call,
 // and the session's wall time.
@@ -172,14 +173,14 @@ func BenchmarkOpenCodeNexusPlugin(b *testing.B) {
 }
 
 // pluginPerCall runs a session of n sequential read calls with nexus
-// installed, its plugin loaded through testdata/timed.js (moved out of
+// installed (ten calls per model turn), its plugin loaded through testdata/timed.js (moved out of
 // plugins/, so OpenCode does not load it twice), and returns the time
 // each tool.execute.before took and the session's wall time. Every call
 // must have gone through the long-lived child: no nexus process per hook
 // ran (the child is the only `nexus hook` OpenCode started).
 func pluginPerCall(t testing.TB, n int) ([]time.Duration, time.Duration) {
 	t.Helper()
-	prompt, turns := readTurns(n)
+	prompt, turns := readTurns(n, 10)
 	api := fc.New(turns...)
 	defer api.Close()
 	timing := filepath.Join(t.TempDir(), "timing.log")
@@ -201,7 +202,9 @@ func pluginPerCall(t testing.TB, n int) ([]time.Duration, time.Duration) {
 		t.Fatal(err)
 	}
 	s.env = append(s.env, "OC_TIMING_LOG="+timing, "OC_NEXUS_PLUGIN="+gen)
-	writeFile(t, filepath.Join(s.proj, "f.txt"), []byte("x\n"))
+	for i := range n {
+		writeFile(t, filepath.Join(s.proj, fmt.Sprintf("f%d.txt", i)), []byte("x\n"))
+	}
 	r := s.run(prompt, "--title", "timing")
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("turns never reached: %v", u[:min(3, len(u))])

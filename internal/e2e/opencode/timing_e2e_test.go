@@ -146,7 +146,7 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			var perCall, walls []time.Duration
 			for i := 0; i < b.N; i++ {
-				prompt, turns := readTurns(calls)
+				prompt, turns := readTurns(calls, 1)
 				api := fc.New(turns...)
 				log := filepath.Join(b.TempDir(), "timing.log")
 				cmd, _ := json.Marshal(m.cmd)
@@ -170,16 +170,27 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 	}
 }
 
-// readTurns scripts a session of n sequential read calls of f.txt, then
-// an answer; it returns the prompt that starts it.
-func readTurns(n int) (string, []fc.Turn) {
+// readTurns scripts a session of n read calls, of f.txt when batch is 1,
+// else of f<i>.txt (identical calls in a row are OpenCode's "doom loop",
+// which opencode run refuses), batch calls per model turn (OpenCode runs a turn's calls one after the other through the
+// plugin's synchronous hook; fewer turns spare the model round trips),
+// then an answer; it returns the prompt that starts it.
+func readTurns(n, batch int) (string, []fc.Turn) {
 	prompt := fmt.Sprintf("timing: %d reads", n)
 	var turns []fc.Turn
 	when := fc.Prompt(prompt)
-	for c := 0; c < n; c++ {
-		id := fmt.Sprintf("call_read_%d", c)
-		turns = append(turns, fc.Turn{Name: id, When: when, Reply: fc.Reply{Calls: []fc.Call{{ID: id, Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}})
-		when = fc.After(id)
+	for c := 0; c < n; c += batch {
+		var calls []fc.Call
+		for i := c; i < min(n, c+batch); i++ {
+			file := "f.txt"
+			if batch > 1 {
+				file = fmt.Sprintf("f%d.txt", i)
+			}
+			calls = append(calls, fc.Call{ID: fmt.Sprintf("call_read_%d", i), Name: "read", Args: map[string]any{"filePath": file}})
+		}
+		name := fmt.Sprintf("reads_%d", c)
+		turns = append(turns, fc.Turn{Name: name, When: when, Reply: fc.Reply{Calls: calls}})
+		when = fc.After(calls[len(calls)-1].ID)
 	}
 	return prompt, append(turns, fc.Turn{Name: "final", When: when, Reply: fc.Reply{Text: "Done."}})
 }
