@@ -186,7 +186,7 @@ func TestCapabilityMap(t *testing.T) {
 			t.Fatalf("no capability %s", id)
 		}
 		for _, cl := range c.BlocksSemanticClasses {
-			if !reached[cl] && cl != "structured_document_edit" && cl != "interactive_shell_session" {
+			if !reached[cl] && cl != "interactive_shell_session" {
 				t.Errorf("class %s of %s is carried by no OpenCode or nexus tool", cl, id)
 			}
 		}

@@ -8,6 +8,9 @@ import "github.com/nexus-harness/nexus/harness/gate"
 // tools are mapped by the gate itself (nexus.yaml), which reads their
 // OpenCode names through MCPName.
 //
+// OpenCode has no notebook tool: write, edit and apply_patch are what
+// edits a notebook, so they carry structured_document_edit too (and nexus
+// validate finds every class of no_file_edit enforceable in OpenCode).
 // apply_patch carries every workspace-edit class and no file parameter:
 // a role without file edits is refused any patch.
 // The profile's analyzer (applypatch.ToolAnalyzer) names a patch's files:
@@ -15,9 +18,9 @@ import "github.com/nexus-harness/nexus/harness/gate"
 var capabilityMap = &gate.Map{
 	Host: Name,
 	Tools: map[string]*gate.ToolEntry{
-		ToolWrite:                     {Classes: []string{"file_creation", "file_modification"}, FileParams: []string{"filePath"}},
-		ToolEdit:                      {Classes: []string{"partial_file_edit", "file_modification"}, FileParams: []string{"filePath"}},
-		ToolApplyPatch:                {Classes: []string{"file_creation", "file_modification", "file_deletion", "partial_file_edit"}},
+		ToolWrite:                     {Classes: []string{"file_creation", "file_modification", "structured_document_edit"}, FileParams: []string{"filePath"}},
+		ToolEdit:                      {Classes: []string{"partial_file_edit", "file_modification", "structured_document_edit"}, FileParams: []string{"filePath"}},
+		ToolApplyPatch:                {Classes: []string{"file_creation", "file_modification", "file_deletion", "partial_file_edit", "structured_document_edit"}},
 		ToolBash:                      {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: gate.DialectPOSIX}},
 		ToolRead:                      {Classes: []string{gate.ClassFileRead}, FileParams: []string{"filePath"}},
 		"glob":                        {Classes: []string{"file_search"}},
