@@ -140,7 +140,7 @@ func (r doctorJSON) problems() []string {
 func testDoctorHealthyProject(t *testing.T, bin string) {
 	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 13 checks passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 17 checks passed") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	for _, want := range []string{
