@@ -38,7 +38,8 @@ run: install
 # run. Searching longer is make fuzz's job.
 FUZZ_CI  ?= ./harness/tags ./conformance/assertion ./harness/host/claude ./harness/host/neutral ./harness/host/codex ./harness/applypatch ./harness/host/opencode \
 	./plugins/decisions/decision ./plugins/decisions/store ./vocabulary:FuzzManifest ./harness/pluginhost:FuzzParseManifest \
-	./harness/mcpserver:FuzzReadBoundedLine ./harness/mcpserver:FuzzPeekID ./internal/jsonscan ./harness:FuzzParseDecimal
+	./harness/mcpserver:FuzzReadBoundedLine ./harness/mcpserver:FuzzPeekID ./internal/jsonscan ./harness:FuzzParseDecimal \
+	./internal/state:FuzzDecodeEditedFile ./internal/state:FuzzReadHistorySince
 FUZZTIME ?= 10s
 FUZZ_SMOKE ?= 1s
 

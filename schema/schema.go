@@ -58,6 +58,7 @@ type Set struct {
 	mu       sync.Mutex
 	compiler *jsonschema.Compiler
 	compiled map[string]*jsonschema.Schema
+	itemLocs map[string]itemLocResult // ItemLocation's answers
 }
 
 // maxSchemaFile bounds a schema file read from a distribution folder

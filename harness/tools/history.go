@@ -3,9 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode"
 	"unicode/utf16"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/state"
 )
 
@@ -37,118 +34,109 @@ func runHistorySearch(_ context.Context, env *Env, args map[string]any) (map[str
 	if n, ok := integer(args, "last_n"); ok {
 		lastN = n
 	}
-	// A repeated search of an unchanged history.json is answered from
-	// the results kept for that version of the file.
-	key := historyKey{query, lastN}
-	version, stable := state.StableVersion(env.Store.L.HistoryPath())
-	if stable {
-		if r, ok := env.results.historyGet(key, version); ok {
-			return r, nil
-		}
-	}
-	res, err := SearchHistory(env.Store, query, lastN)
-	if err != nil {
-		return nil, err
-	}
-	if stable {
-		env.results.historyPut(key, version, res)
-	}
-	return res, nil
+	return env.results.searchHistory(env.Store, historyKey{query, lastN})
 }
 
 // SearchHistory is history_search's answer for query and lastN, read from
-// st's history.json in one streaming pass (nexus view searches with it).
+// st's history.json in one streaming pass, nothing kept (nexus view
+// searches with it).
 func SearchHistory(st *state.Store, query string, lastN int64) (map[string]any, error) {
-	f, err := st.OpenHistory()
-	if err != nil {
-		return nil, err
-	}
-	var matches []jsontext.Value
-	total := 0
-	if f != nil {
-		matches, total, err = searchCycles(f, strings.ToLower(query), lastN)
-		f.Close()
-		var tl *safefile.TooLargeError
-		if errors.As(err, &tl) {
-			return nil, tl
-		}
-		if err != nil {
-			return nil, &state.CorruptError{Path: st.L.HistoryPath(), Reason: "not valid JSON: " + err.Error()}
-		}
-	}
-	cycles := make([]cycleSummary, len(matches))
-	for i, raw := range matches {
-		cycles[i] = summarizeCycle(raw)
-	}
-	return map[string]any{"total": total, "showing": len(cycles), "cycles": cycles}, nil
+	var c resultCache
+	return c.searchHistory(st, historyKey{query, lastN})
 }
 
-// searchCycles walks history.json once, streaming (memory holds one cycle
-// and the matches kept, not the file): each cycle is read as a raw value
-// and, when there is a query, its search text (see appendSearchText) is
-// matched against the lower-cased query. It returns the last lastN
-// matching cycles (copied out of the decoder's buffer) and the number of
-// matches.
-func searchCycles(r io.Reader, query string, lastN int64) ([]jsontext.Value, int, error) {
-	dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	if tok, err := dec.ReadToken(); err != nil {
-		return nil, 0, err
-	} else if tok.Kind() != '{' {
-		return nil, 0, errors.New("history.json is not a JSON object")
+type historyKey struct {
+	query string
+	lastN int64
+}
+
+// historyMatches is what one history_search (query and last_n) has found
+// in the bytes of history.json its mark covers: the number of matching
+// cycles and the last last_n of them (a ring, oldest at next), each
+// matched on its search text (appendSearchText). A search reads only what
+// was appended since its mark; a file changed otherwise is read from its
+// start (state.ReadHistorySince), streaming: memory holds one cycle and
+// the matches kept, not the file.
+type historyMatches struct {
+	mark   state.HistoryMark
+	total  int
+	ring   []jsontext.Value
+	next   int
+	kept   int            // bytes in ring
+	result map[string]any // the answer for mark (nil: to be built)
+}
+
+const (
+	// maxHistorySearches bounds the searches kept.
+	maxHistorySearches = 16
+	// maxHistoryKept bounds the bytes of cycles one kept search holds (so
+	// the searches kept hold at most 4 MiB); a search whose last_n
+	// matches are larger is not kept and reads the file whole next time.
+	maxHistoryKept = 256 << 10
+)
+
+func (c *resultCache) searchHistory(s *state.Store, k historyKey) (map[string]any, error) {
+	c.historyMu.Lock()
+	defer c.historyMu.Unlock()
+	hm := c.history[k]
+	if hm == nil {
+		hm = &historyMatches{}
 	}
-	var (
-		ring  []jsontext.Value // the last lastN matches, oldest at next
-		next  int
-		total int
-		text  []byte
-		q     = []byte(query)
-	)
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
-		if err != nil {
-			return nil, 0, err
-		}
-		if name.String() != "cycles" {
-			if err := dec.SkipValue(); err != nil {
-				return nil, 0, err
-			}
-			continue
-		}
-		if tok, err := dec.ReadToken(); err != nil {
-			return nil, 0, err
-		} else if tok.Kind() != '[' {
-			return nil, 0, errors.New(`history.json's "cycles" is not an array`)
-		}
-		for dec.PeekKind() != ']' {
-			raw, err := dec.ReadValue()
-			if err != nil {
-				return nil, 0, err
-			}
-			if len(q) > 0 {
-				text = appendSearchText(text[:0], raw)
-				if !bytes.Contains(text, q) {
-					continue
-				}
-			}
-			total++
-			if lastN <= 0 {
-				continue
-			}
-			if int64(len(ring)) < lastN {
-				ring = append(ring, bytes.Clone(raw))
-			} else {
-				ring[next] = append(ring[next][:0], raw...)
-				next = (next + 1) % len(ring)
+	q := []byte(strings.ToLower(k.query))
+	var text []byte
+	mark, err := s.ReadHistorySince(hm.mark, func() {
+		*hm = historyMatches{}
+	}, func(raw []byte) error {
+		if len(q) > 0 {
+			text = appendSearchText(text[:0], raw)
+			if !bytes.Contains(text, q) {
+				return nil
 			}
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, 0, err
+		hm.total++
+		hm.result = nil
+		if k.lastN <= 0 {
+			return nil
 		}
+		if int64(len(hm.ring)) < k.lastN {
+			hm.ring = append(hm.ring, bytes.Clone(raw))
+			hm.kept += len(raw)
+		} else {
+			hm.kept += len(raw) - len(hm.ring[hm.next])
+			hm.ring[hm.next] = append(hm.ring[hm.next][:0], raw...)
+			hm.next = (hm.next + 1) % len(hm.ring)
+		}
+		return nil
+	})
+	if err != nil {
+		delete(c.history, k)
+		return nil, err
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return nil, 0, err
+	hm.mark = mark
+	if hm.result == nil {
+		matches := append(hm.ring[hm.next:len(hm.ring):len(hm.ring)], hm.ring[:hm.next]...)
+		cycles := make([]cycleSummary, len(matches))
+		for i, raw := range matches {
+			cycles[i] = summarizeCycle(raw)
+		}
+		hm.result = map[string]any{"total": hm.total, "showing": len(cycles), "cycles": cycles}
 	}
-	return append(ring[next:], ring[:next]...), total, nil
+	switch {
+	case hm.kept > maxHistoryKept:
+		delete(c.history, k)
+	case c.history[k] == nil:
+		if c.history == nil {
+			c.history = map[historyKey]*historyMatches{}
+		}
+		if len(c.history) >= maxHistorySearches {
+			for old := range c.history {
+				delete(c.history, old)
+				break
+			}
+		}
+		c.history[k] = hm
+	}
+	return hm.result, nil
 }
 
 // appendSearchText appends the text history_search matches for one cycle:

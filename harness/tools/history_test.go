@@ -1,7 +1,11 @@
 package tools_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -113,4 +117,85 @@ func TestHistorySearchSeesChanges(t *testing.T) {
 	if res, _ := call(t, e, "history_search", map[string]any{"query": "main"}); res["total"] != 2.0 {
 		t.Fatalf("later: total %v, want 2", res["total"])
 	}
+}
+
+// A long-lived engine's history_search, which reads only what another
+// process appended since its last search, answers as an engine reading
+// the file afresh does, through appends, edits of old cycles, reformats,
+// members added after the cycles and the file's removal.
+func TestHistorySearchIncrementalMatchesFresh(t *testing.T) {
+	e, proj := newEngine(t)
+	p := filepath.Join(proj, historyPath)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	r := rand.New(rand.NewPCG(5, 9))
+	var cycles []any
+	extra := map[string]any{}
+	write := func(indent string) {
+		doc := map[string]any{"schema_version": "0.5", "cycles": cycles}
+		for k, v := range extra {
+			doc[k] = v
+		}
+		var b []byte
+		if indent == "" {
+			b, _ = json.Marshal(doc)
+		} else {
+			b, _ = json.MarshalIndent(doc, "", indent)
+		}
+		writeOver(t, p, b)
+	}
+	queries := []map[string]any{{}, {"query": "auth"}, {"query": "AUTH", "last_n": 2}, {"query": "b3"}, {"query": "nothing-matches"}}
+	for step := range 60 {
+		switch op := r.IntN(10); {
+		case op < 5 || len(cycles) == 0:
+			for range r.IntN(3) + 1 {
+				topic := fmt.Sprintf("Cycle %d", len(cycles))
+				if r.IntN(3) == 0 {
+					topic += ": auth tokens"
+				}
+				cycles = append(cycles, cycle(fmt.Sprintf("2026-01-01T00:%02d:00Z", len(cycles)%60), fmt.Sprintf("b%d", len(cycles)),
+					map[string]any{"id": len(cycles) + 1, "topic": topic, "issues": []any{}, "created_at": "2026-01-01T00:00:00Z"}))
+			}
+			write("  ")
+		case op == 5:
+			c := cycles[r.IntN(len(cycles))].(map[string]any)
+			c["branch"] = fmt.Sprintf("edited-%d", step)
+			write("  ")
+		case op == 6:
+			write([]string{"", "\t", "    "}[r.IntN(3)])
+		case op == 7:
+			extra["x_note"] = step
+			write("  ")
+		case op == 8:
+			os.Remove(p)
+		default:
+			cycles = cycles[:r.IntN(len(cycles))]
+			write("  ")
+		}
+		for _, q := range queries {
+			got, err := e.CallToolJSON(t.Context(), "history_search", q)
+			if err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			want := searchAfresh(t, proj, q)
+			if string(got) != string(want) {
+				t.Fatalf("step %d, %v:\n%s\nafresh:\n%s", step, q, got, want)
+			}
+		}
+	}
+}
+
+// searchAfresh answers a history_search over proj with an engine that
+// has read nothing before.
+func searchAfresh(t *testing.T, proj string, args map[string]any) []byte {
+	t.Helper()
+	fresh, freshProj := newEngine(t)
+	if b, err := os.ReadFile(filepath.Join(proj, historyPath)); err == nil {
+		os.MkdirAll(filepath.Join(freshProj, ".nexus"), 0o755)
+		writeOver(t, filepath.Join(freshProj, historyPath), b)
+	}
+	out, err := fresh.CallToolJSON(t.Context(), "history_search", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -37,11 +37,10 @@ func runPlanStart(ctx context.Context, env *Env, args map[string]any) (map[strin
 	var planID int64
 	archived := false
 	err := s.Update(ctx, []string{s.L.HistoryPath(), s.L.PlanPath()}, func(tx *state.Tx) error {
-		h, _, err := tx.History()
+		maxID, err := env.results.maxPlanID(s)
 		if err != nil {
 			return err
 		}
-		maxID := maxPlanID(h)
 		old, ok, err := tx.Plan()
 		if err != nil {
 			return err
@@ -86,25 +85,40 @@ func runPlanStart(ctx context.Context, env *Env, args map[string]any) (map[strin
 // maxPlanID is the largest plan id archived in history (0 when none).
 // Cycles are read leniently: foreign or legacy records are skipped, never
 // rejected.
-func maxPlanID(h *state.History) int64 {
-	if h == nil {
+// maxPlanID returns the largest plan id archived in history.json (0 when
+// none), reading only the cycles appended since the last call
+// (state.ReadHistorySince). Called with the history lock held.
+func (c *resultCache) maxPlanID(s *state.Store) (int64, error) {
+	c.historyMu.Lock()
+	defer c.historyMu.Unlock()
+	maxID := c.planIDs.max
+	mark, err := s.ReadHistorySince(c.planIDs.mark, func() { maxID = 0 }, func(raw []byte) error {
+		maxID = max(maxID, cyclePlanID(raw))
+		return nil
+	})
+	if err != nil {
+		c.planIDs.mark, c.planIDs.max = state.HistoryMark{}, 0
+		return 0, err
+	}
+	c.planIDs.mark, c.planIDs.max = mark, maxID
+	return maxID, nil
+}
+
+// cyclePlanID is the id of a cycle's plan (0 when it has none or it is
+// not a number).
+func cyclePlanID(raw []byte) int64 {
+	var c struct {
+		Plan *struct {
+			ID any `json:"id"`
+		} `json:"plan"`
+	}
+	if json.Unmarshal(raw, &c) != nil || c.Plan == nil {
 		return 0
 	}
-	var maxID int64
-	for _, raw := range h.Cycles {
-		var c struct {
-			Plan *struct {
-				ID any `json:"id"`
-			} `json:"plan"`
-		}
-		if json.Unmarshal(raw, &c) != nil || c.Plan == nil {
-			continue
-		}
-		if f, ok := c.Plan.ID.(float64); ok && f > float64(maxID) {
-			maxID = int64(f)
-		}
+	if f, ok := c.Plan.ID.(float64); ok && f > 0 {
+		return int64(f)
 	}
-	return maxID
+	return 0
 }
 
 // newCycle builds the history record of a closed plan/task cycle. The

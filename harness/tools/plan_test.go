@@ -1,6 +1,8 @@
 package tools_test
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"testing"
 )
 
@@ -233,4 +235,33 @@ func containsAll(s string, subs ...string) bool {
 		}
 	}
 	return true
+}
+
+// plan_start numbers a plan after every plan archived in history.json,
+// including cycles another process appended since the engine last read
+// it, and cycles edited in place (the file then read again whole).
+func TestPlanStartIDFollowsHistoryChanges(t *testing.T) {
+	e, proj := newEngine(t)
+	start := func(want float64) {
+		t.Helper()
+		res, msg := call(t, e, "plan_start", map[string]any{"topic": "t", "issues": []any{"a"}, "research_summary": "r"})
+		if msg != "" || res["plan_id"] != want {
+			t.Fatalf("plan_start: %v %q, want plan_id %v", res, msg, want)
+		}
+	}
+	planned := func(id int) map[string]any {
+		return cycle("2026-01-01T00:00:00Z", "main", map[string]any{"id": id, "topic": "t", "issues": []any{}, "created_at": "2026-01-01T00:00:00Z"})
+	}
+	putFiles(t, proj, files{historyPath: map[string]any{"cycles": []any{planned(3)}}})
+	start(4)
+	start(5) // plan 4 archived by this engine
+	b := mustRead(t, filepath.Join(proj, historyPath))
+	var h map[string]any
+	json.Unmarshal(b, &h)
+	h["cycles"] = append(h["cycles"].([]any), planned(40)) // another process appends
+	putFiles(t, proj, files{historyPath: h})
+	start(41)
+	h["cycles"] = []any{planned(7)} // rewritten: the archived plans are gone
+	putFiles(t, proj, files{historyPath: h, planPath: nil})
+	start(8)
 }

@@ -1,6 +1,7 @@
 package tools_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/nexus-harness/nexus/schema"
 )
@@ -35,25 +38,36 @@ func FuzzToolCallsCommitValidState(f *testing.F) {
 			putFiles(t, proj, files{historyPath: map[string]any{"schema_version": "0.5", "cycles": []any{}}})
 		}
 		assertStateValid(t, proj, "the generated state", "")
-		foreign := ""
+		foreign, bad, member := "", int64(0), false
 		for i := range int(steps%40) + 1 {
-			if r.IntN(8) == 0 {
+			if r.IntN(5) == 0 {
 				// Another process rewrites tasks.json, with an unknown
-				// member and sometimes a status outside the schema: the
+				// member and sometimes a task the schema refuses: the
 				// next write must not trust what the engine cached, and
 				// must not commit the invalid task.
-				foreign = rewriteExternally(t, proj, r)
+				foreign, bad = rewriteExternally(t, proj, r)
+				member = member || strings.Contains(foreign, "x_other_harness")
 			}
 			tool, args := randomCall(r)
 			_, err := e.CallTool(t.Context(), tool, args)
 			when := fmt.Sprintf("step %d: %s %v (err %v)", i, tool, args, err)
 			assertStateValid(t, proj, when, foreign)
+			// A write over the invalid task is refused, naming it and
+			// the member the schema refuses.
+			if bad != 0 && tool == "task_add" {
+				if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("(task %d)", bad)) || !strings.Contains(err.Error(), "/tasks/") {
+					t.Fatalf("%s: a task_add over a tasks.json whose task %d is invalid was not refused by name", when, bad)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(proj, tasksPath)); string(b) != foreign {
+				bad = 0 // nexus wrote it (valid, checked above) or it is gone
+			}
 			// What the other process wrote is the base of every later
 			// write: its member survives until the cycle is closed.
-			if b, err := os.ReadFile(filepath.Join(proj, tasksPath)); err == nil && foreign != "" && !strings.Contains(string(b), "x_other_harness") {
+			if b, err := os.ReadFile(filepath.Join(proj, tasksPath)); err == nil && member && !strings.Contains(string(b), "x_other_harness") {
 				t.Fatalf("%s: a write lost the other process's tasks.json:\n%s", when, b)
 			} else if err != nil {
-				foreign = ""
+				foreign, member = "", false
 			}
 		}
 	})
@@ -194,35 +208,92 @@ func randomCall(r *rand.Rand) (string, map[string]any) {
 }
 
 // rewriteExternally rewrites tasks.json as another process would: a new
-// inode, one task's status changed (one time in three to a value the
-// schema refuses), an unknown member added. It returns what it wrote.
-func rewriteExternally(t *testing.T, proj string, r *rand.Rand) string {
+// inode, one task changed (one time in three in a way the schema
+// refuses). Half the time only that task's bytes change (the file as
+// nexus or the Node harness writes it); otherwise the file is re-encoded
+// with its members in another order and an unknown member added. It returns what
+// it wrote and the id of the task it made invalid (0: none).
+func rewriteExternally(t *testing.T, proj string, r *rand.Rand) (string, int64) {
 	p := filepath.Join(proj, tasksPath)
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return ""
+		return "", 0
 	}
 	var tf map[string]any
 	if json.Unmarshal(b, &tf) != nil {
 		t.Fatalf("tasks.json is not JSON: %s", b)
 	}
-	if ts, _ := tf["tasks"].([]any); len(ts) > 0 {
-		st := statuses[r.IntN(3)]
-		if r.IntN(3) == 0 {
-			st = "bogus"
+	ts, _ := tf["tasks"].([]any)
+	if len(ts) == 0 {
+		return "", 0
+	}
+	i := r.IntN(len(ts))
+	task := ts[i].(map[string]any)
+	id, _ := task["id"].(float64)
+	var bad int64
+	if r.IntN(3) == 0 {
+		// Something the schema refuses but the task still decodes.
+		switch r.IntN(5) {
+		case 0:
+			task["status"] = "bogus"
+		case 1:
+			task["title"] = ""
+		case 2:
+			delete(task, "context")
+		case 3:
+			task["created_at"] = "yesterday"
+		default:
+			task["owner_reuse_policy"] = "sometimes"
 		}
-		ts[r.IntN(len(ts))].(map[string]any)["status"] = st
+		bad = int64(id)
+	} else {
+		task["status"] = statuses[r.IntN(3)]
 	}
-	tf["x_other_harness"] = true
-	out, _ := json.MarshalIndent(tf, "", "  ")
-	tmp := p + ".other"
-	if err := os.WriteFile(tmp, out, 0o644); err != nil {
-		t.Fatal(err)
+	var out []byte
+	if r.IntN(2) == 0 {
+		// Only this task's bytes change: re-encode it alone, in its
+		// place, in the file's own layout.
+		old := taskBytes(t, b, i)
+		nb, _ := json.MarshalIndent(task, "    ", "  ")
+		out = bytes.Replace(b, old, nb, 1)
+	} else {
+		tf["x_other_harness"] = true
+		out, _ = json.MarshalIndent(tf, "", "  ")
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		t.Fatal(err)
+	var check any
+	if json.Unmarshal(out, &check) != nil {
+		t.Fatalf("the rewrite is not JSON:\n%s", out)
 	}
-	return string(out)
+	writeOver(t, p, out)
+	return string(out), bad
+}
+
+// taskBytes returns the bytes of the i-th task of a tasks.json text.
+func taskBytes(t *testing.T, b []byte, i int) []byte {
+	dec := jsontext.NewDecoder(bytes.NewReader(b))
+	dec.ReadToken()
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name.String() != "tasks" {
+			dec.SkipValue()
+			continue
+		}
+		dec.ReadToken()
+		for k := 0; ; k++ {
+			v, err := dec.ReadValue()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k == i {
+				return bytes.Clone(v)
+			}
+		}
+	}
+	t.Fatal("no tasks")
+	return nil
 }
 
 // assertStateValid checks every state file on disk against its nexus-core

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"path/filepath"
 
 	"github.com/nexus-harness/nexus/internal/state"
@@ -106,15 +105,16 @@ func runTaskList(_ context.Context, env *Env, _ map[string]any) (*Result, error)
 		b, err := state.MarshalCompact(map[string]any{"exists": false})
 		return Encoded(b), err
 	}
-	b, err := env.results.taskListJSON(t)
+	b, err := env.results.taskListJSON(env.Store, t)
 	if err != nil {
 		return nil, err
 	}
 	return Encoded(b), nil
 }
 
-// taskListResult is task_list's answer for t, whose tasks are encoded.
-func taskListResult(t *state.Tasks, tasks []byte) map[string]any {
+// taskListHead is task_list's answer for t without its tasks (the goal
+// and the summary; taskListJSON adds the tasks).
+func taskListHead(t *state.Tasks) map[string]any {
 	status := make(map[int64]string, len(t.Tasks))
 	completed, pending, inProgress := 0, 0, 0
 	for _, x := range t.Tasks {
@@ -145,8 +145,7 @@ func taskListResult(t *state.Tasks, tasks []byte) map[string]any {
 		}
 	}
 	return map[string]any{
-		"goal":  t.Goal,
-		"tasks": jsontext.Value(tasks),
+		"goal": t.Goal,
 		"summary": map[string]any{
 			"total":     len(t.Tasks),
 			"completed": completed,

@@ -39,6 +39,14 @@ func TestTaskListJSONMatchesResult(t *testing.T) {
 		if !reflect.DeepEqual(gv, wv) {
 			t.Fatalf("%s:\n%s\nwant\n%s", step, got, want)
 		}
+		// The tasks, re-used task by task from earlier answers, are
+		// what encoding the file's tasks afresh gives.
+		if tf, ok, err := state.New(e.Store.L, nil).ReadTasks(); err == nil && ok {
+			fresh, _ := state.MarshalCompact(tf.Tasks)
+			if !bytes.HasSuffix(got, append(append([]byte(`"tasks":`), fresh...), '}')) {
+				t.Fatalf("%s: the answer's tasks\n%s\nare not\n%s", step, got, fresh)
+			}
+		}
 		again, _ := e.CallToolJSON(ctx, "task_list", nil)
 		if !bytes.Equal(again, got) {
 			t.Fatalf("%s: a repeated call answered differently:\n%s\n%s", step, again, got)

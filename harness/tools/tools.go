@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"weak"
 
 	"github.com/nexus-harness/nexus/internal/state"
 )
@@ -29,72 +30,50 @@ type Env struct {
 	results resultCache
 }
 
-// resultCache holds results keyed by the version of the file they were
-// derived from (state.StableVersion or a cached value's identity).
+// resultCache holds what the read-only tools derived from a version of a
+// file: task_list's answer for a cached tasks.json value, and each recent
+// history_search's matches with the mark of the history.json bytes they
+// cover (history.go).
 type resultCache struct {
-	mu       sync.Mutex
-	taskList *state.Tasks // the version taskListJSON encodes
+	mu sync.Mutex
+	// taskList is the version taskListJSON encodes, held weakly: an
+	// answer for a version the store no longer holds is never asked for
+	// again, and its ten thousand tasks are not kept for it.
+	taskList weak.Pointer[state.Tasks]
 	encoded  []byte
-	history  map[historyKey]historyResult
-}
 
-type historyKey struct {
-	query string
-	lastN int64
-}
-
-type historyResult struct {
-	version any
-	result  map[string]any
+	historyMu sync.Mutex // one history reader at a time (they update their state)
+	history   map[historyKey]*historyMatches
+	planIDs   struct {
+		mark state.HistoryMark
+		max  int64 // the largest plan id in the cycles mark covers
+	}
 }
 
 // taskListJSON returns task_list's answer for t, a value from the store's
 // cache, encoded: built and encoded once per version of tasks.json, so a
-// repeated call neither re-encodes nor re-validates megabytes of tasks.
-func (c *resultCache) taskListJSON(t *state.Tasks) ([]byte, error) {
+// repeated call neither re-encodes nor re-validates megabytes of tasks,
+// and a new version re-uses the rendering of every task whose bytes it
+// kept (Store.AppendTasksJSON). The tasks are the answer's last member (members
+// are in name order), so the rest is encoded and the array put after it
+// as it stands, not re-read by the encoder.
+func (c *resultCache) taskListJSON(s *state.Store, t *state.Tasks) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.taskList == t && c.encoded != nil {
+	if c.taskList == weak.Make(t) && c.encoded != nil {
 		return c.encoded, nil
 	}
-	tasks, err := state.MarshalCompact(t.Tasks)
+	head, err := state.MarshalCompact(taskListHead(t))
 	if err != nil {
 		return nil, err
 	}
-	b, err := state.MarshalCompact(taskListResult(t, tasks))
+	b, err := s.AppendTasksJSON(append(head[:len(head)-1:len(head)-1], `,"tasks":`...), 1, t)
 	if err != nil {
 		return nil, err
 	}
-	c.taskList, c.encoded = t, b
+	b = append(b, '}')
+	c.taskList, c.encoded = weak.Make(t), b
 	return b, nil
-}
-
-// maxHistoryResults bounds the history_search answers kept.
-const maxHistoryResults = 16
-
-func (c *resultCache) historyGet(k historyKey, version any) (map[string]any, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.history[k]
-	if !ok || r.version != version {
-		return nil, false
-	}
-	return r.result, true
-}
-
-func (c *resultCache) historyPut(k historyKey, version any, result map[string]any) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.history == nil {
-		c.history = map[historyKey]historyResult{}
-	}
-	if len(c.history) >= maxHistoryResults {
-		for old := range c.history {
-			delete(c.history, old)
-			break
-		}
-	}
-	c.history[k] = historyResult{version, result}
 }
 
 // Annotations are the MCP tool hints; all four are always sent.

@@ -238,7 +238,7 @@ func ReadAll(r io.Reader, p string, size, limit int64) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	if size > 0 && size <= limit {
-		buf.Grow(int(size) + 1)
+		buf.Grow(int(size) + bytes.MinRead) // ReadFrom grows (copying) when less than MinRead is free
 	}
 	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
 		return nil, fmt.Errorf("read %s: %w", p, err)

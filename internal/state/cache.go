@@ -2,7 +2,9 @@ package state
 
 import (
 	"errors"
+	"fmt"
 	"hash/maphash"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -31,6 +33,7 @@ const racyWindow = 20 * time.Millisecond
 type fileCache struct {
 	mu      sync.Mutex
 	entries map[string]*cacheEntry
+	history HistoryMark // see history.go
 }
 
 type cacheEntry struct {
@@ -38,13 +41,10 @@ type cacheEntry struct {
 	idKnown  bool // the platform gives an identity (else always racy)
 	hash     uint64
 	verified time.Time // when id and hash were last confirmed
-	value    any       // *Plan, *Tasks or []TrackerEntry
-	// valid: this version is known to match its schema (nexus wrote it
-	// after validating it, or validated it whole).
-	valid bool
-	// layout: for a tasks.json this process wrote, the bytes and where
-	// each task sits in them (encodeTasks).
-	layout *taskLayout
+	value    any       // *Plan, *Tasks or *[]TrackerEntry
+	// items: what is known of each item of value (items.go); nil when
+	// the file was decoded whole.
+	items *itemSet
 }
 
 var hashSeed = maphash.MakeSeed()
@@ -84,15 +84,16 @@ func (c *fileCache) put(path string, e *cacheEntry) {
 
 // loaded is one read of a cached state file.
 type loaded struct {
-	value  any
-	valid  bool
-	layout *taskLayout
+	value any
+	items *itemSet
 }
 
 // load returns the parsed content of path: from the cache when the file
-// is unchanged, else read (once) and decoded by decode. A missing file is
-// (nil, false, nil). The returned value is shared: do not modify it.
-func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*loaded, bool, error) {
+// is unchanged, else read (once) and decoded by doc, which re-uses what
+// the cache knows of the items whose bytes did not change. A missing
+// file is (nil, false, nil). The returned value is shared: do not modify
+// it.
+func (s *Store) loadCached(path string, doc itemDoc) (*loaded, bool, error) {
 	c := s.cache
 	e := c.get(path)
 	if e != nil && !e.racy() {
@@ -103,34 +104,44 @@ func (s *Store) loadCached(path string, decode func([]byte) (any, error)) (*load
 		}
 		if err == nil {
 			if id, ok := idOf(st); ok && id == e.id {
-				return &loaded{e.value, e.valid, e.layout}, true, nil
+				return &loaded{e.value, e.items}, true, nil
 			}
 		}
 	}
-	b, id, idKnown, ok, err := readWithID(s.L, path)
+	b, id, idKnown, ok, err := readWithID(s.L, path, e)
 	if err != nil || !ok {
 		c.put(path, nil)
 		return nil, ok, err
 	}
 	now := time.Now()
+	if b == nil {
+		// Same identity, same bytes (hashed as read, not kept).
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: e.hash, verified: now, value: e.value, items: e.items})
+		return &loaded{e.value, e.items}, true, nil
+	}
 	h := hashBytes(b)
 	if e != nil && e.hash == h {
 		// Same bytes: keep the parsed value, note the identity it has now.
-		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, valid: e.valid, layout: e.layout})
-		return &loaded{e.value, e.valid, e.layout}, true, nil
+		c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: e.value, items: e.items})
+		return &loaded{e.value, e.items}, true, nil
 	}
-	v, err := decode(b)
+	var prevValue any
+	var prev *itemSet
+	if e != nil {
+		prevValue, prev = e.value, e.items
+	}
+	v, items, err := doc.decode(b, prevValue, prev)
 	if err != nil {
 		c.put(path, nil)
 		return nil, true, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
 	}
-	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v})
-	return &loaded{v, false, nil}, true, nil
+	c.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: h, verified: now, value: v, items: items})
+	return &loaded{v, items}, true, nil
 }
 
 // remember records what a transaction just wrote to path, so the next read
 // needs no parse (it is confirmed by hash while the write is recent).
-func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
+func (s *Store) remember(path string, data []byte, v any, items *itemSet) {
 	if s.cache == nil {
 		return
 	}
@@ -144,12 +155,16 @@ func (s *Store) remember(path string, data []byte, v any, layout *taskLayout) {
 		return
 	}
 	id, idKnown := idOf(st)
-	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, valid: true, layout: layout})
+	s.cache.put(path, &cacheEntry{id: id, idKnown: idKnown, hash: hashBytes(data), verified: time.Now(), value: v, items: items})
 }
 
 // readWithID reads a whole file of the layout (beneath its anchor, through
-// the limit of its kind) and the identity of the very file read.
-func readWithID(l Layout, path string) (b []byte, id fileID, idKnown, ok bool, err error) {
+// the limit of its kind) and the identity of the very file read. When the
+// file still has the identity of e (a racy entry being confirmed), its
+// bytes are hashed as they are read and, when they are e's, not kept: b
+// is nil. A write's next read confirms the file this way without holding
+// a second copy of it.
+func readWithID(l Layout, path string, e *cacheEntry) (b []byte, id fileID, idKnown, ok bool, err error) {
 	f, fi, err := l.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -158,27 +173,40 @@ func readWithID(l Layout, path string) (b []byte, id fileID, idKnown, ok bool, e
 		return nil, fileID{}, false, false, err
 	}
 	defer f.Close()
+	id, idKnown = idOf(fi)
+	if e != nil && idKnown && e.idKnown && id == e.id && fi.Size() <= LimitFor(path) {
+		if same, err := hashesTo(safefile.Reader(f, path, LimitFor(path)), e.hash); err != nil {
+			return nil, fileID{}, false, false, err
+		} else if same {
+			return nil, id, idKnown, true, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, fileID{}, false, false, fmt.Errorf("read %s: %w", path, err)
+		}
+	}
 	if b, err = safefile.ReadAll(f, path, fi.Size(), LimitFor(path)); err != nil {
 		return nil, fileID{}, false, false, err
 	}
-	id, idKnown = idOf(fi)
 	return b, id, idKnown, true, nil
 }
 
-// StableVersion returns a comparable value naming the version of the file
-// at path when stat alone can vouch for it: the platform gives the file's
-// identity and the file last changed at least racyWindow ago. ok is false
-// otherwise (missing file, unknown identity, a change too recent): the
-// caller must read the file. Results derived from a file can be kept under
-// its stable version.
-func StableVersion(path string) (v any, ok bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, false
+var hashBuffers = sync.Pool{New: func() any { return new([256 << 10]byte) }}
+
+// hashesTo reports whether r's bytes hash to sum (as hashBytes of all of
+// them would), reading through a pooled buffer.
+func hashesTo(r io.Reader, sum uint64) (bool, error) {
+	buf := hashBuffers.Get().(*[256 << 10]byte)
+	defer hashBuffers.Put(buf)
+	var h maphash.Hash
+	h.SetSeed(hashSeed)
+	for {
+		n, err := r.Read(buf[:])
+		h.Write(buf[:n])
+		if err == io.EOF {
+			return h.Sum64() == sum, nil
+		}
+		if err != nil {
+			return false, err
+		}
 	}
-	id, known := idOf(st)
-	if !known || time.Since(id.changed()) < racyWindow {
-		return nil, false
-	}
-	return id, true
 }

@@ -171,3 +171,33 @@ func TestPeekTasks(t *testing.T) {
 		t.Fatalf("torn file: %v", err)
 	}
 }
+
+// A racy entry is confirmed by hashing the file as it is read, without
+// keeping a copy when the bytes are the entry's; bytes that differ under
+// the same identity (an in-place rewrite within one clock tick) are read
+// and returned.
+func TestReadWithIDConfirmsByHash(t *testing.T) {
+	s := newStore(t)
+	p := s.L.TasksPath()
+	content := fmt.Sprintf(tasksJSON, "pending")
+	writeFile(t, p, content)
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, known := idOf(st)
+	if !known {
+		t.Skip("no file identity on this platform")
+	}
+	same := &cacheEntry{id: id, idKnown: true, hash: hashBytes([]byte(content))}
+	if b, gotID, _, ok, err := readWithID(s.L, p, same); err != nil || !ok || b != nil || gotID != id {
+		t.Fatalf("same bytes: b %q ok %v err %v", b, ok, err)
+	}
+	other := &cacheEntry{id: id, idKnown: true, hash: hashBytes([]byte(content)) + 1}
+	if b, _, _, ok, err := readWithID(s.L, p, other); err != nil || !ok || string(b) != content {
+		t.Fatalf("other bytes under the same identity: b %q ok %v err %v", b, ok, err)
+	}
+	if b, _, _, ok, err := readWithID(s.L, p, nil); err != nil || !ok || string(b) != content {
+		t.Fatalf("no entry: b %q ok %v err %v", b, ok, err)
+	}
+}

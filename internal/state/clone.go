@@ -52,7 +52,7 @@ func (t *Task) equal(o *Task) bool {
 		t.CreatedAt == o.CreatedAt && eqPtr(t.Approach, o.Approach) && eqPtr(t.Acceptance, o.Acceptance) &&
 		eqPtr(t.Risk, o.Risk) && eqPtr(t.PlanIssue, o.PlanIssue) && eqPtr(t.Owner, o.Owner) &&
 		eqPtr(t.OwnerAgentID, o.OwnerAgentID) && eqPtr(t.OwnerReusePolicy, o.OwnerReusePolicy) &&
-		slices.Equal(t.Deps, o.Deps) && maps.EqualFunc(t.Extra, o.Extra, func(a, b jsontext.Value) bool { return bytes.Equal(a, b) })
+		slices.Equal(t.Deps, o.Deps) && eqExtra(t.Extra, o.Extra)
 }
 
 func eqPtr[T comparable](a, b *T) bool {
@@ -60,4 +60,27 @@ func eqPtr[T comparable](a, b *T) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// equal reports whether two issues encode to the same JSON (an omitzero
+// slice or map is written when it is empty but not nil).
+func (is *Issue) equal(o *Issue) bool {
+	return is.ID == o.ID && is.Title == o.Title && is.Status == o.Status && eqPtr(is.Decision, o.Decision) &&
+		(is.HowAgents == nil) == (o.HowAgents == nil) && slices.Equal(is.HowAgents, o.HowAgents) &&
+		(is.HowSummary == nil) == (o.HowSummary == nil) && maps.Equal(is.HowSummary, o.HowSummary) &&
+		(is.HowAgentIDs == nil) == (o.HowAgentIDs == nil) && maps.Equal(is.HowAgentIDs, o.HowAgentIDs) &&
+		eqExtra(is.Extra, o.Extra)
+}
+
+// equal reports whether two tracker entries encode to the same JSON.
+func (e *TrackerEntry) equal(o *TrackerEntry) bool {
+	return e.HarnessID == o.HarnessID && e.AgentName == o.AgentName && e.AgentID == o.AgentID &&
+		e.StartedAt == o.StartedAt && e.LastResumedAt == o.LastResumedAt && eqPtr(e.ResumeCount, o.ResumeCount) &&
+		e.Status == o.Status && e.StoppedAt == o.StoppedAt && eqPtr(e.LastMessage, o.LastMessage) &&
+		(e.FilesTouched == nil) == (o.FilesTouched == nil) && slices.Equal(e.FilesTouched, o.FilesTouched) &&
+		eqExtra(e.Extra, o.Extra)
+}
+
+func eqExtra(a, b Extra) bool {
+	return maps.EqualFunc(a, b, func(x, y jsontext.Value) bool { return bytes.Equal(x, y) })
 }

@@ -3,7 +3,6 @@ package state
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -195,9 +194,4 @@ func openAt(path string) (*os.File, fs.FileInfo, error) {
 	}
 	defer root.Close()
 	return safefile.OpenIn(root, filepath.Base(path))
-}
-
-// bounded wraps an open state file in the limit of its kind.
-func bounded(f *os.File, path string) io.Reader {
-	return safefile.Reader(f, path, LimitFor(path))
 }

@@ -3,7 +3,6 @@ package state
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,13 +25,12 @@ var stateReaders = []struct {
 	{"PeekTask", Layout.TasksPath, func(s *Store) error { _, err := PeekTask(s.L, 0); return err }},
 	{"ReadTracker", Layout.TrackerPath, func(s *Store) error { _, _, err := s.ReadTracker(); return err }},
 	{"ReadHistory", Layout.HistoryPath, func(s *Store) error { _, _, err := s.ReadHistory(); return err }},
-	{"OpenHistory", Layout.HistoryPath, func(s *Store) error {
-		f, err := s.OpenHistory()
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.Copy(io.Discard, f)
+	{"ReadHistorySince", Layout.HistoryPath, func(s *Store) error {
+		_, err := s.ReadHistorySince(HistoryMark{}, func() {}, func([]byte) error { return nil })
+		return err
+	}},
+	{"ReadHistorySince a mark", Layout.HistoryPath, func(s *Store) error {
+		_, err := s.ReadHistorySince(HistoryMark{prefix: 20, cycles: 1}, func() {}, func([]byte) error { return nil })
 		return err
 	}},
 	{"CheckFile tasks", Layout.TasksPath, func(s *Store) error { _, err := s.CheckFile(s.L.TasksPath()); return err }},

@@ -15,7 +15,7 @@ import (
 	"github.com/nexus-harness/nexus/schema"
 )
 
-func newStore(t *testing.T) *Store {
+func newStore(t testing.TB) *Store {
 	t.Helper()
 	l, err := NewLayout(t.TempDir(), "nexus")
 	if err != nil {

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/nexus-harness/nexus/internal/filelock"
 	"github.com/nexus-harness/nexus/internal/safefile"
@@ -152,10 +154,23 @@ func (s *Store) decoderFor(path string) func([]byte) (any, error) {
 	return decodeAs[any]
 }
 
+// docFor is the item layout of path (nil for files without one).
+func (s *Store) docFor(path string) itemDoc {
+	switch path {
+	case s.L.PlanPath():
+		return planDoc
+	case s.L.TasksPath():
+		return tasksDoc
+	case s.L.TrackerPath():
+		return trackerDoc
+	}
+	return nil
+}
+
 // ReadPlan reads plan.json without locking (files are replaced atomically,
 // so a reader sees a whole old or whole new file).
 func (s *Store) ReadPlan() (*Plan, bool, error) {
-	l, ok, err := s.loadCached(s.L.PlanPath(), decodeAs[Plan])
+	l, ok, err := s.loadCached(s.L.PlanPath(), planDoc)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -164,7 +179,7 @@ func (s *Store) ReadPlan() (*Plan, bool, error) {
 
 // ReadTasks reads tasks.json without locking.
 func (s *Store) ReadTasks() (*Tasks, bool, error) {
-	l, ok, err := s.loadCached(s.L.TasksPath(), decodeAs[Tasks])
+	l, ok, err := s.loadCached(s.L.TasksPath(), tasksDoc)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -185,34 +200,9 @@ func (s *Store) ReadHistory() (*History, bool, error) {
 	return &h, true, nil
 }
 
-// OpenHistory opens history.json for a streaming read (history_search
-// walks it once without holding the whole file), bounded by
-// MaxHistoryBytes: reading past it is a *safefile.TooLargeError. A missing
-// file is (nil, nil); the caller closes the file.
-func (s *Store) OpenHistory() (io.ReadCloser, error) {
-	p := s.L.HistoryPath()
-	f, st, err := s.L.Open(p)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > MaxHistoryBytes {
-		f.Close()
-		return nil, &safefile.TooLargeError{Path: p, Limit: MaxHistoryBytes}
-	}
-	return readCloser{bounded(f, p), f}, nil
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
 // ReadTracker reads this harness's agent-tracker.json without locking.
 func (s *Store) ReadTracker() ([]TrackerEntry, bool, error) {
-	l, ok, err := s.loadCached(s.L.TrackerPath(), decodeAs[[]TrackerEntry])
+	l, ok, err := s.loadCached(s.L.TrackerPath(), trackerDoc)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
@@ -262,9 +252,11 @@ type Tx struct {
 	// changed and the cache can keep them.
 	bases  map[string]*loaded
 	values map[string]any
-	// layouts are the task layouts of staged tasks.json versions, kept
-	// with them in the cache.
-	layouts map[string]*taskLayout
+	// items are what is known of the items of the staged values (their
+	// encodings, which are known valid), kept with them in the cache.
+	items map[string]*itemSet
+	// after run once every staged write is done.
+	after []func()
 }
 
 // rank orders lock acquisition so concurrent transactions never deadlock.
@@ -294,7 +286,7 @@ func (s *Store) Update(ctx context.Context, files []string, fn func(tx *Tx) erro
 		}
 		return files[i] < files[j]
 	})
-	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}, bases: map[string]*loaded{}, values: map[string]any{}, layouts: map[string]*taskLayout{}}
+	tx := &Tx{s: s, locked: map[string]bool{}, writes: map[string][]byte{}, bases: map[string]*loaded{}, values: map[string]any{}, items: map[string]*itemSet{}}
 	var held []*filelock.Lock
 	defer func() {
 		for i := len(held) - 1; i >= 0; i-- {
@@ -327,12 +319,12 @@ func (tx *Tx) mustLock(path string) {
 // read returns a locked file's current version (nil when it is missing,
 // or when this transaction staged its deletion) and records it as the base
 // the transaction's writes are checked against.
-func (tx *Tx) read(path string, decode func([]byte) (any, error)) (*loaded, error) {
+func (tx *Tx) read(path string, doc itemDoc) (*loaded, error) {
 	tx.mustLock(path)
 	if b, staged := tx.writes[path]; staged && b == nil {
 		return nil, nil
 	}
-	l, ok, err := tx.s.loadCached(path, decode)
+	l, ok, err := tx.s.loadCached(path, doc)
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -342,7 +334,7 @@ func (tx *Tx) read(path string, decode func([]byte) (any, error)) (*loaded, erro
 
 // Plan returns a copy of plan.json as of this transaction, free to modify.
 func (tx *Tx) Plan() (*Plan, bool, error) {
-	l, err := tx.read(tx.s.L.PlanPath(), decodeAs[Plan])
+	l, err := tx.read(tx.s.L.PlanPath(), planDoc)
 	if l == nil || err != nil {
 		return nil, false, err
 	}
@@ -353,22 +345,16 @@ func (tx *Tx) Plan() (*Plan, bool, error) {
 // modify (the tasks are copied; their pointer fields are shared, so replace
 // them rather than writing through them).
 func (tx *Tx) Tasks() (*Tasks, bool, error) {
-	l, err := tx.read(tx.s.L.TasksPath(), decodeAs[Tasks])
+	l, err := tx.read(tx.s.L.TasksPath(), tasksDoc)
 	if l == nil || err != nil {
 		return nil, false, err
 	}
 	return l.value.(*Tasks).clone(), true, nil
 }
 
-// History returns history.json as of this transaction.
-func (tx *Tx) History() (*History, bool, error) {
-	tx.mustLock(tx.s.L.HistoryPath())
-	return tx.s.ReadHistory()
-}
-
 // Tracker returns a copy of agent-tracker.json as of this transaction.
 func (tx *Tx) Tracker() ([]TrackerEntry, bool, error) {
-	l, err := tx.read(tx.s.L.TrackerPath(), decodeAs[[]TrackerEntry])
+	l, err := tx.read(tx.s.L.TrackerPath(), trackerDoc)
 	if l == nil || err != nil {
 		return nil, false, err
 	}
@@ -386,17 +372,16 @@ func (tx *Tx) stage(path string, v any) error {
 	tx.mustLock(path)
 	var b []byte
 	var err error
-	delete(tx.layouts, path)
-	if t, ok := v.(*Tasks); ok {
-		var base *Tasks
-		var prev *taskLayout
+	delete(tx.items, path)
+	if doc := tx.s.docFor(path); doc != nil {
+		var base any
+		var baseItems *itemSet
 		if l := tx.bases[path]; l != nil {
-			base, _ = l.value.(*Tasks)
-			prev = l.layout
+			base, baseItems = l.value, l.items
 		}
-		var lay *taskLayout
-		if b, lay, err = encodeTasks(t, base, prev); err == nil {
-			tx.layouts[path] = lay
+		var items *itemSet
+		if b, items, err = doc.encode(v, base, baseItems); err == nil {
+			tx.items[path] = items
 		}
 	} else {
 		b, err = Encode(v)
@@ -426,14 +411,32 @@ func (tx *Tx) PutTracker(entries []TrackerEntry) error {
 // AppendCycle stages history.json with one more cycle. Existing cycles are
 // carried over byte for byte; only the new cycle is checked against the
 // cycle schema (legacy cycles from other versions are not ours to fix).
+// When the file is laid out as nexus writes it, the new cycle is put
+// after the last one in the file's bytes (found from the store's history
+// mark without parsing the cycles before it, see appendPoint); otherwise
+// the file is decoded and re-indented whole, which changes only
+// whitespace. Both give Encode's bytes for a file Encode wrote
+// (TestAppendCycleSpliceIsEncode).
 func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 	path := tx.s.L.HistoryPath()
-	h, ok, err := tx.History()
+	tx.mustLock(path)
+	b, ok, err := tx.s.L.readFile(path)
 	if err != nil {
 		return 0, err
 	}
-	if !ok {
+	at, count := -1, 0
+	var h *History
+	switch {
+	case !ok:
 		h = &History{SchemaVersion: SchemaVersion}
+	default:
+		if at, count = appendPoint(b, tx.s.cache.historyMark()); at < 0 {
+			h = new(History)
+			if err := Decode(b, h); err != nil {
+				return 0, &CorruptError{Path: path, Reason: "not valid JSON: " + err.Error()}
+			}
+			count = len(h.Cycles)
+		}
 	}
 	raw, err := marshalCompact(c)
 	if err != nil {
@@ -449,20 +452,41 @@ func (tx *Tx) AppendCycle(c Cycle) (total int, err error) {
 		ps = tx.s.tolerated(path, v, ps)
 		if len(ps) > 0 {
 			for i := range ps {
-				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", len(h.Cycles), ps[i].Pointer)
+				ps[i].Pointer = fmt.Sprintf("/cycles/%d%s", count, ps[i].Pointer)
 			}
 			return 0, &InvalidWriteError{Path: path, Problems: ps}
 		}
 	}
-	h.Cycles = append(h.Cycles, raw)
-	// Re-indenting changes only whitespace: every existing cycle keeps its
-	// members, their order, number spellings and escapes.
-	b, err := Encode(h)
-	if err != nil {
-		return 0, err
+	if h != nil {
+		h.Cycles = append(h.Cycles, raw)
+		// Re-indenting changes only whitespace: every existing cycle keeps its
+		// members, their order, number spellings and escapes.
+		out, err := Encode(h)
+		if err != nil {
+			return 0, err
+		}
+		tx.put(path, out)
+		return len(h.Cycles), nil
 	}
-	tx.put(path, b)
-	return len(h.Cycles), nil
+	var one bytes.Buffer
+	if err := jsonv2.MarshalWrite(&one, &c, indentOpts); err != nil {
+		return 0, fmt.Errorf("encode history cycle: %w", err)
+	}
+	sep := ",\n    "
+	if count == 0 {
+		sep = "\n    "
+	}
+	out := make([]byte, 0, len(b)+len(sep)+one.Len()*2+4)
+	out = append(append(out, b[:at]...), sep...)
+	out = appendIndented(out, bytes.TrimSuffix(one.Bytes(), []byte("\n")), []byte("\n    "))
+	end := len(out)
+	if count == 0 {
+		out = append(out, "\n  "...)
+	}
+	out = append(out, b[at:]...)
+	tx.put(path, out)
+	tx.after = append(tx.after, func() { tx.s.markHistory(out, end, count+1) })
+	return count + 1, nil
 }
 
 // Delete stages the removal of a file: nil content removes it at commit.
@@ -474,7 +498,7 @@ func (tx *Tx) PutRaw(path string, data []byte) {
 	tx.mustLock(path)
 	tx.put(path, data)
 	delete(tx.values, path)
-	delete(tx.layouts, path)
+	delete(tx.items, path)
 }
 
 // put stages data as path's content at commit (nil removes the file),
@@ -525,57 +549,130 @@ func (tx *Tx) commit() error {
 			return err
 		}
 		if v, ok := tx.values[path]; ok {
-			tx.s.remember(path, b, v, tx.layouts[path])
+			tx.s.remember(path, b, v, tx.items[path])
 		}
+	}
+	for _, f := range tx.after {
+		f()
 	}
 	return nil
 }
 
-// validate checks staged content against its schema. When the transaction
-// read a version known to be valid and staged a typed tasks.json, only
-// what the write can have changed is checked: the top-level members and
-// every task that differs from the base; the rest is byte-for-byte what
-// was valid before. Otherwise the whole file is checked.
+// validate checks staged content against its schema. A typed plan.json,
+// tasks.json or tracker is checked as its items' array emptied plus each
+// item not known valid: an item equal to the one at its index in the
+// version the transaction read keeps that version's check, and what
+// another process changed in that version was never checked, so it is
+// checked now. For these schemas that is the whole file's check
+// (ItemSplitter says when; TestItemwiseCheckIsWholeCheck shows it on
+// random and fuzzed files); any other content is checked whole.
 func (tx *Tx) validate(path string, b []byte) ([]schema.Problem, error) {
 	s := tx.s
 	loc := s.schemaFor(path)
 	if s.V == nil || loc == "" {
 		return nil, nil
 	}
-	base := tx.bases[path]
-	nt, typed := tx.values[path].(*Tasks)
-	if path != s.L.TasksPath() || !typed || base == nil || !base.valid {
+	doc, items := s.docFor(path), tx.items[path]
+	v, typed := tx.values[path]
+	if doc == nil || items == nil || !typed {
 		return s.check(path, loc, b)
 	}
-	bt := base.value.(*Tasks)
-	shell := *nt
-	shell.Tasks = nil
-	sb, err := MarshalCompact(&shell)
+	itemLoc, ok := s.itemLocation(loc, doc.arrayMember())
+	if !ok {
+		return s.check(path, loc, b)
+	}
+	ps, err := s.checkSplit(path, loc, itemLoc, doc.arrayMember(), items)
 	if err != nil {
 		return nil, err
 	}
-	ps, err := s.check(path, loc, sb)
-	if err != nil || len(ps) > 0 {
-		return ps, err
-	}
-	for i := range nt.Tasks {
-		if i < len(bt.Tasks) && nt.Tasks[i].equal(&bt.Tasks[i]) {
-			continue
-		}
-		tb, err := MarshalCompact(&nt.Tasks[i])
-		if err != nil {
-			return nil, err
-		}
-		tps, err := s.check(path, loc+"#/$defs/task", tb)
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range tps {
-			p.Pointer = fmt.Sprintf("/tasks/%d%s", i, p.Pointer)
-			ps = append(ps, p)
+	for i := range ps {
+		if n, ok := itemIndex(ps[i].Pointer, doc.arrayMember()); ok {
+			ps[i].Message += " (" + doc.itemLabel(v, n) + ")"
 		}
 	}
 	return ps, nil
+}
+
+// ItemSplitter is implemented by a Validator that can say when a document
+// of a schema may be checked as the document with one array emptied plus
+// each of its items (*schema.Set does).
+type ItemSplitter interface {
+	// ItemLocation returns the location items of the array at member of
+	// the root object (the root itself when member is "") are checked
+	// against, and ok when nothing else in loc's schema looks at them.
+	ItemLocation(loc, member string) (itemLoc string, ok bool)
+}
+
+func (s *Store) itemLocation(loc, member string) (string, bool) {
+	sp, ok := s.V.(ItemSplitter)
+	if !ok {
+		return "", false
+	}
+	return sp.ItemLocation(loc, member)
+}
+
+// checkSplit checks a staged file given as its items (set) and its shell
+// (set.shell: the file with its items' array emptied): the shell against
+// loc and each item not marked valid against itemLoc, its problems
+// pointing into the array. With no problem every item is marked valid.
+func (s *Store) checkSplit(path, loc, itemLoc, member string, set *itemSet) ([]schema.Problem, error) {
+	items := set.items
+	ps, err := s.check(path, loc, set.shell)
+	if err != nil {
+		return nil, err
+	}
+	prefix := "/"
+	if member != "" {
+		prefix = "/" + member + "/"
+	}
+	for i := range items {
+		if items[i].valid {
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(set.raw(i), &v); err != nil {
+			return nil, fmt.Errorf("check %s: item %d: %w", path, i, err)
+		}
+		ips, err := s.V.Validate(itemLoc, v)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ips {
+			if p.Kind == schema.KindAdditionalProperties {
+				continue // as tolerated does
+			}
+			p.Pointer = prefix + strconv.Itoa(i) + p.Pointer
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) > 0 {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Pointer < ps[j].Pointer })
+		return ps, nil
+	}
+	for i := range items {
+		items[i].valid = true
+	}
+	return nil, nil
+}
+
+// itemIndex returns the index of the item a problem's pointer lies in.
+func itemIndex(ptr, member string) (int, bool) {
+	rest := ptr
+	if member != "" {
+		var ok bool
+		if rest, ok = strings.CutPrefix(ptr, "/"+member); !ok {
+			return 0, false
+		}
+	}
+	rest, ok := strings.CutPrefix(rest, "/")
+	if !ok {
+		return 0, false
+	}
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	return n, err == nil && n >= 0
 }
 
 // AppendLine appends one JSON line to a log file under its lock and
@@ -700,4 +797,22 @@ func ReadLines(path string) ([][]byte, error) {
 		b = b[i+1:]
 	}
 	return out, nil
+}
+
+// AppendTasksJSON appends MarshalCompact(t.Tasks) to dst (leaving room
+// for extra bytes more). When t is the version of tasks.json the store
+// holds (ReadTasks), each task's rendering is kept with it and re-used for
+// as long as the task's bytes in the file stay the same, in later versions
+// too, whoever wrote them: a task list another process changed in one
+// task costs one task's rendering and a copy of the rest. The renderings
+// kept are parts of the returned bytes: append to them, never modify them.
+func (s *Store) AppendTasksJSON(dst []byte, extra int, t *Tasks) ([]byte, error) {
+	if e := s.cache.get(s.L.TasksPath()); e != nil && e.value == t && e.items != nil && len(e.items.items) == len(t.Tasks) {
+		return e.items.appendCompact(dst, extra, func(i int) ([]byte, error) { return MarshalCompact(&t.Tasks[i]) })
+	}
+	b, err := MarshalCompact(t.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -145,5 +148,57 @@ func TestRowVerdict(t *testing.T) {
 	}
 	if got := thousands(1234567); got != "1,234,567" {
 		t.Errorf("thousands %q", got)
+	}
+}
+
+// The cold rows' change by "another process" gives a valid file that
+// differs from the one before in one task's status, or in one more cycle.
+func TestChangeAsAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	if err := peerProject(dir, 20); err != nil {
+		t.Fatal(err)
+	}
+	read := func(rel string) map[string]any {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", rel, err)
+		}
+		return v
+	}
+	tasks := ".nexus/state/tasks.json"
+	for round := range 5 {
+		before := read(tasks)["tasks"].([]any)
+		if err := changeAsAnotherProcess(dir, tasksRewritten, round); err != nil {
+			t.Fatal(err)
+		}
+		after := read(tasks)["tasks"].([]any)
+		changed := 0
+		for i := range before {
+			if !reflect.DeepEqual(before[i], after[i]) {
+				changed++
+				b, a := before[i].(map[string]any), after[i].(map[string]any)
+				if b["status"] == a["status"] {
+					t.Fatalf("round %d: task %d changed elsewhere than its status", round, i)
+				}
+			}
+		}
+		if changed != 1 {
+			t.Fatalf("round %d: %d tasks changed, want 1", round, changed)
+		}
+	}
+	history := ".nexus/history.json"
+	for range 2 {
+		n := len(read(history)["cycles"].([]any))
+		if err := changeAsAnotherProcess(dir, historyAppended, 0); err != nil {
+			t.Fatal(err)
+		}
+		cycles := read(history)["cycles"].([]any)
+		if len(cycles) != n+1 || cycles[n].(map[string]any)["plan"].(map[string]any)["id"] != float64(n+1) {
+			t.Fatalf("%d cycles after appending to %d", len(cycles), n)
+		}
 	}
 }

@@ -673,6 +673,7 @@ func printTable(w io.Writer, rows []*row, e *env, took time.Duration) {
 		core = "the built-in nexus-core (no --core)"
 	}
 	fmt.Fprintln(w, "\nCORE = "+core+"; `nexus` is built like `make build`; proctime = internal/proctime (fork/exec, median wall time).")
+	fmt.Fprintf(w, "The projects measured are in %s, on %s (TMPDIR chooses the folder).\n", e.work, fsKind(e.work))
 	var lastErr string
 	for _, r := range rows {
 		switch {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,19 +27,74 @@ import (
 // mcp-server.cjs (`make bench` passes ../shared/peers/...); it needs Node.js
 // 20 or later. Without it the ratio column is n/a and the nexus medians are
 // still measured and printed.
+//
+// Each call is measured twice. First as it follows the server's own last
+// call (the server may keep what it read). Then "cold": before every call
+// the benchmark, as another process would (a hook, a second session,
+// another harness), rewrites tasks.json with one task's status changed or
+// appends a cycle to history.json, in each server's project, untimed; the
+// file gets new bytes and a new inode, so what a server kept of it no
+// longer vouches for it.
+//
+// The files are written where the benchmark's work folder is (TMPDIR):
+// on a disk, not tmpfs, where a durable write's fsyncs cost what they cost
+// a user (the table says which file system it was).
 
 // peerSizes are the task and history-cycle counts of the generated projects.
 var peerSizes = []int{100, 1000, 10000}
 
-// peerCalls are the tools compared, with their arguments.
-var peerCalls = []struct {
-	tool string
-	args map[string]any
-}{
-	{"nx_task_list", map[string]any{}},
-	{"nx_task_add", map[string]any{"title": "benchmark task", "context": "added by the side-by-side benchmark", "deps": []any{1}}},
-	{"nx_history_search", map[string]any{"query": "AUTH"}},
-	{"nx_context", map[string]any{}},
+// Another process's change before each cold call.
+const (
+	ownWrites       = ""
+	tasksRewritten  = "tasks.json rewritten by another process"
+	historyAppended = "history.json appended by another process"
+)
+
+// peerCall is one tool compared, with its arguments for a round, the
+// change made before each call and the target ratio.
+type peerCall struct {
+	tool   string
+	args   func(round int) map[string]any
+	before string
+	target float64
+}
+
+func fixed(m map[string]any) func(int) map[string]any { return func(int) map[string]any { return m } }
+
+var (
+	taskList   = fixed(map[string]any{})
+	taskAdd    = fixed(map[string]any{"title": "benchmark task", "context": "added by the side-by-side benchmark", "deps": []any{1}})
+	taskUpdate = func(round int) map[string]any {
+		return map[string]any{"id": round%50 + 2, "status": []string{"in_progress", "completed", "pending"}[round%3]}
+	}
+	historySearch = fixed(map[string]any{"query": "AUTH"})
+	contextCall   = fixed(map[string]any{})
+)
+
+// peerCalls are the calls compared, in the order they run at each size.
+var peerCalls = []peerCall{
+	{"nx_task_list", taskList, ownWrites, 0.5},
+	{"nx_task_add", taskAdd, ownWrites, 0.5},
+	{"nx_task_update", taskUpdate, ownWrites, 0.5},
+	{"nx_history_search", historySearch, ownWrites, 0.5},
+	{"nx_context", contextCall, ownWrites, 0.5},
+	{"nx_task_list", taskList, tasksRewritten, 1},
+	{"nx_task_add", taskAdd, tasksRewritten, 1},
+	{"nx_task_update", taskUpdate, tasksRewritten, 1},
+	{"nx_history_search", historySearch, historyAppended, 0.5},
+	{"nx_context", contextCall, historyAppended, 0.5},
+}
+
+func (c peerCall) figure(n int) string {
+	what := "tasks"
+	if strings.Contains(c.tool, "history") || c.before == historyAppended {
+		what = "cycles"
+	}
+	f := fmt.Sprintf("`%s`, %s %s", c.tool, thousands(float64(n)), what)
+	if c.before != "" {
+		f += ", " + c.before
+	}
+	return f + ": nexus / peer"
 }
 
 // peerRounds is how many alternating calls each figure takes at a size.
@@ -83,8 +139,7 @@ func measurePeer(e *env) []*row {
 	for _, n := range peerSizes {
 		sizeRows := make([]*row, len(peerCalls))
 		for i, c := range peerCalls {
-			sizeRows[i] = &row{figure: fmt.Sprintf("`%s`, %s tasks/cycles: nexus / peer", c.tool, thousands(float64(n))),
-				target: 0.5, unit: "ratio",
+			sizeRows[i] = &row{figure: c.figure(n), target: c.target, unit: "ratio",
 				command: fmt.Sprintf("benchtable -only peer: %d alternating stdio calls each", peerRounds(n))}
 			rows = append(rows, sizeRows[i])
 		}
@@ -130,6 +185,7 @@ func peerSize(e *env, n int, peerWhy string, rows []*row, peakRSS func(kib int64
 		defer pr.close()
 	}
 	rounds := peerRounds(n)
+	projects := map[*mcpClient]string{nx: filepath.Join(dir, "nexus"), pr: filepath.Join(dir, "peer")}
 	for i, c := range peerCalls {
 		var tn, tp []float64
 		for round := -2; round < rounds; round++ { // two warm-up rounds
@@ -141,7 +197,10 @@ func peerSize(e *env, n int, peerWhy string, rows []*row, peakRSS func(kib int64
 				if cl == nil {
 					continue
 				}
-				d, err := cl.call(c.tool, c.args)
+				if err := changeAsAnotherProcess(projects[cl], c.before, round+2); err != nil {
+					return fmt.Errorf("%s at %d: %w", c.tool, n, err)
+				}
+				d, err := cl.call(c.tool, c.args(round+2))
 				if err != nil {
 					return fmt.Errorf("%s at %d: %w", c.tool, n, err)
 				}
@@ -189,6 +248,126 @@ func vmHWM(pid int) (int64, error) {
 	return 0, errors.New("no VmHWM")
 }
 
+// changeAsAnotherProcess makes the change before a cold call in the
+// project at dir: one task's status in tasks.json changed (a different
+// task each round), or a cycle appended to history.json, as a harness
+// that writes JSON.stringify(v, null, 2) does: the file read, changed,
+// written to a new file renamed over it. The rest of the file keeps its
+// bytes. The new file is fsynced before the rename: the other process
+// pays for its own durability. Unsynced, its data would be written out
+// by the next fsync on the disk (ext4 writes a file renamed over another
+// before the rename commits), which is the measured server's when it is
+// nexus and never the peer's, which does not fsync.
+func changeAsAnotherProcess(dir, change string, round int) error {
+	switch change {
+	case tasksRewritten:
+		p := filepath.Join(dir, ".nexus", "state", "tasks.json")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		key := []byte(`"status": "`)
+		n := bytes.Count(data, key)
+		if n == 0 {
+			return fmt.Errorf("%s: no task", p)
+		}
+		at := 0
+		for range round*7%n + 1 {
+			at += bytes.Index(data[at:], key) + len(key)
+		}
+		end := at + bytes.IndexByte(data[at:], '"')
+		status := "completed"
+		if string(data[at:end]) == status {
+			status = "in_progress"
+		}
+		return replaceFile(p, slices.Concat(data[:at], []byte(status), data[end:]))
+	case historyAppended:
+		p := filepath.Join(dir, ".nexus", "history.json")
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		end := bytes.LastIndex(data, []byte("\n  ]"))
+		if end < 0 {
+			return fmt.Errorf("%s: no cycles array", p)
+		}
+		c, err := json.MarshalIndent(benchCycle(bytes.Count(data, []byte(`"completed_at"`))), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		return replaceFile(p, slices.Concat(data[:end], []byte(",\n    "), c, data[end:]))
+	}
+	return nil
+}
+
+func replaceFile(p string, data []byte) error {
+	tmp := p + ".other"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+var benchBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// benchTask is task id of the generated projects (about 700 bytes).
+func benchTask(id int, status string) map[string]any {
+	t := map[string]any{
+		"id":         id,
+		"title":      fmt.Sprintf("Implement part %d of the storage layer", id),
+		"context":    fmt.Sprintf("Task %d: the storage layer needs its reader, its writer and tests; see the plan's issue %d for the decision taken and why.", id, id%7+1),
+		"approach":   "Write the reader first, then the writer, each with table-driven tests.",
+		"acceptance": "go test ./... passes and the new code is covered.",
+		"status":     status,
+		"deps":       []int{},
+		"plan_issue": id%7 + 1,
+		"owner":      "engineer",
+		"created_at": benchBase.Add(time.Duration(id) * time.Minute).Format("2006-01-02T15:04:05.000Z"),
+	}
+	if id > 1 {
+		t["deps"] = []int{id - 1}
+	}
+	return t
+}
+
+// benchCycle is cycle i of the generated history: one in ten mentions
+// "auth", the history_search query.
+func benchCycle(i int) map[string]any {
+	topic := fmt.Sprintf("Cycle %d: storage work", i)
+	if i%10 == 3 {
+		topic = fmt.Sprintf("Cycle %d: auth tokens", i)
+	}
+	issues := []any{
+		map[string]any{"id": 1, "title": "Which format", "status": "decided", "decision": "JSON, indented, one file"},
+		map[string]any{"id": 2, "title": "Where the lock lives", "status": "decided", "decision": "A sidecar .lock file"},
+		map[string]any{"id": 3, "title": "Retention", "status": "pending"},
+	}
+	ct := make([]any, 5)
+	for j := range ct {
+		ct[j] = benchTask(j+1, "completed")
+	}
+	return map[string]any{
+		"schema_version": "0.5",
+		"completed_at":   benchBase.Add(time.Duration(i) * time.Hour).Format("2006-01-02T15:04:05.000Z"),
+		"branch":         "main",
+		"plan": map[string]any{"id": i + 1, "topic": topic, "issues": issues, "research_summary": "Read the existing code and the two designs.",
+			"created_at": benchBase.Add(time.Duration(i) * time.Hour).Format("2006-01-02T15:04:05.000Z")},
+		"tasks": ct,
+	}
+}
+
 // peerProject writes a git project with n tasks in .nexus/state/tasks.json
 // and n completed cycles in .nexus/history.json, deterministic so both
 // servers get identical files. One cycle in ten mentions "auth", the
@@ -206,29 +385,10 @@ func peerProject(dir string, n int) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("git init: %v\n%s", err, out)
 	}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	task := func(id int, status string) map[string]any {
-		t := map[string]any{
-			"id":         id,
-			"title":      fmt.Sprintf("Implement part %d of the storage layer", id),
-			"context":    fmt.Sprintf("Task %d: the storage layer needs its reader, its writer and tests; see the plan's issue %d for the decision taken and why.", id, id%7+1),
-			"approach":   "Write the reader first, then the writer, each with table-driven tests.",
-			"acceptance": "go test ./... passes and the new code is covered.",
-			"status":     status,
-			"deps":       []int{},
-			"plan_issue": id%7 + 1,
-			"owner":      "engineer",
-			"created_at": base.Add(time.Duration(id) * time.Minute).Format("2006-01-02T15:04:05.000Z"),
-		}
-		if id > 1 {
-			t["deps"] = []int{id - 1}
-		}
-		return t
-	}
 	statuses := []string{"completed", "completed", "in_progress", "pending"}
 	tasks := make([]any, n)
 	for i := range tasks {
-		tasks[i] = task(i+1, statuses[i%len(statuses)])
+		tasks[i] = benchTask(i+1, statuses[i%len(statuses)])
 	}
 	tf := map[string]any{"schema_version": "0.5", "goal": "Build the storage layer", "decisions": []string{"Use atomic renames", "Keep one file per record"}, "tasks": tasks}
 	if err := writeJSON(filepath.Join(state, "tasks.json"), tf); err != nil {
@@ -236,27 +396,7 @@ func peerProject(dir string, n int) error {
 	}
 	cycles := make([]any, n)
 	for i := range cycles {
-		topic := fmt.Sprintf("Cycle %d: storage work", i)
-		if i%10 == 3 {
-			topic = fmt.Sprintf("Cycle %d: auth tokens", i)
-		}
-		issues := []any{
-			map[string]any{"id": 1, "title": "Which format", "status": "decided", "decision": "JSON, indented, one file"},
-			map[string]any{"id": 2, "title": "Where the lock lives", "status": "decided", "decision": "A sidecar .lock file"},
-			map[string]any{"id": 3, "title": "Retention", "status": "pending"},
-		}
-		ct := make([]any, 5)
-		for j := range ct {
-			ct[j] = task(j+1, "completed")
-		}
-		cycles[i] = map[string]any{
-			"schema_version": "0.5",
-			"completed_at":   base.Add(time.Duration(i) * time.Hour).Format("2006-01-02T15:04:05.000Z"),
-			"branch":         "main",
-			"plan": map[string]any{"id": i + 1, "topic": topic, "issues": issues, "research_summary": "Read the existing code and the two designs.",
-				"created_at": base.Add(time.Duration(i) * time.Hour).Format("2006-01-02T15:04:05.000Z")},
-			"tasks": ct,
-		}
+		cycles[i] = benchCycle(i)
 	}
 	return writeJSON(filepath.Join(dir, ".nexus", "history.json"), map[string]any{"schema_version": "0.5", "cycles": cycles})
 }
