@@ -182,3 +182,32 @@ func fuzzStandard(b []byte) (map[string]any, bool) {
 	}
 	return m, true
 }
+
+// FuzzReadPlugin: a plugin file (which a cloned repository can ship, and
+// the doctor reads) never makes ReadPlugin panic, and every plugin Plugin
+// renders reads back with what it runs.
+func FuzzReadPlugin(f *testing.F) {
+	for _, p := range []string{"project.js", "user.js"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "plugin", p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add("/usr/local/bin/nexus", "/home/user/proj", b)
+	}
+	f.Add("/opt/we\"ird\u2028/nexus", "", []byte("const NEXUS = \"x\"\nconst V = 1e999\n"))
+	f.Fuzz(func(t *testing.T, nexus, project string, raw []byte) {
+		_, _ = ReadPlugin(raw)
+		serve, once := HookArgs(project, "")
+		b, err := Plugin(PluginOptions{Nexus: nexus, Project: project, ServeArgs: serve, CallArgs: once})
+		if err != nil {
+			return
+		}
+		in, err := ReadPlugin(b)
+		if err != nil {
+			t.Fatalf("a rendered plugin does not read back: %v", err)
+		}
+		if in.Nexus != nexus || in.Project != project || strings.Join(in.ServeArgs, "\x00") != strings.Join(serve, "\x00") || strings.Join(in.CallArgs, "\x00") != strings.Join(once, "\x00") || in.Protocol != ProtocolVersion {
+			t.Fatalf("read back %+v from the plugin of %q %q", in, nexus, project)
+		}
+	})
+}

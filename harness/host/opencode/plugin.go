@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"text/template"
 	"time"
+	"unicode/utf8"
 )
 
 // PluginFile is the name of the plugin nexus writes into an OpenCode
@@ -83,6 +84,13 @@ func Plugin(o PluginOptions) ([]byte, error) {
 	}
 	if len(o.ServeArgs) == 0 || len(o.CallArgs) == 0 {
 		return nil, errors.New("opencode plugin: empty nexus command line")
+	}
+	// JSON (and JavaScript) strings hold Unicode text: a path that is not
+	// UTF-8 would reach the plugin changed, naming another file.
+	for _, v := range append([]string{o.Nexus, o.Project}, append(o.ServeArgs, o.CallArgs...)...) {
+		if !utf8.ValidString(v) {
+			return nil, fmt.Errorf("opencode plugin: %q is not UTF-8 text, which a JavaScript plugin cannot name exactly; use a path of UTF-8 characters", v)
+		}
 	}
 	lit := func(v any) string {
 		b, _ := encodeLine(v) // strings, string slices and maps of them always encode

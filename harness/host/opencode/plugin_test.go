@@ -61,6 +61,8 @@ func TestPluginRefuses(t *testing.T) {
 		{Nexus: "nexus"},
 		{Nexus: "/bin/nexus", Project: "rel"},
 		{Nexus: "/bin/nexus", ServeArgs: []string{}},
+		{Nexus: "/bin/nexus", Project: "/p\x8a"},
+		{Nexus: "/bin/\xffnexus"},
 	} {
 		if _, err := Plugin(o); err == nil {
 			t.Errorf("Plugin(%+v) rendered", o)
