@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -289,5 +290,69 @@ func TestServeHooksOnce(t *testing.T) {
 	}
 	if got := strings.Count(out.String(), "\n"); got != 1 || !strings.HasPrefix(out.String(), `{"id":1}`) {
 		t.Errorf("answered %q, want the first request only", out.String())
+	}
+}
+
+// TestServeHooksFilesTouched: an engineer spawned through the task tool
+// writes one file with write and two with apply_patch (an add and a
+// move); when the task's result comes, its tracker entry is completed
+// with every file it touched, in OpenCode's harness namespace.
+func TestServeHooksFilesTouched(t *testing.T) {
+	p := newProject(t)
+	p.tool(t, "task_add", map[string]any{"title": "Build the store", "context": "unit", "owner": "engineer"})
+	p.write(t, "old.go", "package old\n")
+	var stderr bytes.Buffer
+	c := startChild(t, host.Runner{Engine: p.engine, Policy: func() string { return "fail-closed" }, Stderr: &stderr})
+	const root, kid = "ses_root", "ses_kid"
+	id := uint64(0)
+	ask := func(hook string, input, output any) opencode.Reply {
+		t.Helper()
+		id++
+		line, err := json.Marshal(map[string]any{"v": opencode.ProtocolVersion, "id": id, "hook": hook, "pid": 4242, "dir": p.dir, "input": input, "output": output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := c.ask(line)
+		if rep.Error != "" || rep.Block != "" {
+			t.Fatalf("request %d (%s): %+v", id, hook, rep)
+		}
+		return rep
+	}
+	text := func(sess, s string) map[string]any {
+		return map[string]any{"message": map[string]any{"id": "msg_" + sess, "role": "user", "sessionID": sess}, "parts": []any{map[string]any{"type": "text", "text": s, "id": "prt_" + sess, "sessionID": sess}}}
+	}
+	tool := func(sess, name, call string, args map[string]any, out any) {
+		ask("tool.execute.before", map[string]any{"tool": name, "sessionID": sess, "callID": call}, map[string]any{"args": args})
+		ask("tool.execute.after", map[string]any{"tool": name, "sessionID": sess, "callID": call, "args": args}, out)
+	}
+	ask("chat.message", map[string]any{"sessionID": root}, text(root, "build the store"))
+	taskArgs := map[string]any{"description": "Build it", "prompt": "build the store", "subagent_type": "engineer"}
+	ask("tool.execute.before", map[string]any{"tool": "task", "sessionID": root, "callID": "call_task"}, map[string]any{"args": taskArgs})
+	ask("event", map[string]any{"event": map[string]any{"type": "session.created", "properties": map[string]any{"sessionID": kid, "info": map[string]any{"id": kid, "parentID": root, "agent": "engineer"}}}}, nil)
+	ask("chat.message", map[string]any{"sessionID": kid, "agent": "engineer"}, text(kid, "build the store"))
+	tool(kid, "write", "call_w", map[string]any{"filePath": "store.go", "content": "package store\n"}, map[string]any{"output": "Wrote file successfully."})
+	tool(kid, "apply_patch", "call_p", map[string]any{"patchText": "*** Begin Patch\n*** Add File: store_test.go\n+package store\n*** Update File: old.go\n*** Move to: new.go\n@@\n-package old\n+package new\n*** End Patch"}, map[string]any{"output": "Success."})
+	ask("tool.execute.after", map[string]any{"tool": "task", "sessionID": root, "callID": "call_task", "args": taskArgs},
+		map[string]any{"metadata": map[string]any{"sessionId": kid, "parentSessionId": root}, "output": "<task id=\"" + kid + "\" state=\"completed\">\n<task_result>\nbuilt\n</task_result>\n</task>"})
+	b, err := os.ReadFile(filepath.Join(p.dir, ".nexus/state/opencode/agent-tracker.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr []state.TrackerEntry
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 1 || tr[0].AgentID != kid || tr[0].AgentName != "engineer" || tr[0].Status != state.AgentCompleted {
+		t.Fatalf("tracker: %s", b)
+	}
+	got, want := slices.Sorted(slices.Values(tr[0].FilesTouched)), []string{"new.go", "old.go", "store.go", "store_test.go"}
+	if !slices.Equal(got, want) {
+		t.Errorf("files_touched %q, want %q", tr[0].FilesTouched, want)
+	}
+	if err := c.close(); err != nil {
+		t.Errorf("ServeHooks: %v", err)
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
 	}
 }
