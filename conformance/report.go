@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 )
@@ -43,7 +44,16 @@ func (s Summary) String() string {
 // WriteText prints one result: "STATUS  id", then for a failure the first
 // reason on the same line and any further reasons, the skip reason and
 // notes indented below.
-func WriteText(w io.Writer, r *Result) {
+func WriteText(w io.Writer, r *Result) { WriteResult(w, r, true) }
+
+// upstreamNote is how a note about a tolerated deviation of nexus-core
+// itself begins ("upstream deviation C7 tolerated: ...").
+const upstreamNote = "upstream deviation "
+
+// WriteResult is WriteText, leaving out the notes about known deviations
+// of nexus-core itself unless verbose (UpstreamNotes counts them for the
+// summary instead).
+func WriteResult(w io.Writer, r *Result, verbose bool) {
 	line := fmt.Sprintf("%s  %s", r.Status, r.ID)
 	var more []string
 	switch r.Status {
@@ -64,8 +74,32 @@ func WriteText(w io.Writer, r *Result) {
 		fmt.Fprintln(w, "      "+m)
 	}
 	for _, n := range r.Notes {
-		fmt.Fprintln(w, "      note: "+n)
+		if verbose || !strings.HasPrefix(n, upstreamNote) {
+			fmt.Fprintln(w, "      note: "+n)
+		}
 	}
+}
+
+// UpstreamNotes counts the results' notes about known deviations of
+// nexus-core itself, and names the deviations (sorted, each once).
+func UpstreamNotes(results []*Result) (n int, ids []string) {
+	seen := map[string]bool{}
+	for _, r := range results {
+		for _, note := range r.Notes {
+			rest, ok := strings.CutPrefix(note, upstreamNote)
+			if !ok {
+				continue
+			}
+			n++
+			id, _, _ := strings.Cut(rest, " ")
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	return n, ids
 }
 
 // Report is the --json document.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +118,26 @@ func TestWriteJUnitRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "compare.xml", b.Bytes())
+}
+
+// TestUpstreamNotesBrief (issue 26): without -v the notes about
+// nexus-core's own known deviations are left out of the per-case lines
+// and counted instead; every other note stays.
+func TestUpstreamNotesBrief(t *testing.T) {
+	results := sampleResults()
+	results[0].Notes = append(results[0].Notes, "no lifecycle/ fixtures here", "upstream deviation C8 tolerated: x")
+	var brief, full bytes.Buffer
+	for _, r := range results {
+		WriteResult(&brief, r, false)
+		WriteResult(&full, r, true)
+	}
+	if strings.Contains(brief.String(), "upstream deviation") || !strings.Contains(brief.String(), "no lifecycle/ fixtures here") {
+		t.Errorf("brief:\n%s", brief.String())
+	}
+	if strings.Count(full.String(), "upstream deviation") != 2 {
+		t.Errorf("verbose:\n%s", full.String())
+	}
+	if n, ids := UpstreamNotes(results); n != 2 || strings.Join(ids, ",") != "C7,C8" {
+		t.Errorf("UpstreamNotes = %d %v", n, ids)
+	}
 }

@@ -39,6 +39,10 @@ type Options struct {
 	Gate   gate.Options
 	Now    state.Clock   // nil = time.Now
 	Branch func() string // nil = read .git/HEAD above Project
+	// DryRun builds the engine on a store that writes nothing
+	// (state.Store.DryRun): every tool and event runs as it would and
+	// leaves the disk as it was (`nexus tags explain`).
+	DryRun bool
 }
 
 // Engine is one project's harness.
@@ -87,6 +91,9 @@ func New(o Options) (*Engine, error) {
 	}
 	e := &Engine{Layout: l, Core: core, Schemas: schemas, Now: now, gateOpts: o.Gate, tools: map[string]*tools.Tool{}}
 	e.Store = state.New(l, schemas)
+	if o.DryRun {
+		e.Store = e.Store.DryRun()
+	}
 	e.Store.Now = now
 	e.branch = o.Branch
 	if e.branch == nil {

@@ -135,8 +135,10 @@ func checkFixture(schemas *schema.Set, src *Source, ptr string, v any, seen map[
 					}
 				}
 				patched[k] = map[string]any{}
-				out = append(out, at(SeverityWarning, src, ptr+"/precondition/state_files/"+escapeToken(k), "fixture",
-					"precondition value is a JSON array, but fixture.schema.json allows only an object or null here (known upstream deviation C8; runners write any JSON value)"))
+				f := at(SeverityWarning, src, ptr+"/precondition/state_files/"+escapeToken(k), "fixture",
+					"precondition value is a JSON array, but fixture.schema.json allows only an object or null here (known upstream deviation C8; runners write any JSON value)")
+				f.Upstream = "C8"
+				out = append(out, f)
 			}
 			if patched != nil {
 				fx = shallowWith(fx, "precondition", shallowWith(pre, "state_files", patched))

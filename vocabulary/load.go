@@ -36,6 +36,10 @@ type Finding struct {
 	Path    string `json:"path"`
 	Gate    string `json:"gate,omitempty"`
 	Message string `json:"message"`
+	// Upstream names the known deviation of nexus-core itself this
+	// finding is (C8: docs/validate.md), "" for any other: a property of
+	// the distribution as published, not a problem of this setup.
+	Upstream string `json:"upstream_deviation,omitempty"`
 }
 
 func (f Finding) String() string {

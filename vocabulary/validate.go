@@ -45,6 +45,56 @@ func (r *Report) WriteText(w io.Writer) error {
 	return err
 }
 
+// Upstream counts the findings that are known deviations of nexus-core
+// itself, and names them (sorted, each once).
+func (r *Report) Upstream() (n int, ids []string) {
+	seen := map[string]bool{}
+	for _, f := range r.Findings {
+		if f.Upstream == "" {
+			continue
+		}
+		n++
+		if !seen[f.Upstream] {
+			seen[f.Upstream] = true
+			ids = append(ids, f.Upstream)
+		}
+	}
+	sort.Strings(ids)
+	return n, ids
+}
+
+// WriteBrief is WriteText without the known upstream deviations (Finding.
+// Upstream), which a summary line counts instead: on a distribution as
+// nexus-core publishes it, nothing shows that looks like a problem of
+// the setup. WriteText (nexus validate -v) lists them.
+func (r *Report) WriteBrief(w io.Writer) error {
+	var b strings.Builder
+	for _, f := range r.Findings {
+		if f.Upstream != "" {
+			continue
+		}
+		b.WriteString(f.String())
+		if f.Gate != "" {
+			b.WriteString(" [" + f.Gate + "]")
+		}
+		b.WriteByte('\n')
+	}
+	n, ids := r.Upstream()
+	if n > 0 {
+		fmt.Fprintf(&b, "note: %s of nexus-core itself tolerated, not problems of this setup (%s; see docs/validate.md; -v lists %s)\n", plural(n, "known upstream deviation"), strings.Join(ids, ", "), them(n))
+	}
+	fmt.Fprintf(&b, "%s, %s in %s\n", plural(r.Errors, "error"), plural(r.Warnings-n, "warning"), plural(r.Files, "file"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word

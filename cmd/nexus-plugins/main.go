@@ -43,7 +43,8 @@ const usage = `nexus-plugins runs nexus's plugins; nexus starts it itself.
   nexus-plugins decision [--frontmatter MODE] [--nauro-home DIR] [--dir DIR] [--config-error TEXT] -- ARGS...
                                                      run ` + "`nexus decision ARGS...`" + ` (nexus passes its settings)
 
-Exit status: 0 ok, 1 failure, 2 called wrongly (as for nexus).
+Exit status (as for nexus): 0 done, 1 failed, 2 called wrongly, 3 nexus's configuration
+does not load (a file it cannot read or parse).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
@@ -172,7 +173,8 @@ func decision(args []string, stdout, stderr io.Writer) int {
 	}
 	opts := cli.Options{Stdout: stdout, Stderr: stderr, Frontmatter: *frontmatter, Home: *home, Dir: *dir}
 	if *cfgErr != "" {
-		opts.Prepare = func(*cli.Options) error { return errors.New(*cfgErr) }
+		// The configuration error's exit status, as for every nexus command.
+		opts.Prepare = func(*cli.Options) error { return &cli.ExitError{Code: 3, Err: errors.New(*cfgErr)} }
 	}
 	return cli.Run(fs.Args(), opts)
 }

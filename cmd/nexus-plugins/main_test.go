@@ -33,7 +33,7 @@ func TestUsage(t *testing.T) {
 		{args: []string{"decision", "-h"}, code: 0, stderr: "-config-error"},
 		{args: []string{"decision", "--", "frob"}, code: 2, stderr: `nexus: unknown command "frob" for "nexus decision"`},
 		{args: []string{"decision", "--", "--help"}, code: 0, stdout: "nexus decision [command]"},
-		{args: []string{"decision", "--config-error", "nexus.yaml: broken", "--", "list"}, code: 1, stderr: "nexus: nexus.yaml: broken"},
+		{args: []string{"decision", "--config-error", "nexus.yaml: broken", "--", "list"}, code: 3, stderr: "nexus: nexus.yaml: broken"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -71,7 +71,13 @@ func runDecision(a *app, cmd *cobra.Command, args []string) error {
 func decisionHostArgs(a *app, dir string) []string {
 	host := []string{"decision"}
 	if cfg, err := a.Config(); err != nil {
-		host = append(host, "--config-error", err.Error())
+		// Reported by the subcommand (exit 3 for a configuration file
+		// that does not load); --help still works.
+		msg := err.Error()
+		if isConfigError(err) {
+			msg = strings.TrimPrefix(configErrorText(err), "nexus: ")
+		}
+		host = append(host, "--config-error", msg)
 	} else {
 		host = append(host, "--frontmatter", cfg.String("decisions.frontmatter"), "--nauro-home", cfg.String("decisions.nauro_home"))
 	}

@@ -82,10 +82,18 @@ func TestDecisionRunsInThePluginHost(t *testing.T) {
 		if b, _ := os.ReadFile(files[0]); !strings.Contains(string(b), "decision_type: null\n") {
 			t.Errorf("decisions.frontmatter: reference not applied:\n%s", b)
 		}
+		// A key in the wrong shape is a warning: the command runs.
 		if err := os.WriteFile(cfg, []byte("decisions: [not, a, mapping]\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, errOut, code := runNexus(t, bin, proj, env, "", "decision", "list"); code != exitFailure || !strings.Contains(errOut, "nexus.yaml") {
+		if _, errOut, code := runNexus(t, bin, proj, env, "", "decision", "list"); code != exitOK || !strings.Contains(errOut, "warning") || !strings.Contains(errOut, "nexus.yaml") {
+			t.Errorf("list with a warning: exit %d, stderr %s", code, errOut)
+		}
+		// A file that cannot be parsed stops it: exit 3.
+		if err := os.WriteFile(cfg, []byte("decisions: [\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, errOut, code := runNexus(t, bin, proj, env, "", "decision", "list"); code != exitConfig || !strings.Contains(errOut, "nexus.yaml") {
 			t.Errorf("list with a broken configuration: exit %d, stderr %s", code, errOut)
 		}
 		if out, _, code := runNexus(t, bin, proj, env, "", "decision", "--help"); code != exitOK || !strings.Contains(out, "Available Commands") {

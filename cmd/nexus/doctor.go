@@ -28,7 +28,8 @@ func newDoctorCmd(a *app) *cobra.Command {
 		Long: `Check everything nexus depends on in this project and say how to fix each problem:
 
   distribution    the nexus-core distribution, validated as by "nexus validate"
-  config          the configuration files, variables and flags load (unknown keys named)
+  config          the configuration: a key left out (unknown, bad value) is a warning,
+                  a file that cannot be read or parsed an error
   gitignore       .nexus/.gitignore ignores state/
   state           plan.json, tasks.json, history.json, agent-tracker.json and
                   memory-access.jsonl match their nexus-core schemas
@@ -53,7 +54,8 @@ missing or run another executable (other entries are never touched). A stale cyc
 only reported: close it with the task_close tool.
 
 Exit status: 0 when there are no errors (warnings allowed), 1 with errors, 2 when nexus
-was called wrongly.`,
+was called wrongly, 3 when a configuration file cannot be read or parsed (reported with
+the other findings).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd, a, fl)
@@ -119,8 +121,11 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 	if err != nil {
 		return err
 	}
+	if st.Config.Err() != nil {
+		return &exitError{Code: exitConfig, Silent: true} // a configuration file that does not load, reported above
+	}
 	if !rep.Healthy {
-		return &exitError{Code: 1, Silent: true}
+		return &exitError{Code: exitFailure, Silent: true}
 	}
 	return nil
 }

@@ -140,17 +140,29 @@ func (r doctorJSON) problems() []string {
 func testDoctorHealthyProject(t *testing.T, bin string) {
 	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 17 checks passed") {
+	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 19 findings ok (17 checks)") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	// The verdict counts the lines above it.
+	if lines := strings.Count(r.stdout, "\n  ok "); lines != 19 {
+		t.Errorf("%d finding lines, the verdict says 19:\n%s", lines, r.stdout)
 	}
 	for _, want := range []string{
 		"nexus-core 0.10.0", "plan.json, tasks.json, history.json, agent-tracker.json, memory-access.jsonl (1 line) match their schemas",
-		"1 plugin, digests match: demo", "hooks for 8 events and the MCP server run this nexus",
+		"1 plugin, digests match: demo", "hooks for 8 events and the MCP servers \"nexus\" and \"nauro\" run this nexus",
 		"reached the engine and was denied", "answered initialize",
 		`the "nauro" MCP server`, "lists check_decision among",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("healthy output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// Each probe names the file its command is registered in: the hook
+	// the settings, the MCP servers .mcp.json.
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(line, "claude-mcp") && !strings.Contains(line, filepath.Join(".mcp.json")+",") ||
+			strings.Contains(line, "claude-hook") && !strings.Contains(line, filepath.Join(".claude", "settings.json")+",") {
+			t.Errorf("a probe names the wrong file: %s", line)
 		}
 	}
 	t.Logf("\n%s", r.stdout)
@@ -421,7 +433,7 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			// unless it is this nexus (a cloned repository can register any):
 			// they probe this executable, and claude-install names the other
 			// one. The setup skill names the executable, so it is out of date too.
-			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist", "claude-agents": "skills/nx-setup/SKILL.md were written from another nexus"}, code: 1, fixed: true,
+			want: map[string]string{"claude-install": "run /opt/gone/nexus, which does not exist", "claude-agents": "skills/nx-setup/SKILL.md was written from another nexus"}, code: 1, fixed: true,
 		},
 		{
 			name: "bad .gitignore",
@@ -446,12 +458,22 @@ func testDoctorNamesEachProblem(t *testing.T, bin string) {
 			want: map[string]string{"gitignore": ".gitignore is missing"}, code: 0, fixed: true,
 		},
 		{
+			// A typo is a warning: the key keeps its default.
 			name: "config typo",
 			brk: func(t *testing.T, p *doctorProject) func() {
 				writeTestFile(t, filepath.Join(p.nexus, "nexus.yaml"), "gate:\n  polcy: fail-closed\n")
 				return nil
 			},
-			want: map[string]string{"config": `gate.polcy: unknown configuration key (did you mean "gate.policy"?)`}, code: 1,
+			want: map[string]string{"config": `gate.polcy: unknown configuration key (did you mean "gate.policy"?); ` + "`nexus config keys`" + ` lists the valid keys; so it is ignored: gate.policy stays fail-open (the default)`}, code: 0,
+		},
+		{
+			// A file that cannot be parsed is left out whole: exit 3.
+			name: "config unparseable",
+			brk: func(t *testing.T, p *doctorProject) func() {
+				writeTestFile(t, filepath.Join(p.nexus, "nexus.yaml"), "gate: [\n")
+				return nil
+			},
+			want: map[string]string{"config": `nexus.yaml: invalid YAML`}, code: exitConfig,
 		},
 	}
 	for _, c := range cases {

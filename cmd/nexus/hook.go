@@ -38,8 +38,13 @@ The exit status is always 0. A payload nexus cannot use (invalid JSON, unknown e
 or mistyped field, over 10 MiB, nested over 64 levels) or a failure inside nexus prints one
 line on stderr, logs it in .nexus/state/<harness-id>/nexus.log and lets the host proceed,
 except for PreToolUse: a payload nexus cannot read, or a call it cannot check because the
-configuration or distribution does not load, is always denied, and a failure inside nexus
-while handling it denies it when gate.policy is fail-closed.`,
+distribution does not load, is always denied, and a failure inside nexus while handling it
+denies it when gate.policy is fail-closed.
+
+A configuration problem never switches nexus off: a key nexus does not know or a bad value
+keeps that key's default, a file that cannot be parsed is left out, and the rest applies.
+The session is told: the user in the host's message at session start and on the first event
+after the problems change, Lead in the session's first context.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			h, err := hosts.Lookup(hostName)
@@ -50,6 +55,10 @@ while handling it denies it when gate.policy is fail-closed.`,
 				variant = "plugin"
 			}
 			a.host, a.hostEnv.Variant, a.lazyCore = h, variant, true
+			// The session shows the configuration's problems (the
+			// lifecycle's notice); a file that does not load is left
+			// out, never nexus.
+			a.hostDoor, a.quiet = true, true
 			event := ""
 			if len(args) == 1 {
 				event = args[0]

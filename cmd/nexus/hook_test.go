@@ -298,7 +298,7 @@ func TestInstallBinary(t *testing.T) {
 	}
 	run("--project", proj, "install", "claude")
 	out = run("--project", proj, "install", "claude")
-	if strings.Count(out, "already up to date") != 2 || !strings.Contains(out, "14 agent and skill file(s) nexus wrote here are up to date") || strings.Contains(out, ": written") {
+	if strings.Count(out, "already up to date") != 2 || !strings.Contains(out, "14 file(s) nexus wrote here are up to date") || strings.Contains(out, ": written") {
 		t.Errorf("second install:\n%s", out)
 	}
 	// The distribution came from NEXUS_CORE_DIR, which Claude Code may not

@@ -27,6 +27,12 @@ type installHelp interface {
 	InstallHelp(install bool) string
 }
 
+// installHint is what a host says once install (or uninstall) wrote its
+// files: how to make the host load them.
+type installHint interface {
+	InstallHint(install bool) string
+}
+
 func newInstallCmd(a *app) *cobra.Command   { return newInstallerCmd(a, true) }
 func newUninstallCmd(a *app) *cobra.Command { return newInstallerCmd(a, false) }
 
@@ -56,15 +62,29 @@ func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
 			sub.Long = hh.InstallHelp(doInstall)
 		}
 		f := sub.Flags()
-		f.StringVar(&fl.scope, "scope", installpkg.ScopeProject, "where to install: project or user")
+		scopeHelp := "where to install: project or user"
+		if !doInstall {
+			scopeHelp = "where to uninstall from: project or user"
+		}
+		f.StringVar(&fl.scope, "scope", installpkg.ScopeProject, scopeHelp)
 		f.BoolVar(&fl.dryRun, "dry-run", false, "show the changes without writing anything")
 		if _, ok := h.(installpkg.Packager); ok {
-			f.StringVar(&fl.pkg, "plugin", "", "instead of registering in a scope, write (or remove) a plugin package for the host in this folder")
+			pkgHelp := "instead of registering in a scope, write a plugin package for the host in this folder"
+			if !doInstall {
+				pkgHelp = "instead of a scope, remove the plugin package nexus wrote in this folder"
+			}
+			f.StringVar(&fl.pkg, "plugin", "", pkgHelp)
 		}
-		f.BoolVar(&fl.force, "force", false, "also replace (or remove) agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)")
+		forceHelp := "also replace agent and skill files edited since nexus wrote them, or that nexus did not write (a backup is kept)"
+		if !doInstall {
+			forceHelp = "also remove agent and skill files edited since nexus wrote them (a backup is kept)"
+		}
+		f.BoolVar(&fl.force, "force", false, forceHelp)
 		if doInstall {
 			f.StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
-			f.BoolVar(&fl.statusLine, "statusline", false, "also register `nexus statusline` as the host's status line")
+			// No backquotes: cobra would show the quoted words as the
+			// flag's value ("--statusline nexus statusline").
+			f.BoolVar(&fl.statusLine, "statusline", false, "also register nexus's status line (the command nexus statusline) with the host")
 			if ht, ok := h.(installpkg.HookTruster); ok {
 				f.BoolVar(&fl.trustHooks, "trust-hooks", false, ht.TrustHooksHelp())
 			}
@@ -89,24 +109,39 @@ func runInstall(cmd *cobra.Command, a *app, hostName string, inst installpkg.Ins
 		return err
 	}
 	req.Scope = fl.scope
-	// The home folder is given for a project install too: a host may keep
-	// user-level state of a project there (Codex's hook trust).
+	// Both folders are named (the installer writes in its scope's, and
+	// looks at the other for hooks that would run twice).
+	proj, perr := a.Project()
 	home, herr := os.UserHomeDir()
-	if fl.scope == installpkg.ScopeProject {
-		if req.Project, err = a.Project(); err != nil {
-			return err
-		}
-	} else if herr != nil {
+	if fl.scope == installpkg.ScopeProject && perr != nil {
+		return perr
+	}
+	if fl.scope == installpkg.ScopeUser && herr != nil {
 		return fmt.Errorf("find the home folder: %w", herr)
 	}
-	req.Home = home
+	req.Project, req.Home = proj, home
 	var changes []installpkg.Change
 	if doInstall {
 		changes, err = inst.Install(req)
 	} else {
 		changes, err = inst.Uninstall(req)
 	}
-	return printChanges(cmd, a, fl, changes, err)
+	if perr := printChanges(cmd, a, fl, changes, err); perr != nil || err != nil {
+		return perr
+	}
+	if h, ok := inst.(installHint); ok && !fl.dryRun && !a.jsonOut && anyChanged(changes) {
+		fmt.Fprint(cmd.OutOrStdout(), h.InstallHint(doInstall))
+	}
+	return nil
+}
+
+func anyChanged(changes []installpkg.Change) bool {
+	for _, ch := range changes {
+		if ch.Changed {
+			return true
+		}
+	}
+	return false
 }
 
 // installRequest is what the host's installer is asked (compose.Root.
@@ -122,6 +157,10 @@ func installRequest(a *app, hostName string, fl installFlags, doInstall bool) (i
 	req, err := r.InstallRequest(hostName)
 	if err != nil && doInstall {
 		return req, err
+	}
+	if err != nil && isConfigError(err) {
+		// Removing nexus must work whatever the configuration says.
+		fmt.Fprintf(a.root.ErrOrStderr(), "nexus: warning: the configuration does not load (%v); uninstall goes on: it removes what nexus wrote, and leaves the agent and skill files alone\n", err)
 	}
 	req.Command, req.StatusLine, req.TrustHooks, req.Getenv = fl.command, fl.statusLine, fl.trustHooks, os.Getenv
 	req.DryRun, req.Force, req.Version = fl.dryRun, fl.force, version
@@ -154,12 +193,16 @@ func printChanges(cmd *cobra.Command, a *app, fl installFlags, changes []install
 		case !ch.Changed:
 		default:
 			fmt.Fprint(w, ch.Diff)
-			if ch.Removed && !fl.dryRun {
+			switch {
+			case fl.dryRun:
+			case ch.Removed:
 				fmt.Fprintf(w, "%s: removed\n", ch.Path)
-			} else if ch.Backup != "" {
+			case ch.Backup != "":
 				fmt.Fprintf(w, "%s: updated (previous content saved as %s)\n", ch.Path, ch.Backup)
-			} else if !fl.dryRun {
+			case ch.Created:
 				fmt.Fprintf(w, "%s: written\n", ch.Path)
+			default:
+				fmt.Fprintf(w, "%s: updated\n", ch.Path)
 			}
 		}
 		for _, n := range ch.Notes {

@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/nexus-harness/nexus/internal/config"
 )
 
 func main() {
@@ -40,8 +43,8 @@ func signalContext(args []string) (context.Context, context.CancelFunc) {
 }
 
 // run executes the CLI under ctx and returns the process exit code (see
-// usage.go): usage errors exit 2, failures 1; commands that need another
-// code return an *exitError.
+// usage.go): usage errors exit 2, a configuration file that does not load
+// 3, failures 1; commands that need another code return an *exitError.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmdFor(args)
 	root.SetArgs(args)
@@ -57,6 +60,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "nexus:", ee.Err)
 		}
 		return ee.Code
+	}
+	if isConfigError(err) {
+		fmt.Fprintln(stderr, configErrorText(err))
+		return exitConfig
 	}
 	fmt.Fprintln(stderr, "nexus:", err)
 	if isUsageError(err) {
@@ -91,4 +98,18 @@ func usagef(format string, args ...any) error { return usageError{fmt.Errorf(for
 func isUsageError(err error) bool {
 	var u usageError
 	return errors.As(err, &u)
+}
+
+// isConfigError reports whether err is a configuration file nexus could
+// not read or parse (a problem in one key is only a warning).
+func isConfigError(err error) bool {
+	var ce *config.Error
+	return errors.As(err, &ce)
+}
+
+// configErrorText says which configuration files do not load, with what
+// to do.
+func configErrorText(err error) string {
+	return fmt.Sprintf("nexus: the configuration does not load: %s\nnexus: fix the file and run the command again (`nexus doctor` lists every configuration problem; sessions go on without the file meanwhile)",
+		strings.ReplaceAll(err.Error(), "\n", "\nnexus: "))
 }

@@ -151,6 +151,10 @@ func runMCP(cmd *cobra.Command, a *app, fl mcpFlags) error {
 		}
 		a.host = h
 	}
+	// The MCP server a host starts goes on without a configuration file
+	// that does not load (its problems go to stderr, which the host logs),
+	// as the hooks do.
+	a.hostDoor = true
 	r, err := a.compose()
 	if err != nil {
 		return err

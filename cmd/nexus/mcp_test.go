@@ -236,21 +236,44 @@ func TestMCPBinary(t *testing.T) {
 	})
 
 	// Issue 13.9 and 13.10: a project file cannot choose the address or the
-	// token file, and a bad address is refused before any file is written.
+	// token file (issue 26: the settings are left out with a warning, and
+	// the server runs on what the user chose), and a bad address is
+	// refused before any file is written.
 	t.Run("the project cannot open the door", func(t *testing.T) {
 		home, proj := t.TempDir(), t.TempDir()
 		readme := filepath.Join(proj, "README.md")
 		os.WriteFile(readme, []byte("a public file with more than sixteen characters\n"), 0o644)
 		os.MkdirAll(filepath.Join(proj, ".nexus"), 0o755)
 		os.WriteFile(filepath.Join(proj, ".nexus", "nexus.yaml"), []byte("mcp: {token_file: README.md, http_addr: \"0.0.0.0:0\"}\n"), 0o644)
+		userTok := filepath.Join(home, "user-tok")
+		os.MkdirAll(filepath.Join(home, ".config", "nexus"), 0o755)
+		os.WriteFile(filepath.Join(home, ".config", "nexus", "config.yaml"), []byte("mcp:\n  http_addr: 127.0.0.1:0\n  token_file: "+userTok+"\n"), 0o644)
 		cmd := exec.Command(bin, "mcp", "--http", "")
 		cmd.Dir, cmd.Env = proj, isolatedEnv(t, home)
-		out, err := cmd.CombinedOutput()
-		if err == nil || !strings.Contains(string(out), "mcp.http_addr") || !strings.Contains(string(out), "project") {
-			t.Fatalf("a project file chose the MCP address: %v %s", err, out)
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var logged bytes.Buffer
+		url := waitForURLLogged(t, stderr, &logged)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if !strings.HasPrefix(url, "http://127.0.0.1:") {
+			t.Errorf("served at %s: the project file chose the address", url)
+		}
+		for _, want := range []string{"warning", "mcp.http_addr", "mcp.token_file", "project"} {
+			if !strings.Contains(logged.String(), want) {
+				t.Errorf("stderr does not name %q:\n%s", want, logged.String())
+			}
 		}
 		if st, err := os.Stat(readme); err != nil || st.Mode().Perm() != 0o644 {
 			t.Errorf("README.md was touched: %v %v", st.Mode(), err)
+		}
+		if _, err := os.Stat(userTok); err != nil {
+			t.Errorf("the user's token file was not used: %v", err)
 		}
 
 		proj = t.TempDir()
@@ -259,7 +282,7 @@ func TestMCPBinary(t *testing.T) {
 		os.WriteFile(filepath.Join(home, ".config", "nexus", "config.yaml"), []byte("mcp:\n  token_file: "+token+"\n"), 0o644)
 		cmd = exec.Command(bin, "mcp", "--http", "notanaddr")
 		cmd.Dir, cmd.Env = proj, isolatedEnv(t, home)
-		out, err = cmd.CombinedOutput()
+		out, err := cmd.CombinedOutput()
 		if err == nil || !strings.Contains(string(out), "port") {
 			t.Fatalf("--http notanaddr: %v %s", err, out)
 		}
@@ -273,12 +296,22 @@ var servingLine = regexp.MustCompile(`serving MCP over streamable HTTP at (http:
 
 func waitForURL(t *testing.T, stderr io.Reader) string {
 	t.Helper()
+	return waitForURLLogged(t, stderr, nil)
+}
+
+// waitForURLLogged is waitForURL keeping the lines before the address in
+// logged (when not nil).
+func waitForURLLogged(t *testing.T, stderr io.Reader, logged *bytes.Buffer) string {
+	t.Helper()
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if m := servingLine.FindStringSubmatch(sc.Text()); m != nil {
+				logged = nil // the caller reads it from now on
 				found <- m[1]
+			} else if logged != nil {
+				logged.WriteString(sc.Text() + "\n")
 			}
 		}
 	}()

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -77,6 +75,12 @@ type app struct {
 	lazyCore bool
 	host     host.Host
 	hostEnv  host.Env
+	// hostDoor marks the doors a host runs (hook, mcp, statusline): they
+	// go on without a configuration file that cannot be parsed and show
+	// the problem instead of stopping (compose.Options.KeepGoing); quiet
+	// keeps the configuration's warnings off stderr (the hook and the
+	// status line show them in the session instead).
+	hostDoor, quiet bool
 
 	once sync.Once
 	cr   *compose.Root
@@ -92,8 +96,20 @@ func newRootCmdFor(args []string) *cobra.Command {
 		Long: `nexus keeps a project's .nexus/ state for a coding-agent host (Claude Code first):
 the host runs "nexus hook" on every lifecycle event and talks to "nexus mcp" for tools.
 
-Most commands need a nexus-core distribution: pass --core DIR, set NEXUS_CORE_DIR,
-set core.dir in .nexus/nexus.yaml, or install @moreih29/nexus-core in the project.`,
+nexus-core 0.10.0 is built in, so nothing else needs installing. In a project:
+
+  nexus install claude   register nexus with Claude Code (then restart Claude Code)
+  nexus doctor           check the whole setup, with how to fix each problem
+
+Another nexus-core distribution can be chosen with --core DIR, NEXUS_CORE_DIR, core.dir in
+.nexus/nexus.yaml, or @moreih29/nexus-core in the project's node_modules ("nexus version"
+says which one is in use and why). Configuration: "nexus config keys"; a key nexus does not
+know or a bad value is a warning, and that key keeps its default.
+
+Exit status, the same for every command: 0 done; 1 failed, or found problems; 2 called
+wrongly (an unknown command or flag, a missing or extra argument, a flag outside its values);
+3 a configuration file cannot be read or parsed (hook, mcp and statusline go on without it
+and show the problem instead). "nexus hook" always exits 0: its answer is the reply.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
@@ -127,10 +143,15 @@ var flagKeys = map[string]string{"core.dir": "core"}
 func (a *app) compose() (*compose.Root, error) {
 	a.once.Do(func() {
 		o := compose.Options{
-			Config:   config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
-			LazyCore: a.lazyCore,
-			Host:     a.host,
-			HostEnv:  a.hostEnv,
+			Config:    config.Options{Flags: a.root.PersistentFlags(), FlagKeys: flagKeys},
+			LazyCore:  a.lazyCore,
+			Host:      a.host,
+			HostEnv:   a.hostEnv,
+			KeepGoing: a.hostDoor,
+		}
+		if !a.quiet {
+			stderr := a.root.ErrOrStderr()
+			o.Warn = func(e *config.Error) { fmt.Fprintln(stderr, "nexus: warning:", e.Text()) }
 		}
 		if a.projectFlag != "" {
 			p, err := filepath.Abs(a.projectFlag)
@@ -229,20 +250,40 @@ func newVersionCmd(a *app) *cobra.Command {
 		Short: "Print the nexus version, the nexus-core versions it implements, and the distribution in use",
 		Long: `Print the nexus version, the nexus-core versions it implements, the nexus-core version built
 into it, and the distribution it would use here (and where that choice came from: --core,
-NEXUS_CORE_DIR, core.dir, node_modules, or built in).`,
+NEXUS_CORE_DIR, core.dir, node_modules, or built in).
+
+When a configuration file cannot be read or parsed it still prints the version, then says
+which file does not load, and exits 3 like every command that reads the configuration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			use := inUse(a)
+			_, cfgErr := a.Config()
+			if !isConfigError(cfgErr) {
+				cfgErr = nil
+			}
 			if a.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), struct {
+				v := struct {
 					Version   string  `json:"version"`
 					NexusCore string  `json:"nexus_core"`
 					Builtin   string  `json:"builtin_nexus_core"`
 					InUse     distUse `json:"distribution"`
-				}{version, vocabulary.SupportedRange, vocabulary.BuiltinVersion, use})
+					Config    string  `json:"configuration_error,omitempty"`
+				}{Version: version, NexusCore: vocabulary.SupportedRange, Builtin: vocabulary.BuiltinVersion, InUse: use}
+				if cfgErr != nil {
+					v.Config = cfgErr.Error()
+				}
+				if err := writeJSON(cmd.OutOrStdout(), v); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
+				if cfgErr == nil {
+					fmt.Fprintf(cmd.OutOrStdout(), "distribution: %s\n", use)
+				} else {
+					fmt.Fprintln(cmd.OutOrStdout(), "distribution: chosen once the configuration loads")
+				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\ndistribution: %s\n", versionLine(), use)
-			return nil
+			return cfgErr // exit 3, with the file that does not load
 		},
 	}
 }
@@ -256,16 +297,34 @@ func newConfigCmd(a *app) *cobra.Command {
 
 Layers, lowest to highest: built-in defaults < user file ($XDG_CONFIG_HOME/nexus/config.yaml,
 else ~/.config/nexus/config.yaml) < project file (.nexus/nexus.yaml) < NEXUS_* environment
-variables < command-line flags.`,
+variables < command-line flags.
+
+A key nexus does not know or whose value does not check is left out, with a warning on
+stderr: it keeps the value of the layers below (its default when none sets it). A file that
+cannot be read or parsed is left out whole: the keys of the other layers are shown, then the
+file is named and the command exits 3.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// What loads is shown even when a file does not (exit 3 then).
 			cfg, err := a.Config()
-			if err != nil {
+			if isConfigError(err) {
+				if r, _ := a.compose(); r != nil && r.Loaded() != nil {
+					cfg = r.Loaded()
+				}
+			}
+			if cfg == nil {
 				return err
 			}
 			entries := cfg.All()
 			if a.jsonOut {
-				return writeJSON(cmd.OutOrStdout(), map[string]any{"files": cfg.Files, "keys": entries})
+				problems := []string{}
+				for _, p := range cfg.Problems() {
+					problems = append(problems, p.Text())
+				}
+				if werr := writeJSON(cmd.OutOrStdout(), map[string]any{"files": cfg.Files, "keys": entries, "problems": problems}); werr != nil {
+					return werr
+				}
+				return err
 			}
 			w := cmd.OutOrStdout()
 			width := 0
@@ -275,7 +334,7 @@ variables < command-line flags.`,
 			for _, e := range entries {
 				fmt.Fprintf(w, "%-*s  %-24s  %s\n", width, e.Key, formatValue(e.Value), e.Source)
 			}
-			return nil
+			return err
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
@@ -309,20 +368,4 @@ variables < command-line flags.`,
 	return cmd
 }
 
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		if x == "" {
-			return `""`
-		}
-		return x
-	case []string:
-		return "[" + strings.Join(x, ", ") + "]"
-	case map[string]any:
-		// One line of JSON: Go's map[k:v] form hides where a value ends.
-		if b, err := json.Marshal(x); err == nil {
-			return string(b)
-		}
-	}
-	return fmt.Sprintf("%v", v)
-}
+func formatValue(v any) string { return config.FormatValue(v) }

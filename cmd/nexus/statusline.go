@@ -17,7 +17,8 @@ func newStatusLineCmd(a *app) *cobra.Command {
 		Use:   "statusline",
 		Short: "Print one status line for Claude Code (its status-line JSON on stdin)",
 		Long: `Print one line about the project's nexus state for Claude Code's status line: the
-active skill, plan issues decided/total, tasks done/total and agents running. Claude Code
+active skill, plan issues decided/total, tasks done/total, agents running, and how many
+problems the configuration has (nexus doctor names them). Claude Code
 passes its status-line JSON on stdin; the project is its workspace.project_dir (else cwd,
 else this folder), or --project. "nexus install claude --statusline" registers it.
 
@@ -42,7 +43,9 @@ func statusLine(a *app, cmd *cobra.Command) string {
 	if a.projectFlag == "" {
 		a.projectFlag = harness.EventProject(in.Dir())
 	}
-	a.host = claude.Host{}
+	// Like a hook, the status line goes on without a configuration file
+	// that does not load, and shows that there are problems.
+	a.host, a.hostDoor, a.quiet = claude.Host{}, true, true
 	r, err := a.compose()
 	if err != nil {
 		return "nexus: " + err.Error()
@@ -54,5 +57,5 @@ func statusLine(a *app, cmd *cobra.Command) string {
 	if err != nil {
 		return "nexus: " + err.Error()
 	}
-	return claude.StatusLine(l)
+	return claude.WithConfigProblems(claude.StatusLine(l), len(r.ConfigProblems()))
 }

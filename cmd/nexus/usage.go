@@ -12,10 +12,14 @@ import (
 //	0  the command did what was asked
 //	1  it failed, or found problems (validate, conformance, doctor)
 //	2  it was called wrongly: an unknown command or flag, a missing or extra argument
+//	3  a configuration file cannot be read or parsed (a problem in one key
+//	   is a warning: the key keeps its default); hook, mcp and statusline go
+//	   on without the file instead, and show the problem
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitConfig  = 3
 )
 
 // failLoudly makes the command tree reject what it does not understand:

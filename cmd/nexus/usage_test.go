@@ -54,7 +54,7 @@ func TestExitCodes(t *testing.T) {
 		{args: []string{"plugin", "--help"}, code: exitOK, stdout: "nexus plugin [command]"},
 		{args: []string{"help", "plugin", "list"}, code: exitOK, stdout: "nexus plugin list"},
 		{args: []string{"version"}, code: exitOK, stdout: "nexus "},
-		{args: []string{"--project", proj, "--core", core, "tags", "explain", "[m] sqlite needs busy_timeout"}, code: exitOK, stdout: "saves"},
+		{args: []string{"--project", proj, "--core", core, "tags", "explain", "[m] sqlite needs busy_timeout"}, code: exitOK, stdout: "nothing saved yet"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

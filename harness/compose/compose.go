@@ -51,6 +51,17 @@ type Options struct {
 	// HostEnv is where the host's session runs (Project and Home are
 	// filled in when empty); Getenv nil = os.Getenv.
 	HostEnv host.Env
+	// KeepGoing goes on without a configuration file that cannot be read
+	// or parsed (the host's doors: a hook, the MCP server, the status
+	// line, which must never switch nexus off and show the problem
+	// instead); without it such a file is Config's error, and the command
+	// stops (exit 3). A problem in one key never stops anything: the key
+	// keeps its default (config.Load).
+	KeepGoing bool
+	// Warn, when set, receives each configuration problem that does not
+	// stop the command, once, when the configuration is loaded (a
+	// command prints them on stderr).
+	Warn func(*config.Error)
 }
 
 // Root builds one project's parts on demand, each once.
@@ -65,6 +76,9 @@ type Root struct {
 	cfg     *config.Config
 	cfgErr  error
 	set     Settings
+	// loaded is the configuration of what loads, even when cfgErr stops
+	// the command (Loaded).
+	loaded *config.Config
 
 	distOnce sync.Once
 	dist     vocabulary.Dist
@@ -109,7 +123,11 @@ func (r *Root) Project() (string, error) {
 	return r.project, r.projErr
 }
 
-// Config returns the layered configuration (loaded once).
+// Config returns the layered configuration (loaded once). A problem in a
+// key is a warning (Options.Warn, ConfigProblems): the key keeps its
+// default. A file that cannot be read or parsed is the error (the broken
+// *config.Error values, joined), unless Options.KeepGoing: then the
+// configuration of the other layers is returned.
 func (r *Root) Config() (*config.Config, error) {
 	r.cfgOnce.Do(func() {
 		proj, err := r.Project()
@@ -119,12 +137,62 @@ func (r *Root) Config() (*config.Config, error) {
 		}
 		o := r.o.Config
 		o.ProjectDir = proj
-		r.cfg, r.cfgErr = config.Load(o)
+		cfg, err := config.Load(o)
+		if cfg == nil {
+			r.cfgErr = err // a flag bound wrongly: nexus's own bug
+			return
+		}
+		r.loaded = cfg
+		if err := cfg.Err(); err != nil && !r.o.KeepGoing {
+			r.cfgErr = err
+		}
+		if r.o.Warn != nil {
+			for _, p := range cfg.Problems() {
+				if !p.Broken() || r.o.KeepGoing {
+					r.o.Warn(p)
+				}
+			}
+		}
 		if r.cfgErr == nil {
-			r.set = SettingsFrom(r.cfg)
+			r.cfg = cfg
+			r.set = SettingsFrom(cfg)
 		}
 	})
 	return r.cfg, r.cfgErr
+}
+
+// ConfigProblems are the problems met loading the configuration (nil
+// before it is loaded, or when it did not load).
+func (r *Root) ConfigProblems() []*config.Error {
+	if r.loaded == nil {
+		return nil
+	}
+	return r.loaded.Problems()
+}
+
+// Loaded is the configuration of every layer that loads, also when Config
+// stops on a broken file (nexus version and config show still report what
+// they can); nil when nothing was loaded.
+func (r *Root) Loaded() *config.Config {
+	_, _ = r.Config()
+	return r.loaded
+}
+
+// ConfigFiles are the configuration files the root reads: the user's
+// (unless left out) and the project's.
+func (r *Root) ConfigFiles() []string {
+	var files []string
+	if !r.o.Config.NoUserFile {
+		u := r.o.Config.UserFile
+		if u == "" {
+			u = config.UserFile(nil)
+		}
+		files = append(files, u)
+	}
+	if proj, err := r.Project(); err == nil {
+		files = append(files, filepath.Join(proj, config.ProjectFile))
+	}
+	return files
 }
 
 // Settings returns the typed options of every part (read once).
@@ -263,7 +331,7 @@ func (r *Root) GatePolicy() string {
 }
 
 // LogWithoutEngine writes an error to nexus.log when no engine could be
-// built (a hook whose configuration or distribution is broken), in the
+// built (a hook whose distribution is broken), in the
 // .nexus folder the engine would have used; without a configuration, the
 // project's own .nexus. A .nexus folder is never created just to hold the
 // complaint.

@@ -86,12 +86,12 @@ func TestGatePolicy(t *testing.T) {
 }
 
 // rootWith is a Root of the project whose user file holds yaml ("-": a
-// user file that does not load), without the environment's variables.
+// user file that cannot be parsed), without the environment's variables.
 func rootWith(t *testing.T, proj, yaml string) *Root {
 	t.Helper()
 	user := filepath.Join(t.TempDir(), "user.yaml")
 	if yaml == "-" {
-		yaml = "colour: red\n"
+		yaml = "colour: [\n"
 	}
 	if err := os.WriteFile(user, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,8 +2,12 @@ package compose
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/nexus-harness/nexus/harness"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
@@ -58,6 +62,9 @@ type HarnessOptions struct {
 	// HarnessID and NexusDir, when set, place the state instead of the
 	// configuration (a conformance case's scratch project).
 	HarnessID, NexusDir string
+	// DryRun builds a harness that writes nothing (harness.Options.DryRun):
+	// `nexus tags explain` runs a user message through it.
+	DryRun bool
 }
 
 // Harness is one project's harness, built.
@@ -112,6 +119,7 @@ func (r *Root) Harness(ctx context.Context, o HarnessOptions) (*Harness, error) 
 		Core:      core,
 		Schemas:   o.Schemas,
 		Gate:      set.Gate,
+		DryRun:    o.DryRun,
 	})
 	if err != nil {
 		return nil, err
@@ -139,6 +147,7 @@ func (r *Root) Harness(ctx context.Context, o HarnessOptions) (*Harness, error) 
 		Host:         r.profile(proj),
 		Tools:        e,
 		ToolClasses:  e.ToolClasses(),
+		Config:       r.configNotice(),
 	}
 	if h.Memory != nil {
 		lo.Memory = h.Memory
@@ -186,4 +195,35 @@ func (r *Root) profile(proj string) lifecycle.HostProfile {
 func (r *Root) Profile() lifecycle.HostProfile {
 	proj, _ := r.Project()
 	return r.profile(proj)
+}
+
+// configNotice is what a session is told of the configuration's problems:
+// each on one line, and an identity that changes when a configuration file
+// does (its path, size, modification time and inode) or the problems do.
+func (r *Root) configNotice() lifecycle.ConfigNotice {
+	probs := r.ConfigProblems()
+	if len(probs) == 0 {
+		return lifecycle.ConfigNotice{}
+	}
+	h := sha256.New()
+	var n lifecycle.ConfigNotice
+	for _, p := range probs {
+		n.Problems = append(n.Problems, p.Text())
+		fmt.Fprintf(h, "problem %s\n", p.Text())
+	}
+	for _, f := range r.ConfigFiles() {
+		if st, err := os.Stat(f); err == nil {
+			fmt.Fprintf(h, "file %s %d %d %v\n", f, st.Size(), st.ModTime().UnixNano(), fileID(st))
+		}
+	}
+	n.Identity = hex.EncodeToString(h.Sum(nil))
+	return n
+}
+
+// fileID is the inode of a file, where the platform has one.
+func fileID(st os.FileInfo) uint64 {
+	if s, ok := st.Sys().(*syscall.Stat_t); ok {
+		return uint64(s.Ino)
+	}
+	return 0
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/nexus-harness/nexus/harness/catalog"
@@ -26,11 +25,10 @@ import (
 // stops. The configuration is loaded once, with every layer that loads.
 type Stages struct {
 	Project string
-	// Config holds the layers that load (the built-in defaults when none
-	// does), never nil; ConfigErrs says why each other layer does not.
-	Config     *config.Config
-	ConfigErrs []error
-	Settings   Settings
+	// Config holds what loads (the built-in defaults when nothing does),
+	// never nil; its Problems say what did not.
+	Config   *config.Config
+	Settings Settings
 	// Dist is the located distribution, DistErr why none is usable.
 	Dist    vocabulary.Dist
 	DistErr error
@@ -56,8 +54,11 @@ func (r *Root) Stages(nexusRoot string) (*Stages, error) {
 	}
 	o := r.o.Config
 	o.ProjectDir = proj
-	cfg, errs := config.LoadAll(o)
-	s := &Stages{Project: proj, Config: cfg, ConfigErrs: errs, Settings: SettingsFrom(cfg), userFile: o.UserFile}
+	cfg, err := config.Load(o)
+	if cfg == nil {
+		return nil, err
+	}
+	s := &Stages{Project: proj, Config: cfg, Settings: SettingsFrom(cfg), userFile: o.UserFile}
 	if s.userFile == "" && !o.NoUserFile {
 		s.userFile = config.UserFile(nil)
 	}
@@ -69,16 +70,16 @@ func (r *Root) Stages(nexusRoot string) (*Stages, error) {
 			s.Store = state.New(s.Layout, schema.NewCoreSetFS(s.Dist.FS))
 		}
 	}
-	s.Plugins = PluginOptionsOf(cfg, len(errs) == 0, proj, nexusRoot)
+	s.Plugins = PluginOptionsOf(cfg, cfg.Err() == nil, proj, nexusRoot)
 	return s, nil
 }
 
-// ConfigCheck is the doctor's configuration check: each layer that does
-// not load, named, with the fix for its kind of problem.
+// ConfigCheck is the doctor's configuration check: each problem, in the
+// layer it is in, with what nexus does about it and the fix for its kind.
 func (s *Stages) ConfigCheck() doctor.Config {
 	c := doctor.Config{Files: s.Config.Files}
-	for _, err := range s.ConfigErrs {
-		c.Problems = append(c.Problems, doctor.ConfigProblem{What: s.layerName(err), Err: err, Fix: configFix(err)})
+	for _, err := range s.Config.Problems() {
+		c.Problems = append(c.Problems, doctor.ConfigProblem{What: s.layerName(err), Err: err, Effect: err.Effect, Broken: err.Broken(), Fix: configFix(err)})
 	}
 	return c
 }
@@ -88,11 +89,12 @@ func (s *Stages) layerName(err error) string {
 	if !errors.As(err, &ce) {
 		return "the configuration"
 	}
+	// The error names the file (and line) itself.
 	switch ce.Layer {
 	case config.LayerUser:
-		return "the user configuration " + s.userFile
+		return "the user configuration"
 	case config.LayerProject:
-		return "the project configuration " + filepath.Join(s.Project, config.ProjectFile)
+		return "the project configuration"
 	case config.LayerEnv:
 		return "the environment variable " + ce.Where
 	case config.LayerFlag:
@@ -109,13 +111,13 @@ func configFix(err error) string {
 	}
 	switch ce.Kind {
 	case config.KindUnknownKey:
-		return "rename or remove the key in that file (`nexus config keys` lists the valid keys); nexus commands refuse to run until it is fixed"
+		return "rename or remove the key in that file (`nexus config keys` lists the valid keys)"
 	case config.KindUntrusted:
 		return "set the key in your user file (~/.config/nexus/config.yaml), a NEXUS_* variable or a flag instead: a project's file may not"
 	case config.KindUnparseable:
-		return "fix the file at the place named: it must be YAML, a mapping of keys"
+		return "fix the file at the place named: it must be YAML, a mapping of keys (until then nexus's commands stop with exit status 3, and sessions go on without the file)"
 	case config.KindUnreadable:
-		return "make the file a readable regular file, or remove it"
+		return "make the file a readable regular file, or remove it (until then nexus's commands stop with exit status 3, and sessions go on without the file)"
 	}
 	return "correct the value at the place named; `nexus config keys` describes every key"
 }

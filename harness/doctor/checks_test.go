@@ -254,13 +254,14 @@ func ptr(s string) *string { return &s }
 
 func TestConfig(t *testing.T) {
 	fs := Config{Problems: []ConfigProblem{
-		{What: "the user configuration /u.yaml", Err: errors.New("/u.yaml:1:3: mcp.tool_prefx: unknown configuration key"), Fix: "rename it"},
-		{What: "the project configuration /p/.nexus/nexus.yaml", Err: errors.New("gate.polcy: unknown configuration key"), Fix: "rename it"},
+		{What: "the user configuration /u.yaml", Err: errors.New("/u.yaml:1:3: mcp.tool_prefx: unknown configuration key"), Effect: "so it is ignored", Fix: "rename it"},
+		{What: "the project configuration /p/.nexus/nexus.yaml", Err: errors.New("invalid YAML"), Effect: "nexus reads nothing from this file until it is fixed", Broken: true, Fix: "fix it"},
 	}}.Run(context.Background())
-	expect(t, fs, StatusError, "the user configuration /u.yaml does not load: /u.yaml:1:3: mcp.tool_prefx")
-	expect(t, fs, StatusError, "the project configuration /p/.nexus/nexus.yaml does not load: gate.polcy")
-	if len(fs) != 2 || fs[0].Fix != "rename it" {
-		t.Errorf("want one finding per broken layer, with its fix:\n%s", summary(fs))
+	// A key left out is a warning; a file left out whole, an error.
+	expect(t, fs, StatusWarn, "the user configuration /u.yaml: /u.yaml:1:3: mcp.tool_prefx: unknown configuration key; so it is ignored")
+	expect(t, fs, StatusError, "the project configuration /p/.nexus/nexus.yaml does not load: invalid YAML; nexus reads nothing")
+	if len(fs) != 2 || fs[0].Fix != "rename it" || fs[1].Fix != "fix it" {
+		t.Errorf("want one finding per problem, with its fix:\n%s", summary(fs))
 	}
 	expect(t, Config{Files: []string{"/u.yaml", "/p/.nexus/nexus.yaml"}}.Run(context.Background()), StatusOK, "loaded /u.yaml, /p/.nexus/nexus.yaml")
 	expect(t, Config{}.Run(context.Background()), StatusOK, "no configuration files")

@@ -6,9 +6,9 @@ import (
 	"strings"
 )
 
-// Config reports whether the configuration loads: the files it read, or
-// each layer (file, variables and flags) that does not load, with the key
-// and how to fix it. The composition root (harness/compose) loads the
+// Config reports whether the configuration loads: the files it read, each
+// key left out (a warning: it keeps its default) and each file that does
+// not load at all (an error), with how to fix it. The composition root (harness/compose) loads the
 // configuration once and fills it in.
 type Config struct {
 	// Files are the configuration files read, lowest layer first.
@@ -17,11 +17,15 @@ type Config struct {
 	Problems []ConfigProblem
 }
 
-// ConfigProblem is one layer of the configuration that does not load.
+// ConfigProblem is one problem of the configuration: a key left out (a
+// warning) or a file left out whole (Broken, an error).
 type ConfigProblem struct {
 	// What names the layer ("the project configuration FILE").
 	What string
 	Err  error
+	// Effect says what nexus does instead.
+	Effect string
+	Broken bool
 	// Fix says how to fix it.
 	Fix string
 }
@@ -37,7 +41,15 @@ func (c Config) Run(context.Context) []Finding {
 	}
 	var out []Finding
 	for _, p := range c.Problems {
-		out = append(out, fault(fmt.Sprintf("%s does not load: %v", p.What, p.Err), p.Fix))
+		msg := fmt.Sprintf("%s: %v", p.What, p.Err)
+		if p.Effect != "" {
+			msg += "; " + p.Effect
+		}
+		if p.Broken {
+			out = append(out, fault(fmt.Sprintf("%s does not load: %v; %s", p.What, p.Err, p.Effect), p.Fix))
+			continue
+		}
+		out = append(out, warn(msg, p.Fix))
 	}
 	return out
 }

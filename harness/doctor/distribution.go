@@ -38,8 +38,12 @@ func (d Distribution) Run(context.Context) []Finding {
 	}
 	if r.Errors == 0 {
 		f := ok("nexus-core %s in use: %s (%s), valid", r.Version, where, d.Dist.Source)
-		if r.Warnings > 0 {
-			f.Message += fmt.Sprintf(" (%s, listed by `nexus validate`)", plural(r.Warnings, "warning"))
+		up, _ := r.Upstream()
+		if r.Warnings > up {
+			f.Message += fmt.Sprintf(" (%s, listed by `nexus validate`)", plural(r.Warnings-up, "warning"))
+		}
+		if up > 0 {
+			f.Message += fmt.Sprintf(" (%s of nexus-core itself tolerated, listed by `nexus validate -v`)", plural(up, "known upstream deviation"))
 		}
 		return []Finding{f}
 	}

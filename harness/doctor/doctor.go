@@ -239,12 +239,17 @@ func (r *Report) WriteText(w io.Writer) error {
 
 // Verdict is the one-line summary.
 func (r *Report) Verdict() string {
-	n := len(r.Checks)
+	// The findings are the lines above it (a check may print several: one
+	// per MCP server, say), so they are what is counted.
+	n := 0
+	for _, c := range r.Checks {
+		n += len(c.Findings)
+	}
 	switch {
 	case r.Errors == 0 && r.Warnings == 0:
-		return fmt.Sprintf("healthy: all %d checks passed", n)
+		return fmt.Sprintf("healthy: all %s ok (%s)", plural(n, "finding"), plural(len(r.Checks), "check"))
 	case r.Errors == 0:
-		return fmt.Sprintf("healthy, with %s (%d checks)", plural(r.Warnings, "warning"), n)
+		return fmt.Sprintf("healthy, with %s (%s of %s)", plural(r.Warnings, "warning"), plural(n, "finding"), plural(len(r.Checks), "check"))
 	}
 	s := fmt.Sprintf("not healthy: %s, %s", plural(r.Errors, "error"), plural(r.Warnings, "warning"))
 	if r.Fixable > 0 {

@@ -60,12 +60,12 @@ func TestRun(t *testing.T) {
 			checks: func() []Check {
 				return []Check{fakeCheck{name: "a", status: StatusOK}, fakeCheck{name: "b", status: StatusOK}}
 			},
-			want: want{healthy: true, verdict: "healthy: all 2 checks passed"},
+			want: want{healthy: true, verdict: "healthy: all 2 findings ok (2 checks)"},
 		},
 		{
 			name:   "warnings are healthy",
 			checks: func() []Check { return []Check{fakeCheck{name: "a", status: StatusWarn}} },
-			want:   want{healthy: true, warnings: 1, verdict: "healthy, with 1 warning (1 checks)"},
+			want:   want{healthy: true, warnings: 1, verdict: "healthy, with 1 warning (1 finding of 1 check)"},
 		},
 		{
 			name: "errors without fix",
@@ -80,7 +80,7 @@ func TestRun(t *testing.T) {
 				return []Check{fakeCheck{name: "a", status: StatusError, fixed: new(atomic.Bool)}, fakeCheck{name: "b", status: StatusWarn, fixed: new(atomic.Bool)}}
 			},
 			fix:  true,
-			want: want{healthy: true, fixed: []string{"a: repaired a", "b: repaired b"}, verdict: "healthy: all 2 checks passed"},
+			want: want{healthy: true, fixed: []string{"a: repaired a", "b: repaired b"}, verdict: "healthy: all 2 findings ok (2 checks)"},
 		},
 		{
 			name: "a failing repair is reported and the problem stays",

@@ -13,12 +13,14 @@
 //     pre_tool_use) that is a denial naming the problem, whatever
 //     gate.policy says: a tool call nexus cannot check never runs. Other
 //     events get the host's fail-open reply (exit 0, nothing on stdout).
-//   - No engine — the configuration or the distribution could not be
-//     loaded — leaves nothing to judge with: no agent's capabilities are
-//     known. A repository can ship either broken (a .nexus/nexus.yaml that
-//     is not YAML, a FIFO, a node_modules distribution), so for the tool
-//     gate that too is a denial naming the problem, whatever gate.policy
-//     says. Other events fail open.
+//   - No engine — the distribution could not be loaded — leaves nothing to
+//     judge with: no agent's capabilities are known. A repository can ship
+//     one broken (a node_modules distribution, a .nexus leading out of the
+//     project), so for the tool gate that too is a denial naming the
+//     problem, whatever gate.policy says. Other events fail open. (A
+//     configuration problem never gets here: the composition root leaves
+//     out what does not load, a key or a whole file, and the lifecycle
+//     engine tells the session; see lifecycle.ConfigNotice.)
 //   - nexus failing itself while handling the event — an engine error, a
 //     panic — is what gate.policy decides for the tool gate: fail-open
 //     (the default) lets the call through, fail-closed denies it naming
@@ -109,7 +111,7 @@ type Codec interface {
 	// could not read (whatever gate.policy says).
 	Unreadable(problem string) []byte
 	// Unjudged renders the denial of a tool call nexus had no engine to
-	// check with (whatever gate.policy says).
+	// check with, the distribution not loading (whatever gate.policy says).
 	Unjudged(problem string) []byte
 	// PeekEvent names the host event of a payload Decode refused, read
 	// without decoding it ("" when it does not say).

@@ -111,8 +111,10 @@ type Change struct {
 	Backup string `json:"backup,omitempty"`
 	// Notes report entries left alone (another tool's server named nexus).
 	Notes []string `json:"notes,omitempty"`
-	// Removed is true when the change deletes the file.
+	// Removed is true when the change deletes the file; Created when it
+	// writes a file that did not exist.
 	Removed bool `json:"removed,omitempty"`
+	Created bool `json:"created,omitempty"`
 }
 
 // MaxSettings bounds a settings file nexus reads and rewrites.
@@ -125,8 +127,48 @@ const MaxSettings = 16 << 20
 // returns the change with its diff and the notes edit returned. A file that
 // is not JSON is refused, never rewritten.
 func EditJSON(a *Anchor, name string, o Options, edit func(*Object) []string) (Change, error) {
+	return editJSON(a, JSONFile{Name: name, Edit: edit}, o)
+}
+
+// JSONFile is a JSON file a host shares with its users, and how nexus
+// edits it.
+type JSONFile struct {
+	// Name is the file beneath the anchor.
+	Name string
+	// Edit makes the change asked for (install or uninstall) and returns
+	// notes.
+	Edit func(*Object) []string
+	// Strip takes out every entry nexus adds to the file (uninstall's
+	// edit). With it a previous content holding nothing but nexus's
+	// entries is not backed up, and an uninstall (Restoring) removes the
+	// backups that hold nothing the file does not (PruneBackups); nil:
+	// every previous content is backed up, and backups stay.
+	Strip func(*Object)
+	// Restoring marks an uninstall: after the edit, the file's backups are
+	// pruned.
+	Restoring bool
+}
+
+// EditJSONFile is EditJSON with what the host says of the file
+// (JSONFile): the file's change, then, for an uninstall, one for each of
+// its backups removed or kept (PruneBackups).
+func EditJSONFile(a *Anchor, f JSONFile, o Options) ([]Change, error) {
+	ch, err := editJSON(a, f, o)
+	if err != nil || !f.Restoring || f.Strip == nil {
+		return []Change{ch}, err
+	}
+	more, err := PruneBackups(a, f.Name, o, StripJSON(f.Strip))
+	return append([]Change{ch}, more...), err
+}
+
+func editJSON(a *Anchor, f JSONFile, o Options) (Change, error) {
+	name, edit := f.Name, f.Edit
+	var restore Restore
+	if f.Strip != nil {
+		restore = StripJSON(f.Strip)
+	}
 	full := a.Full(name)
-	return EditFile(a, name, MaxSettings, o, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+	return editFile(a, name, MaxSettings, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
 		root := NewObject()
 		if exists && len(bytes.TrimSpace(before)) > 0 {
 			var err error
@@ -156,6 +198,12 @@ func EditJSON(a *Anchor, name string, o Options, edit func(*Object) []string) (C
 // writing. An error from edit leaves the file as it is. limit bounds the
 // file read.
 func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+	return editFile(a, name, limit, o, nil, edit)
+}
+
+// editFile is EditFile with restore (nil: none), which tells a previous
+// content holding only nexus's entries, kept as no backup.
+func editFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
 	full := a.Full(name)
 	ch := Change{Path: full}
 	before, exists, err := a.Read(name, limit)
@@ -178,11 +226,14 @@ func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before [
 	if remove {
 		after = nil
 	}
+	ch.Removed, ch.Created = remove, !exists
 	ch.Diff = UnifiedDiff(full+" (before)", full+" (after)", old, after)
 	if o.DryRun {
 		return ch, nil
 	}
-	if exists {
+	// A content that holds nothing but nexus's own entries has nothing of
+	// the user's to keep.
+	if exists && !onlyNexus(before, restore) {
 		now := time.Now
 		if o.Now != nil {
 			now = o.Now

@@ -335,7 +335,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 			if err := write(f.Path, f.Content); err != nil {
 				return changes, err
 			}
-			changes = append(changes, Change{Path: full, Changed: true, Diff: newFileDiff(full, f.Content)})
+			changes = append(changes, Change{Path: full, Changed: true, Created: true, Diff: newFileDiff(full, f.Content)})
 			next[f.Path] = hashOf(f.Content)
 		case bytes.Equal(cur, f.Content):
 			unchanged++
@@ -362,6 +362,15 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 			}
 		}
 	}
+	if !install {
+		// The copies --force kept of edited files stay (they hold someone's
+		// edits), named.
+		var names []string
+		for _, f := range files {
+			names = append(names, at(f.Path))
+		}
+		changes = append(changes, keptOwnedBackups(a, names)...)
+	}
 	for _, p := range ignored {
 		changes = append(changes, Change{Path: a.Full(at(p)), Notes: []string{
 			RecordName + " lists it, but it is not one of the agent and skill files nexus renders from the distribution in use, so nexus left it alone and dropped it from the record (remove it yourself if it is an old nexus file)"}})
@@ -370,7 +379,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 	recPath := a.Full(recName)
 	recCh := Change{Path: recPath}
 	if unchanged > 0 {
-		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d agent and skill file(s) nexus wrote here are up to date", unchanged))
+		recCh.Notes = append(recCh.Notes, fmt.Sprintf("%d file(s) nexus wrote here are up to date", unchanged))
 	}
 	if len(next) == 0 {
 		if rec != nil {
@@ -399,7 +408,7 @@ func (ow Owned) Sync(a *Anchor, prefix string, files []OwnedFile, o Options, ins
 		return changes, err
 	}
 	if !bytes.Equal(old, data) {
-		recCh.Changed = true
+		recCh.Changed, recCh.Created = true, rec == nil
 		if err := write(RecordName, data); err != nil {
 			return changes, err
 		}

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,7 +69,12 @@ func TestInlineActionCap(t *testing.T) {
 				t.Errorf("%d log lines, want %d", len(logged), wantLog)
 			}
 			notRun := 0
-			for _, x := range e.Explain(tc.prompt) {
+			dry, _ := newEngine(t, Options{Store: s.DryRun(), Memory: &recMemory{}, Tools: &fakeTools{}})
+			xs, _, err := dry.Explain(context.Background(), tc.prompt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range xs {
 				if strings.Contains(x.What, "not run, a message runs at most") {
 					notRun++
 				}

@@ -64,6 +64,9 @@ type Options struct {
 	// it is served under, for the gate (nil = plugin tools are unknown).
 	PluginTool func(name string) (classes []string, ok bool)
 	Now        func() time.Time // nil = the store's clock
+	// Config is what the session is told of the configuration's problems
+	// (configuration.go).
+	Config ConfigNotice
 }
 
 // HostProfile is what the lifecycle engine needs to know of the host it
@@ -193,12 +196,16 @@ func (e *Engine) Detector() *tags.Detector {
 // the caller decides what the host sees (fail-open or closed).
 func (e *Engine) Handle(ctx context.Context, ev Event) (Reply, error) {
 	r, err := e.handle(ctx, ev)
-	if err != nil || e.o.Plugins == nil {
+	if err != nil {
 		return r, err
 	}
-	if name, _ := CanonicalName(ev.Name); name != Ignore {
+	name, _ := CanonicalName(ev.Name)
+	if e.o.Plugins != nil && name != Ignore {
 		ev.Name = name
 		r = e.withPlugins(ctx, ev, r)
+	}
+	if name != SessionStart && name != Ignore {
+		r = e.configNotice(ctx, ev, r)
 	}
 	return r, nil
 }

@@ -690,17 +690,25 @@ func TestEventValidation(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	e, s := newEngine(t, Options{})
+	_, s := newEngine(t, Options{})
 	putPlan(t, s, "eviction")
+	if _, _, err := New(Options{Store: s, Core: func() *vocabulary.Core { c, _ := core(t); return c }()}).Explain(context.Background(), "[m] x"); !errors.Is(err, ErrNotDryRun) {
+		t.Fatalf("Explain on a store that writes: %v", err)
+	}
+	e, _ := newEngine(t, Options{Store: s.DryRun()})
+	xs, _, err := e.Explain(context.Background(), "[plan] a `[run]` [d] LRU [rule:testing] r [zz] [run]")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, x := range e.Explain("[plan] a `[run]` [d] LRU [rule:testing] r [zz] [run]") {
+	for _, x := range xs {
 		got = append(got, x.String())
 	}
 	want := []string{
 		"[plan] at byte 0: ignored, replaced by the later skill tag [run] (one skill is active at a time)",
 		"[run] at byte 10: ignored, inside inline code",
-		`[d] at byte 17: inline action d (handler nx_plan_decide): records "LRU" on issue #1 "eviction" with plan_decide`,
-		"[rule:testing] at byte 25: inline action rule (handler rule_store): writes .nexus/rules/testing.md",
+		`[d] at byte 17: inline action d (handler nx_plan_decide): nexus cannot record decisions in this setup; record it with nx_plan_decide (issue_id 1).`,
+		"[rule:testing] at byte 25: inline action rule (handler rule_store): nexus saved the rule to .nexus/rules/testing.md.",
 		"[zz] at byte 42: ignored, no tag [zz] in vocabulary/tags.yml",
 		"[run] at byte 47: skill tag run, injects skills/nx-run/body.md",
 	}

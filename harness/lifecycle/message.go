@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -42,6 +43,22 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
+	r, _ := e.message(ctx, ev)
+	return r, nil
+}
+
+// messageRun is what handling one user message did, for `tags explain`:
+// the detection, whether the skill tag's skill could not be activated,
+// and the answer of each inline action run, in message order.
+type messageRun struct {
+	res      tags.Result
+	skillErr error
+	actions  []string
+}
+
+// message handles a user message: the hook's reply, and what it did.
+func (e *Engine) message(ctx context.Context, ev Event) (Reply, messageRun) {
+	var run messageRun
 	if e.o.Host.SkillTool != "" && ev.AgentID == "" && strings.HasPrefix(ev.Prompt, "/") {
 		// A slash command of an installed skill (/nx-plan, /nexus:nx-plan):
 		// the host loads it; nexus records it as the active skill.
@@ -49,10 +66,12 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 		e.markSkillLoaded(ctx, strings.TrimSpace(cmd))
 	}
 	res := e.Detector().Detect(ev.Prompt)
+	run.res = res
 	var parts []part
 	var notices []string
 	if m := res.Skill; m != nil {
 		st, err := e.activateSkill(m.Tag.Skill, m.Variant)
+		run.skillErr = err
 		switch {
 		case err != nil:
 			parts = append(parts, part{text: fmt.Sprintf("nexus could not activate the %s skill for %s: %v", m.Tag.Skill, m.Token, err)})
@@ -86,6 +105,7 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 		}
 		done = append(done, text)
 	}
+	run.actions = done
 	e.log.LogAll(ctx, "info", UserMessage, ev.AgentID, done...)
 	if len(skipped) > 0 {
 		text := notRun(skipped)
@@ -102,9 +122,9 @@ func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
 	}
 	parts = append(parts, e.guidance(len(res.Fired) > 0)...)
 	if len(parts) == 0 {
-		return Reply{}, nil
+		return Reply{}, run
 	}
-	return Reply{Context: e.fit(parts), Notice: strings.Join(notices, " ")}, nil
+	return Reply{Context: e.fit(parts), Notice: strings.Join(notices, " ")}, run
 }
 
 // skillLoaded records a skill the model loaded itself (the host's skill
@@ -381,7 +401,8 @@ type Explanation struct {
 	Token  string `json:"token"`
 	Offset int    `json:"offset"`
 	Fires  bool   `json:"fires"`
-	// What is the effect (for a firing tag) or why it does not fire.
+	// What is the effect (for a firing tag: for an inline action, what
+	// the hook answers having run it) or why it does not fire.
 	What string `json:"what"`
 }
 
@@ -393,29 +414,46 @@ func (x Explanation) String() string {
 	return fmt.Sprintf("%s at byte %d: ignored, %s", x.Token, x.Offset, x.What)
 }
 
-// Explain says what a message would trigger, and why, without doing it.
-// Tokens come in message order.
-func (e *Engine) Explain(msg string) []Explanation {
-	res := e.Detector().Detect(msg)
+// ErrNotDryRun refuses Explain on an engine whose store writes.
+var ErrNotDryRun = errors.New("tags explain runs on a harness that writes nothing (state.Store.DryRun)")
+
+// Explain says what a message would trigger, and why, by running the
+// very code of the user-message hook on this engine, whose store must
+// write nothing (state.Store.DryRun): each inline action's outcome is the
+// answer the hook would give, and the reply is the hook's (but for the
+// status it ends with, which shows the project as it was: nothing was
+// written). Tokens come in message order. Plugins subscribed to the event
+// are not run.
+func (e *Engine) Explain(ctx context.Context, msg string) ([]Explanation, Reply, error) {
+	if e.o.Store == nil || !e.o.Store.IsDryRun() {
+		return nil, Reply{}, ErrNotDryRun
+	}
+	if e.o.Core == nil {
+		return nil, Reply{}, errors.New("lifecycle engine has no distribution")
+	}
+	reply, run := e.message(ctx, Event{Name: UserMessage, Prompt: msg})
+	res := run.res
 	var out []Explanation
 	actions := 0
 	for _, m := range res.Fired {
 		x := Explanation{Token: m.Token, Offset: m.Offset, Fires: true}
-		if !m.IsSkill() {
-			actions++
-		}
 		switch {
-		case !m.IsSkill() && actions > MaxInlineActions:
+		case !m.IsSkill() && actions >= MaxInlineActions:
+			actions++
 			x.What = fmt.Sprintf("inline action %s (handler %s): not run, a message runs at most %d inline actions", m.Tag.ID, m.Tag.Handler, MaxInlineActions)
-		case m.IsSkill() && res.Skill != nil && res.Skill.Offset == m.Offset:
+		case !m.IsSkill():
+			x.What = fmt.Sprintf("inline action %s (handler %s): %s", m.Tag.ID, m.Tag.Handler, run.actions[actions])
+			actions++
+		case res.Skill != nil && res.Skill.Offset == m.Offset:
 			x.What = fmt.Sprintf("skill tag %s, injects skills/%s/body.md", m.Tag.ID, m.Tag.Skill)
 			if m.Variant != "" {
 				x.What += " in " + m.Variant + " mode"
 			}
-		case m.IsSkill():
-			continue // listed among the ignored tokens
+			if run.skillErr != nil {
+				x.What = fmt.Sprintf("skill tag %s: nexus could not activate the %s skill: %v", m.Tag.ID, m.Tag.Skill, run.skillErr)
+			}
 		default:
-			x.What = fmt.Sprintf("inline action %s (handler %s): %s", m.Tag.ID, m.Tag.Handler, e.plannedAction(m))
+			continue // listed among the ignored tokens
 		}
 		out = append(out, x)
 	}
@@ -423,33 +461,5 @@ func (e *Engine) Explain(msg string) []Explanation {
 		out = append(out, Explanation{Token: ig.Token, Offset: ig.Offset, What: ig.Reason})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset < out[j].Offset })
-	return out
-}
-
-func (e *Engine) plannedAction(m tags.Match) string {
-	switch m.Tag.Handler {
-	case HandlerDecide:
-		issue, decision, problem := e.decidePlan(m)
-		if problem != "" {
-			return "records nothing: " + problem
-		}
-		return fmt.Sprintf("records %q on issue #%d %q with plan_decide", decision, issue.ID, issue.Title)
-	case HandlerMemory:
-		if e.o.Memory == nil {
-			return "nothing: memory features are off"
-		}
-		return fmt.Sprintf("saves %q to .nexus/memory/ (merge-before-create)", m.Text)
-	case HandlerMemoryGC:
-		if e.o.Memory == nil {
-			return "nothing: memory features are off"
-		}
-		return "runs memory gc over .nexus/memory/"
-	case HandlerRuleStore:
-		name, problem := ruleTarget(m)
-		if problem != "" {
-			return "stores nothing: " + problem
-		}
-		return fmt.Sprintf("writes .nexus/rules/%s.md", name)
-	}
-	return "nothing: nexus has no handler " + m.Tag.Handler
+	return out, reply, nil
 }

@@ -147,6 +147,9 @@ func (e *Engine) sessionStart(ctx context.Context, ev Event) (Reply, error) {
 	}
 
 	var warnings []string
+	if w := e.configWarning(ctx); w != "" {
+		warnings = append(warnings, w)
+	}
 	if !gitignoreOK {
 		warnings = append(warnings, ".nexus/.gitignore does not ignore state/; add a line `state/` so session files are never committed.")
 	}

@@ -104,12 +104,13 @@ func readJSON(t testing.TB, path string) any {
 }
 
 // snapshot returns every regular file under dir (locks excluded: taking a
-// lock may create its sidecar).
+// lock may create its sidecar, and .nexus/.gitignore, which the first
+// write of any kind, a lock included, writes when missing).
 func snapshot(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, ".lock") {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".lock") || strings.HasSuffix(p, filepath.Join(".nexus", ".gitignore")) {
 			return nil
 		}
 		b, _ := os.ReadFile(p)

@@ -5,6 +5,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,6 +77,45 @@ type Config struct {
 	sources map[string]Source
 	// Files lists the config files that were read, lowest layer first.
 	Files []string
+	// problems are every problem Load met, in layer order.
+	problems []*Error
+}
+
+// Problems lists every problem met loading the configuration, in layer
+// order: warnings (a key left out) and broken layers (a file left out).
+func (c *Config) Problems() []*Error { return c.problems }
+
+// Warnings are the problems that left out one key each.
+func (c *Config) Warnings() []*Error {
+	var out []*Error
+	for _, e := range c.problems {
+		if !e.Broken() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Broken are the problems that left out a whole file: nexus's commands
+// refuse to run on such a configuration, the host's doors go on without
+// the file (Err).
+func (c *Config) Broken() []*Error {
+	var out []*Error
+	for _, e := range c.problems {
+		if e.Broken() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Err is the broken layers as one error (nil when every file loads).
+func (c *Config) Err() error {
+	var errs []error
+	for _, e := range c.Broken() {
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
 }
 
 // ErrorKind says what is wrong with a configuration, so that callers (the
@@ -102,7 +142,10 @@ func (k ErrorKind) String() string {
 	return [...]string{"bad value", "unknown key", "unparseable file", "untrusted setting", "unreadable file"}[k]
 }
 
-// Error is a configuration problem in a file or variable.
+// Error is a configuration problem in a file or variable. Load never
+// stops at one (see Load): a problem in one key leaves that key out (a
+// warning), a file that cannot be read or parsed leaves its layer out
+// (Broken).
 type Error struct {
 	Kind  ErrorKind
 	Layer string // LayerUser, LayerProject, LayerEnv or LayerFlag ("" for a rule between layers)
@@ -111,6 +154,14 @@ type Error struct {
 	Msg   string
 	// Err is the underlying failure (KindUnreadable).
 	Err error
+	// Effect says what nexus does instead, filled in by Load: "so it is
+	// ignored", "so gate.unplanned_edit stays deny (the default)", "nexus
+	// reads nothing from this file until it is fixed".
+	Effect string
+	// Suggest is the known key an unknown one is probably a typo of.
+	Suggest string
+
+	pos int // where in its file (line, col), to list a file's problems in order
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -120,6 +171,19 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: %s", e.Where, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s: %s", e.Where, e.Key, e.Msg)
+}
+
+// Broken reports whether the problem leaves a whole layer out: a file
+// that cannot be read or parsed. Any other problem leaves out one key (a
+// warning).
+func (e *Error) Broken() bool { return e.Kind == KindUnparseable || e.Kind == KindUnreadable }
+
+// Text is the problem with what nexus does about it, on one line.
+func (e *Error) Text() string {
+	if e.Effect == "" {
+		return e.Error()
+	}
+	return e.Error() + "; " + e.Effect
 }
 
 // UserFile returns the user configuration file path:
@@ -155,8 +219,22 @@ func UserDir(lookup func(string) (string, bool)) string {
 // resolves every value (defaults, the merged files, the environment bound
 // under the NEXUS prefix, the bound flags); nexus adds what viper does not
 // do: strict validation with file:line:col, the trust rules for project
-// files (trust.go) and the provenance of every value. The first problem
-// found is returned, as a *Error unless a flag binding is wrong.
+// files (trust.go) and the provenance of every value.
+//
+// A configuration problem never stops nexus, and is never silent:
+//
+//   - an unknown key, a bad value, or a setting a project's file may not
+//     make (trust.go) leaves that key out of its layer: it keeps the value
+//     the layers below give it (its default when none does), and the
+//     problem is a warning;
+//   - a file that cannot be read or parsed leaves its whole layer out
+//     (Error.Broken).
+//
+// Load returns the configuration of everything that loads (never nil) and
+// every problem met, joined, as its error (nil when there is none; each is
+// a *Error, also listed by Config.Problems). The only other error is a
+// flag bound to a key no flag can set, a programming error, returned with
+// a nil configuration.
 //
 // viper stays a priority lookup and nothing more: its own file reading
 // (ReadInConfig) reports no line and column and cannot apply the trust
@@ -167,22 +245,6 @@ func UserDir(lookup func(string) (string, bool)) string {
 // (see Int, StringList). So nexus parses and checks every layer itself
 // and hands viper checked values.
 func Load(opts Options) (*Config, error) {
-	c, errs := load(opts, false)
-	if len(errs) > 0 {
-		return nil, errs[0]
-	}
-	return c, nil
-}
-
-// LoadAll is Load that does not stop at the first problem: a file, variable
-// or flag that does not load is left out and its error listed, in layer
-// order, and the configuration of everything else is returned (never nil).
-// The doctor loads once this way and reports every broken layer.
-func LoadAll(opts Options) (*Config, []error) {
-	return load(opts, true)
-}
-
-func load(opts Options, lenient bool) (*Config, []error) {
 	c := &Config{v: viper.New(), sources: map[string]Source{}}
 	for _, k := range Keys {
 		def := k.Default
@@ -192,10 +254,9 @@ func load(opts Options, lenient bool) (*Config, []error) {
 		c.v.SetDefault(k.Name, def)
 		c.sources[k.Name] = Source{Layer: LayerDefault}
 	}
-	var errs []error
-	fail := func(err error) bool {
-		errs = append(errs, err)
-		return !lenient
+	var other []error
+	fail := func(errs ...*Error) {
+		c.problems = append(c.problems, errs...)
 	}
 
 	files := fileLayers{}
@@ -204,21 +265,25 @@ func load(opts Options, lenient bool) (*Config, []error) {
 		if userFile == "" {
 			userFile = UserFile(nil)
 		}
-		if err := c.mergeFile(userFile, LayerUser, files, ""); err != nil && fail(err) {
-			return nil, errs
+		errs, err := c.mergeFile(userFile, LayerUser, files, "")
+		fail(errs...)
+		if err != nil {
+			other = append(other, err)
 		}
 	}
 	if opts.ProjectDir != "" {
-		if err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files, opts.ProjectDir); err != nil && fail(err) {
-			return nil, errs
+		errs, err := c.mergeFile(filepath.Join(opts.ProjectDir, ProjectFile), LayerProject, files, opts.ProjectDir)
+		fail(errs...)
+		if err != nil {
+			other = append(other, err)
 		}
 	}
 
 	if !opts.IgnoreEnv {
-		for _, err := range c.bindEnv() {
-			if fail(err) {
-				return nil, errs
-			}
+		errs, err := c.bindEnv()
+		fail(errs...)
+		if err != nil {
+			other = append(other, err)
 		}
 	}
 
@@ -227,19 +292,17 @@ func load(opts Options, lenient bool) (*Config, []error) {
 			f := opts.Flags.Lookup(flag)
 			k, ok := Lookup(key)
 			if f == nil || !ok || k.Kind == Map {
-				// A programming error, not the user's: never lenient.
-				return nil, append(errs, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key))
+				// A programming error, not the user's.
+				return nil, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key)
 			}
 			if f.Changed {
 				if _, err := checkText(k, f.Value.String()); err != nil {
-					if fail(&Error{Kind: KindBadValue, Layer: LayerFlag, Where: "--" + flag, Key: key, Msg: err.Error()}) {
-						return nil, errs
-					}
+					fail(&Error{Kind: KindBadValue, Layer: LayerFlag, Where: "--" + flag, Key: key, Msg: err.Error()})
 					continue
 				}
 			}
 			if err := c.v.BindPFlag(key, f); err != nil {
-				return nil, append(errs, fmt.Errorf("bind flag --%s: %w", flag, err))
+				return nil, fmt.Errorf("bind flag --%s: %w", flag, err)
 			}
 			if f.Changed {
 				c.sources[key] = Source{Layer: LayerFlag, Detail: "--" + flag}
@@ -247,14 +310,80 @@ func load(opts Options, lenient bool) (*Config, []error) {
 		}
 	}
 	if err := c.validate(); err != nil {
-		if fail(err) {
-			return nil, errs
-		}
 		// The rule between layers is broken: the safe reading is the
 		// feature turned off.
 		c.v.Set("memory.gc.auto", false)
+		err.Effect = "so memory.gc.auto is off"
+		fail(err)
 	}
-	return c, errs
+	c.explain()
+	if len(other) > 0 {
+		// viper refused checked values: nexus's own fault, reported as is.
+		return c, errors.Join(append(c.problemErrs(), other...)...)
+	}
+	return c, errors.Join(c.problemErrs()...)
+}
+
+func (c *Config) problemErrs() []error {
+	errs := make([]error, len(c.problems))
+	for i, e := range c.problems {
+		errs[i] = e
+	}
+	return errs
+}
+
+// explain fills in each problem's Effect from the configuration that
+// loaded.
+func (c *Config) explain() {
+	for _, e := range c.problems {
+		if e.Effect != "" {
+			continue
+		}
+		switch {
+		case e.Broken():
+			e.Effect = "nexus reads nothing from this file until it is fixed"
+		case e.Kind == KindUnknownKey && e.Suggest != "":
+			e.Effect = "so it is ignored: " + c.stays(e.Suggest)
+		case e.Kind == KindUnknownKey:
+			e.Effect = "so it is ignored"
+		default:
+			if _, ok := Lookup(e.Key); !ok {
+				e.Effect = "so it is ignored"
+				break
+			}
+			e.Effect = "so " + c.stays(e.Key)
+		}
+	}
+}
+
+// stays says a key's effective value and where it came from.
+func (c *Config) stays(key string) string {
+	src := c.sources[key]
+	from := "the default"
+	if src.Layer != LayerDefault {
+		from = "from " + src.String()
+	}
+	return fmt.Sprintf("%s stays %s (%s)", key, FormatValue(c.value(keyIndex[key])), from)
+}
+
+// FormatValue renders a value for people: "" for the empty string, a
+// list in brackets, a mapping as one line of JSON (Go's map[k:v] form
+// hides where a value ends).
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case []string:
+		return "[" + strings.Join(x, ", ") + "]"
+	case map[string]any:
+		if b, err := json.Marshal(x); err == nil {
+			return string(b)
+		}
+	}
+	return fmt.Sprint(v)
 }
 
 // bindEnv binds each key that is not a mapping to its NEXUS_* variable
@@ -263,10 +392,10 @@ func load(opts Options, lenient bool) (*Config, []error) {
 // Keys are bound one by one rather than with AutomaticEnv: AutomaticEnv
 // lets a variable named after a section (NEXUS_MEMORY) hide every key
 // below it, and would let a variable replace a whole mapping with a string.
-func (c *Config) bindEnv() []error {
+func (c *Config) bindEnv() ([]*Error, error) {
 	c.v.SetEnvPrefix(strings.TrimSuffix(EnvPrefix, "_"))
 	c.v.SetEnvKeyReplacer(envKeyReplacer)
-	var errs []error
+	var errs []*Error
 	for i := range Keys {
 		k := &Keys[i]
 		name := EnvName(k.Name)
@@ -285,14 +414,13 @@ func (c *Config) bindEnv() []error {
 			}
 		}
 		if err := c.v.BindEnv(k.Name); err != nil {
-			errs = append(errs, fmt.Errorf("bind %s: %w", name, err))
-			continue
+			return errs, fmt.Errorf("bind %s: %w", name, err)
 		}
 		if set {
 			c.sources[k.Name] = Source{Layer: LayerEnv, Detail: name}
 		}
 	}
-	return errs
+	return errs, nil
 }
 
 var envKeyReplacer = strings.NewReplacer(".", "_", "-", "_")
@@ -316,17 +444,21 @@ type mapping map[string]any
 type fileLayers map[string]mapping
 
 // mergeFile validates one YAML layer and merges it into viper's file layer.
-// A missing file is not an error. nexus parses the file itself and hands
+// A missing file is not a problem. nexus parses the file itself and hands
 // viper the checked values (MergeConfigMap) instead of letting viper read it
-// (MergeInConfig): errors must point at file:line:col, and the trust rules
-// must see the project's values before any of them takes effect.
+// (MergeInConfig): problems must point at file:line:col, and the trust
+// rules must see the project's values before any of them takes effect.
+// A key whose value does not check, that nexus does not know, or that the
+// layer may not set is left out (a warning each); a file that cannot be
+// read or parsed is left out whole. The error is viper's refusal of
+// checked values (nexus's own fault).
 //
 // The file is read as hostile input (safefile): bounded by MaxFileBytes,
 // regular files only, never blocking on a FIFO. The project's file is read
 // beneath the project (within, when not ""): a symlink leading out of it is
 // refused. The user's file is the user's own, and its symlinks are
 // followed.
-func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) error {
+func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) ([]*Error, error) {
 	var data []byte
 	var err error
 	if within != "" {
@@ -337,42 +469,46 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 	if err != nil {
 		// ENOTDIR: a parent of the path is a file, so the file cannot exist.
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil
+			return nil, nil
 		}
-		return &Error{Kind: KindUnreadable, Layer: layer, Where: path, Msg: "cannot be read: " + err.Error(), Err: err}
+		return []*Error{{Kind: KindUnreadable, Layer: layer, Where: path, Msg: "cannot be read: " + err.Error(), Err: err}}, nil
 	}
 	doc, err := yamljson.Decode(data)
 	if err != nil {
-		return &Error{Kind: KindUnparseable, Layer: layer, Where: path, Msg: "invalid YAML: " + err.Error()}
+		return []*Error{{Kind: KindUnparseable, Layer: layer, Where: path, Msg: "invalid YAML: " + err.Error()}}, nil
 	}
 	if doc.Value == nil {
 		c.Files = append(c.Files, path)
-		return nil
+		return nil, nil
 	}
 	root, ok := doc.Value.(map[string]any)
 	if !ok {
-		return &Error{Kind: KindUnparseable, Layer: layer, Where: path + ":1:1", Msg: "the config file must be a mapping of keys"}
+		return []*Error{{Kind: KindUnparseable, Layer: layer, Where: path + ":1:1", Msg: "the config file must be a mapping of keys"}}, nil
 	}
 	flat := map[string]any{}
-	if err := flatten(path, doc, root, "", "", flat); err != nil {
-		err.Layer = layer
-		return err
-	}
+	problems := flatten(path, doc, root, "", "", flat)
 	keys := make([]string, 0, len(flat))
 	for key := range flat {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
-	// Every value is checked before any takes effect: a file that fails
-	// leaves nothing behind (LoadAll goes on without it).
+	// Every value is checked before any takes effect: a key the layer may
+	// not set is left out, whatever else the file says.
+	kept := keys[:0]
 	for _, key := range keys {
 		if msg := checkTrust(layer, key, flat[key]); msg != "" {
 			pos := doc.PosOf("/" + strings.ReplaceAll(key, ".", "/"))
-			return &Error{Kind: KindUntrusted, Layer: layer, Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg}
+			problems = append(problems, &Error{Kind: KindUntrusted, Where: fmt.Sprintf("%s:%d:%d", path, pos.Line, pos.Col), Key: key, Msg: msg, pos: pos.Line<<20 | pos.Col})
+			continue
 		}
+		kept = append(kept, key)
 	}
+	for _, e := range problems {
+		e.Layer = layer
+	}
+	sort.SliceStable(problems, func(i, j int) bool { return problems[i].pos < problems[j].pos })
 	nested := map[string]any{}
-	for _, key := range keys {
+	for _, key := range kept {
 		val := flat[key]
 		if m, ok := val.(map[string]any); ok {
 			merged := mapping(mergeValue(map[string]any(maps[key]), m).(map[string]any))
@@ -383,10 +519,10 @@ func (c *Config) mergeFile(path, layer string, maps fileLayers, within string) e
 		c.sources[key] = Source{Layer: layer, Detail: path}
 	}
 	if err := c.v.MergeConfigMap(nested); err != nil {
-		return fmt.Errorf("merge config %s: %w", path, err)
+		return problems, fmt.Errorf("merge config %s: %w", path, err)
 	}
 	c.Files = append(c.Files, path)
-	return nil
+	return problems, nil
 }
 
 // setPath stores val at a dotted key in a nested map (viper's file shape).
@@ -421,12 +557,15 @@ func mergeValue(old, val any) any {
 	return out
 }
 
-func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr string, out map[string]any) *Error {
+// flatten reads a file's mapping into dotted keys with checked values;
+// a key it cannot take is left out and its problem returned.
+func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr string, out map[string]any) []*Error {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var problems []*Error
 	for _, k := range keys {
 		name := k
 		if prefix != "" {
@@ -435,28 +574,29 @@ func flatten(file string, doc *yamljson.Doc, m map[string]any, prefix, ptr strin
 		p := ptr + "/" + k
 		pos := doc.PosOf(p)
 		where := fmt.Sprintf("%s:%d:%d", file, pos.Line, pos.Col)
+		order := pos.Line<<20 | pos.Col
 		if def, ok := Lookup(name); ok {
 			v, err := checkValue(def, m[k])
 			if err != nil {
-				return &Error{Kind: KindBadValue, Where: where, Key: name, Msg: err.Error()}
+				problems = append(problems, &Error{Kind: KindBadValue, Where: where, Key: name, Msg: err.Error(), pos: order})
+				continue
 			}
 			out[name] = v
 			continue
 		}
 		if sub, ok := m[k].(map[string]any); ok && hasPrefix(name+".") {
-			if err := flatten(file, doc, sub, name, p, out); err != nil {
-				return err
-			}
+			problems = append(problems, flatten(file, doc, sub, name, p, out)...)
 			continue
 		}
 		msg := "unknown configuration key"
-		if s := suggest(name); s != "" {
+		s := suggest(name)
+		if s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
 		msg += "; `nexus config keys` lists the valid keys"
-		return &Error{Kind: KindUnknownKey, Where: where, Key: name, Msg: msg}
+		problems = append(problems, &Error{Kind: KindUnknownKey, Where: where, Key: name, Msg: msg, Suggest: s, pos: order})
 	}
-	return nil
+	return problems
 }
 
 func hasPrefix(p string) bool {
@@ -647,7 +787,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func (c *Config) validate() error {
+func (c *Config) validate() *Error {
 	if c.Bool("memory.gc.auto") {
 		var missing []string
 		for _, k := range []string{"memory.gc.min_days_since_access", "memory.gc.min_cycles_since_access", "memory.gc.max_access_count"} {

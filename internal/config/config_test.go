@@ -305,40 +305,88 @@ func TestUnreadableFileKind(t *testing.T) {
 	}
 }
 
-// TestLoadAllKeepsWhatLoads: LoadAll leaves out each broken layer (a file
-// whole, a variable alone), lists every problem in layer order, and keeps
-// the values of everything else.
-func TestLoadAllKeepsWhatLoads(t *testing.T) {
+// TestProblemsLeaveOutOnlyTheirKey: a typo never switches the
+// configuration off. An unknown key, a bad value (in a file or a
+// variable) and a setting the project may not make each leave out their
+// own key, which keeps what the layers below give it, and are warnings in
+// file order with what nexus does instead; everything else applies.
+func TestProblemsLeaveOutOnlyTheirKey(t *testing.T) {
 	dir := t.TempDir()
 	user := filepath.Join(dir, "user.yaml")
 	write(t, user, "log:\n  level: debug\nmcp:\n  tool_prefix: u_\n")
-	write(t, filepath.Join(dir, ProjectFile), "harness:\n  id: other\ngate:\n  polcy: fail-closed\n")
-	t.Setenv("NEXUS_GATE_POLICY", "sometimes")
-	t.Setenv("NEXUS_GATE_UNPLANNED_EDIT", "warn")
-	c, errs := LoadAll(Options{ProjectDir: dir, UserFile: user})
-	if len(errs) != 2 {
-		t.Fatalf("errors %v, want the project file's and the variable's", errs)
-	}
-	var first, second *Error
-	if !errors.As(errs[0], &first) || first.Layer != LayerProject || first.Kind != KindUnknownKey {
-		t.Errorf("first error %v, want the project file's unknown key", errs[0])
-	}
-	if !errors.As(errs[1], &second) || second.Layer != LayerEnv || second.Key != "gate.policy" {
-		t.Errorf("second error %v, want NEXUS_GATE_POLICY's", errs[1])
+	write(t, filepath.Join(dir, ProjectFile), "harness:\n  id: other\ngate:\n  unplaned_edit: warn\n  policy: fail-closd\nmcp:\n  http_addr: 0.0.0.0:1\n  tool_prefix: p_\nlog:\n  level: loud\n")
+	t.Setenv("NEXUS_GATE_UNPLANNED_EDIT", "wran")
+	t.Setenv("NEXUS_MEMORY_MERGE_THRESHOLD", "0.5")
+	c, err := Load(Options{ProjectDir: dir, UserFile: user})
+	if c == nil || err == nil {
+		t.Fatalf("Load = %v, %v; want the configuration and its problems", c, err)
 	}
 	for key, want := range map[string]string{
-		"log.level":           "debug",     // the user file loads
-		"mcp.tool_prefix":     "u_",        //
-		"harness.id":          "nexus",     // the broken project file is left out whole
-		"gate.policy":         "fail-open", // the broken variable is left out
-		"gate.unplanned_edit": "warn",      // the good one is kept
+		"harness.id":          "other",          // the good keys of the project file apply
+		"mcp.tool_prefix":     "p_",             //
+		"log.level":           "debug",          // a bad value keeps the user file's
+		"gate.policy":         "fail-open",      // and the default
+		"gate.unplanned_edit": "deny",           // a bad variable keeps the default
+		"mcp.http_addr":       "127.0.0.1:7777", // the untrusted setting is left out
 	} {
 		if got := c.String(key); got != want {
 			t.Errorf("%s = %q, want %q", key, got, want)
 		}
 	}
-	if _, err := Load(Options{ProjectDir: dir, UserFile: user}); err == nil || err.Error() != errs[0].Error() {
-		t.Errorf("Load = %v, want LoadAll's first error %v", err, errs[0])
+	if got := c.Float("memory.merge.threshold"); got != 0.5 {
+		t.Errorf("a good variable is left out: %v", got)
+	}
+	type row struct {
+		kind  ErrorKind
+		layer string
+		key   string
+		line  string
+		eff   string
+	}
+	want := []row{
+		{KindUnknownKey, LayerProject, "gate.unplaned_edit", "nexus.yaml:4:3", "so it is ignored: gate.unplanned_edit stays deny (the default)"},
+		{KindBadValue, LayerProject, "gate.policy", "nexus.yaml:5:3", "so gate.policy stays fail-open (the default)"},
+		{KindUntrusted, LayerProject, "mcp.http_addr", "nexus.yaml:7:3", "so mcp.http_addr stays 127.0.0.1:7777 (the default)"},
+		{KindBadValue, LayerProject, "log.level", "nexus.yaml:10:3", "so log.level stays debug (from user (" + user + "))"},
+		{KindBadValue, LayerEnv, "gate.unplanned_edit", "NEXUS_GATE_UNPLANNED_EDIT", "so gate.unplanned_edit stays deny (the default)"},
+	}
+	got := c.Problems()
+	if len(got) != len(want) {
+		t.Fatalf("problems %v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Kind != w.kind || g.Layer != w.layer || g.Key != w.key || !strings.Contains(g.Where, w.line) || g.Effect != w.eff || g.Broken() {
+			t.Errorf("problem %d = %+v (%s), want %+v", i, *g, g.Text(), w)
+		}
+	}
+	if len(c.Warnings()) != len(want) || len(c.Broken()) != 0 || c.Err() != nil {
+		t.Errorf("warnings %d, broken %v, err %v: every problem here is a warning", len(c.Warnings()), c.Broken(), c.Err())
+	}
+}
+
+// TestBrokenFileLeavesItsLayerOut: a file that cannot be parsed is left
+// out whole, and that is the configuration's error; the other layers
+// apply.
+func TestBrokenFileLeavesItsLayerOut(t *testing.T) {
+	dir := t.TempDir()
+	user := filepath.Join(dir, "user.yaml")
+	write(t, user, "log:\n  level: debug\n")
+	write(t, filepath.Join(dir, ProjectFile), "log:\n  level: warn\nharness: [\n")
+	c, err := Load(Options{ProjectDir: dir, UserFile: user, IgnoreEnv: true})
+	if c == nil || err == nil {
+		t.Fatalf("Load = %v, %v", c, err)
+	}
+	if got := c.String("log.level"); got != "debug" {
+		t.Errorf("log.level = %q: the user file must apply, the broken project file not at all", got)
+	}
+	b := c.Broken()
+	if len(b) != 1 || b[0].Kind != KindUnparseable || b[0].Layer != LayerProject || !strings.Contains(b[0].Effect, "until it is fixed") {
+		t.Fatalf("broken = %v", b)
+	}
+	var ce *Error
+	if !errors.As(c.Err(), &ce) || ce != b[0] || len(c.Warnings()) != 0 {
+		t.Errorf("Err = %v, warnings %v", c.Err(), c.Warnings())
 	}
 }
 

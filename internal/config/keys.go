@@ -39,7 +39,7 @@ var Keys = []Key{
 	{"mcp.http_addr", String, "127.0.0.1:7777", "address `nexus mcp --http` listens on by default"},
 	{"mcp.token_file", String, "", "bearer token file for `nexus mcp --http` (default: <user config dir>/nexus/mcp-token)"},
 
-	{"gate.policy", String, "fail-open", "what the tool gate does when nexus fails while handling a call: fail-open or fail-closed (a call nexus cannot read, or cannot check for want of configuration or distribution, is always denied)"},
+	{"gate.policy", String, "fail-open", "what the tool gate does when nexus fails while handling a call: fail-open or fail-closed (a call nexus cannot read, or cannot check for want of a distribution, is always denied)"},
 	{"gate.unplanned_edit", String, "deny", "file edits while no tasks.json exists: deny, warn or off"},
 	{"gate.extra_capabilities", Map, map[string]any{}, "per-agent capability additions (agent id → list of capability ids); canonical ones cannot be removed"},
 	{"gate.extra_denials", Map, map[string]any{}, "per-agent extra denied tool names (agent id → list of tool names)"},

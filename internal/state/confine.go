@@ -190,8 +190,65 @@ func (l Layout) RemoveFile(p string) error {
 	})
 }
 
+// prepareWrite comes before every write beneath the layout. In a dry run
+// it says to skip the write. Otherwise it makes sure .nexus/.gitignore
+// exists before anything else is written under .nexus/ (once per store),
+// so that no command, whichever runs first, leaves state files, locks or
+// logs for git to see; an existing .gitignore is left as it is, as at
+// session start (EnsureTree).
+func (s *Store) prepareWrite() (skip bool, err error) {
+	if s.dryRun {
+		return true, nil
+	}
+	if s.gitignored.Load() {
+		return false, nil
+	}
+	if _, _, err := s.writeGitignore(); err != nil {
+		// The write itself says what is wrong (a .nexus leading out of
+		// the project is refused there, naming the link); a .gitignore
+		// that cannot be read is the doctor's to report.
+		return false, nil
+	}
+	s.gitignored.Store(true)
+	return false, nil
+}
+
+// writeGitignore creates .nexus/ and its .gitignore when missing, or
+// returns the content found.
+func (s *Store) writeGitignore() (found []byte, wrote bool, err error) {
+	gi := s.L.GitignorePath()
+	b, ok, err := s.L.readFile(gi)
+	if err != nil || ok {
+		return b, false, err
+	}
+	if err := s.L.beneath(s.L.Nexus, func(root *os.Root, name string) error {
+		if name == "." {
+			return nil
+		}
+		return root.MkdirAll(name, 0o755)
+	}); err != nil {
+		return nil, false, fmt.Errorf("create %s: %w", s.L.Nexus, err)
+	}
+	// O_EXCL: two processes starting at once must not both write it.
+	f, err := s.L.OpenFile(gi, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, true, nil // the other process wrote it
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("create %s: %w", gi, err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(GitignoreContent); err != nil {
+		return nil, false, fmt.Errorf("write %s: %w", gi, err)
+	}
+	return nil, true, f.Sync()
+}
+
 // writeFile replaces p atomically beneath the anchor.
 func (s *Store) writeFile(p string, data []byte, durable bool) error {
+	if skip, err := s.prepareWrite(); skip || err != nil {
+		return err
+	}
 	return s.beneath(p, func(root *os.Root, name string) error {
 		if durable {
 			return atomicfile.WriteFileIn(root, name, data, 0o644)
@@ -200,10 +257,19 @@ func (s *Store) writeFile(p string, data []byte, durable bool) error {
 	})
 }
 
-func (s *Store) removeFile(p string) error { return s.L.RemoveFile(p) }
+func (s *Store) removeFile(p string) error {
+	if s.dryRun {
+		return nil
+	}
+	return s.L.RemoveFile(p)
+}
 
-// lockPath takes the lock file at p beneath the anchor.
+// lockPath takes the lock file at p beneath the anchor (a nil lock, whose
+// Release does nothing, in a dry run).
 func (s *Store) lockPath(ctx context.Context, p string) (*filelock.Lock, error) {
+	if skip, err := s.prepareWrite(); skip || err != nil {
+		return nil, err
+	}
 	var l *filelock.Lock
 	err := s.beneath(p, func(root *os.Root, name string) error {
 		var err error
@@ -219,6 +285,9 @@ func (s *Store) openFile(p string, flag int, perm os.FileMode) (*os.File, error)
 
 // mkdirAll creates the folder p beneath the anchor.
 func (s *Store) mkdirAll(p string) error {
+	if skip, err := s.prepareWrite(); skip || err != nil {
+		return err
+	}
 	return s.beneath(p, func(root *os.Root, name string) error {
 		return root.MkdirAll(name, 0o755)
 	})
@@ -226,6 +295,9 @@ func (s *Store) mkdirAll(p string) error {
 
 // renameFile renames old to new beneath the anchor.
 func (s *Store) renameFile(oldPath, newPath string) error {
+	if s.dryRun {
+		return nil
+	}
 	newName, err := s.L.rel(newPath)
 	if err != nil {
 		return err

@@ -147,6 +147,12 @@ func (s *Store) WriteContainedLocked(root, name string, content []byte) (string,
 		return "", err
 	}
 	full := filepath.Join(root, filepath.FromSlash(clean))
+	if skip, err := s.prepareWrite(); skip || err != nil {
+		if err != nil {
+			return "", err
+		}
+		return filepath.Abs(full)
+	}
 	err = s.beneath(root, func(anchor *os.Root, dir string) error {
 		folder, err := atomicfile.OpenDirIn(anchor, dir)
 		if err != nil {
@@ -202,6 +208,9 @@ func (s *Store) ReadContained(root, name string) ([]byte, error) {
 // a folder in name may be a symlink leading out of it. The caller holds
 // the directory lock.
 func (s *Store) RemoveContainedLocked(root, name string) error {
+	if s.dryRun {
+		return nil
+	}
 	clean, err := CheckName(root, name)
 	if err != nil {
 		return err
@@ -224,30 +233,17 @@ func (s *Store) RemoveContainedLocked(root, name string) error {
 // .nexus/.gitignore when it is missing (an existing one is left alone).
 // It reports whether the .gitignore it found fails to ignore state/.
 func (s *Store) EnsureTree() (gitignoreOK bool, err error) {
+	if s.dryRun {
+		return true, nil
+	}
 	if err := s.mkdirAll(s.L.HarnessDir()); err != nil {
 		return false, fmt.Errorf("create %s: %w", s.L.HarnessDir(), err)
 	}
-	gi := s.L.GitignorePath()
-	b, ok, err := s.L.readFile(gi)
+	b, wrote, err := s.writeGitignore()
 	if err != nil {
 		return false, err
 	}
-	if !ok {
-		// O_EXCL: two sessions starting at once must not both write it.
-		f, err := s.openFile(gi, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(err, os.ErrExist) {
-			return true, nil
-		}
-		if err != nil {
-			return false, fmt.Errorf("create %s: %w", gi, err)
-		}
-		defer f.Close()
-		if _, err := f.WriteString(GitignoreContent); err != nil {
-			return false, fmt.Errorf("write %s: %w", gi, err)
-		}
-		return true, f.Sync()
-	}
-	return ignoresState(string(b)), nil
+	return wrote || ignoresState(string(b)), nil
 }
 
 func ignoresState(gitignore string) bool {

@@ -305,6 +305,9 @@ var exchangeOff atomic.Bool
 // by exchange with a spare file where the file system supports it (no new
 // inode or blocks per write), else by a new file renamed over the log.
 func (s *Store) replaceAccessLog(path string, data []byte) error {
+	if skip, err := s.prepareWrite(); skip || err != nil {
+		return err
+	}
 	return s.beneath(path, func(root *os.Root, name string) error {
 		if !exchangeOff.Load() {
 			err := exchangeReplace(root, name, data)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 )
@@ -33,6 +35,9 @@ func (s *Store) Repair(ctx context.Context) ([]Moved, error) {
 		}{p, func() error { _, err := s.CheckFile(p); return err }})
 	}
 	for _, c := range checks {
+		if _, err := os.Lstat(c.path); errors.Is(err, fs.ErrNotExist) {
+			continue // nothing to repair, and no lock (nor .nexus/) to create for it
+		}
 		l, err := s.lockPath(ctx, s.L.LockPath(c.path))
 		if err != nil {
 			return moved, err

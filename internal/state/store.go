@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -33,7 +34,25 @@ type Store struct {
 	Now         Clock
 
 	cache *fileCache // parsed plan.json, tasks.json and tracker; nil = none
+
+	// dryRun: every write, removal, lock and folder is skipped (DryRun).
+	dryRun bool
+	// gitignored is set once .nexus/.gitignore is known to exist
+	// (prepareWrite).
+	gitignored atomic.Bool
 }
+
+// DryRun returns a store over the same layout that reads as this one does
+// and writes nothing: no file is written, removed, locked or created, and
+// every write reports success. `nexus tags explain` runs the very code of
+// a user message's hook on it, so what it reports is what the hook would
+// do.
+func (s *Store) DryRun() *Store {
+	return &Store{L: s.L, V: s.V, LockTimeout: s.LockTimeout, Now: s.Now, cache: &fileCache{entries: map[string]*cacheEntry{}}, dryRun: true}
+}
+
+// IsDryRun reports whether the store writes nothing (DryRun).
+func (s *Store) IsDryRun() bool { return s.dryRun }
 
 // New returns a store. v must not be nil in production: it is what keeps
 // invalid content off the disk.
@@ -702,6 +721,9 @@ func (s *Store) AppendLineNoSync(ctx context.Context, path string, v any) error 
 }
 
 func (s *Store) appendLines(ctx context.Context, path string, vs []any, durable bool) error {
+	if s.dryRun {
+		return nil
+	}
 	var line []byte
 	for _, v := range vs {
 		b, err := marshalCompact(v)

@@ -8,9 +8,11 @@
 package testenv
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nexus-harness/nexus/internal/config"
@@ -96,4 +98,46 @@ func CopyDir(from, to string) error {
 		}
 		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
 	})
+}
+
+// Golden compares got with the golden file path, or writes it when update
+// (a test's -update flag) is set: the one way the command tests keep
+// reviewed output.
+func Golden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s changed (review it, then run the test with -update):\n%s", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff shows the lines of got that differ from want.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
 }

@@ -419,8 +419,10 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 			out.HookSpecificOutput = &specific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: r.Reason}
 		case r.Context != "":
 			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
-			out.SystemMessage = r.Notice
 		}
+		// A note for the user (the configuration's problems) rides on
+		// any answer, a denial included.
+		out.SystemMessage = r.Notice
 	case PostToolUse:
 		// Context (from plugins) reaches the model after the tool's result.
 		if r.Context != "" {

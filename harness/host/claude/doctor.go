@@ -112,8 +112,14 @@ func (c ClaudeInstall) Run(context.Context) []doctor.Finding {
 		for _, r := range installed {
 			where = append(where, fmt.Sprintf("%s scope (%s, %s)", r.Scope, r.Settings, r.MCPFile))
 		}
-		out = append([]doctor.Finding{doctor.OK("hooks for %d events and the MCP server run this nexus (%s) in the %s",
-			len(InstalledEvents), c.Executable, strings.Join(where, "; "))}, out...)
+		servers := fmt.Sprintf("the MCP server %q", MCPServerName)
+		for _, r := range installed {
+			if r.Nauro != nil && r.Nauro.Ours {
+				servers = fmt.Sprintf("the MCP servers %q and %q", MCPServerName, decisionsapi.ServerName)
+			}
+		}
+		out = append([]doctor.Finding{doctor.OK("hooks for %d events and %s run this nexus (%s) in the %s",
+			len(InstalledEvents), servers, c.Executable, strings.Join(where, "; "))}, out...)
 	}
 	return out
 }
@@ -182,7 +188,7 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 	sort.Strings(exes)
 	for _, exe := range exes {
 		events := others[exe]
-		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), exe, c.Executable, fix, reinstall))
+		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), "run", exe, c.Executable, fix, reinstall))
 	}
 	if len(dups) > 0 {
 		out = append(out, doctor.Warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
@@ -195,18 +201,18 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
 	case !sameExecutable(r.MCP.Command, c.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), r.MCP.Command, c.Executable, fix, reinstall))
+		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), "runs", r.MCP.Command, c.Executable, fix, reinstall))
 	}
 	return out
 }
 
 // otherExecutable reports entries that run another nexus: an error when it
 // cannot run, a warning when it is merely another build or copy.
-func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
+func otherExecutable(what, run, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
 	if err := runnable(exe); err != nil {
-		return doctor.Fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).RepairedBy(repair)
+		return doctor.Fault(fmt.Sprintf("%s %s %s, which %v", what, run, exe, err), fix).RepairedBy(repair)
 	}
-	return doctor.Warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).RepairedBy(repair)
+	return doctor.Warn(fmt.Sprintf("%s %s %s, not this nexus (%s)", what, run, exe, this), fix).RepairedBy(repair)
 }
 
 func runnable(exe string) error {
@@ -267,9 +273,10 @@ type Probe struct {
 
 // Registered is a scope's registered nexus commands.
 type Registered struct {
-	Where string   // the settings file, for messages
-	Hook  []string // the PreToolUse hook command line, split into words
-	MCP   []string // the MCP server's command and arguments
+	Where    string   // the settings file (the hooks), for messages
+	MCPWhere string   // the MCP servers file (.mcp.json, ~/.claude.json)
+	Hook     []string // the PreToolUse hook command line, split into words
+	MCP      []string // the MCP server's command and arguments
 	// Nauro is the "nauro" server's command and arguments (`nexus mcp
 	// --only decisions`), when install registered the decision store on
 	// its own; nil otherwise.
@@ -407,7 +414,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 		} `json:"hookSpecificOutput"`
 	}
 	// The denial must be the engine's unplanned-edit rule: a hook that
-	// could not load its configuration or distribution denies every call
+	// could not load its distribution denies every call
 	// too, naming that problem instead.
 	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
 		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
@@ -452,12 +459,19 @@ func (p Probe) fixFor(fix string) string {
 	return "if it cannot find the nexus-core distribution, Claude Code lacks a variable your shell has: re-run `nexus install claude` with --core DIR (it records it in the commands) or set core.dir in ~/.config/nexus/config.yaml; otherwise " + fix
 }
 
-// how says how a probe ran, for its findings.
-func (p Probe) how() string {
-	if p.Registered != nil {
-		return " (the command registered in " + p.Registered.Where + ", in Claude Code's environment: its settings' env, no shell variables)"
+// how says how a probe ran, for its findings: the hook's command comes
+// from the settings file, an MCP server's from the MCP servers file.
+func (p Probe) how() string { return p.howIn(false) }
+
+func (p Probe) howIn(mcp bool) string {
+	if p.Registered == nil {
+		return ""
 	}
-	return ""
+	where := p.Registered.Where
+	if mcp && p.Registered.MCPWhere != "" {
+		where = p.Registered.MCPWhere
+	}
+	return " (the command registered in " + where + ", in Claude Code's environment: its settings' env, no shell variables)"
 }
 
 // MCPInitialize starts `nexus mcp` on stdio in a scratch project, sends
@@ -528,25 +542,25 @@ func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec
 	req.Params.ClientInfo = mcp.Implementation{Name: "nexus-doctor", Version: "1"}
 	res, err := cl.Initialize(ctx, req)
 	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.how()+said(), c.fixFor(fix))
+		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.howIn(true)+said(), c.fixFor(fix))
 	}
 	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
 		res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
 	if tool == "" {
-		return doctor.OK("%s in %s%s", answered, time.Since(start).Round(time.Millisecond), c.how())
+		return doctor.OK("%s in %s%s", answered, time.Since(start).Round(time.Millisecond), c.howIn(true))
 	}
 	list, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
 	took := time.Since(start)
 	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.how()+said(), c.fixFor(fix))
+		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.howIn(true)+said(), c.fixFor(fix))
 	}
 	for _, t := range list.Tools {
 		if t.Name == tool {
-			return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(list.Tools), took.Round(time.Millisecond), c.how())
+			return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(list.Tools), took.Round(time.Millisecond), c.howIn(true))
 		}
 	}
 	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
-		what, tool, len(list.Tools), c.how(), said()), c.fixFor(fix))
+		what, tool, len(list.Tools), c.howIn(true), said()), c.fixFor(fix))
 }
 
 // lockedBuffer collects a probed server's stderr (written by the client's
@@ -668,14 +682,15 @@ func (c ClaudeCatalog) Run(context.Context) []doctor.Finding {
 			out = append(out, doctor.Fault(msg, fix).RepairedBy(reinstall))
 		}
 		if m := by[install.OwnedOutdated]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", dir, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s from another nexus or distribution version and %s out of date", dir, strings.Join(m, ", "), verb(m, "was written", "were written"), verb(m, "is", "are")), fix).RepairedBy(reinstall))
 		}
 		if m := by[install.OwnedEdited]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", dir, strings.Join(m, ", ")),
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s after nexus wrote %s; nexus leaves %s alone", dir, strings.Join(m, ", "), verb(m, "was edited", "were edited"), verb(m, "it", "them"), verb(m, "it", "them")),
 				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install claude%s --force` (a backup is kept)", flag)))
 		}
 		if m := by[install.OwnedForeign]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", dir, strings.Join(m, ", ")),
+			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s but %s not written by nexus, so the nexus %s of %s %s not installed", dir, strings.Join(m, ", "),
+				verb(m, "exists", "exist"), verb(m, "was", "were"), verb(m, "role or skill", "roles or skills"), verb(m, "that name", "those names"), verb(m, "is", "are")),
 				fmt.Sprintf("rename them, or replace them with `nexus install claude%s --force` (a backup is kept)", flag)))
 		}
 		if len(st) > 0 && len(by[install.OwnedCurrent]) == len(st) {
@@ -686,4 +701,12 @@ func (c ClaudeCatalog) Run(context.Context) []doctor.Finding {
 		return []doctor.Finding{doctor.OK("nexus is not registered with Claude Code; no agents or skills to check")}
 	}
 	return out
+}
+
+// verb picks the singular or the plural form for a list of files.
+func verb(files []string, one, many string) string {
+	if len(files) == 1 {
+		return one
+	}
+	return many
 }

@@ -33,7 +33,7 @@ func FindRegistered(proj, home, exe string) *Registered {
 		if !ok || o.Scope == ScopeProject && !runsThis(hook[0], exe, proj) {
 			continue
 		}
-		reg := &Registered{Where: r.Settings, Hook: hook, Env: r.Env}
+		reg := &Registered{Where: r.Settings, MCPWhere: r.MCPFile, Hook: hook, Env: r.Env}
 		// Claude Code applies the user's settings env too.
 		if o.Scope == ScopeProject && home != "" {
 			if u, err := Inspect(InstallOptions{Scope: ScopeUser, Home: home}); err == nil && len(u.Env) > 0 {

@@ -59,7 +59,7 @@ func TestClaudeInstall(t *testing.T) {
 		fixes  bool
 	}{
 		{"not installed", func(*testing.T, string, string) {}, doctor.StatusWarn, "nexus is not registered with Claude Code", false},
-		{"installed", func(t *testing.T, proj, home string) { install(t, ScopeProject, proj, "", exe) }, doctor.StatusOK, "hooks for 8 events and the MCP server run this nexus", false},
+		{"installed", func(t *testing.T, proj, home string) { install(t, ScopeProject, proj, "", exe) }, doctor.StatusOK, "hooks for 8 events and the MCP server \"nexus\" run this nexus", false},
 		{"another existing build", func(t *testing.T, proj, home string) { install(t, ScopeUser, "", home, other) }, doctor.StatusWarn, "run " + other + ", not this nexus", true},
 		{"MCP server of another tool", func(t *testing.T, proj, home string) {
 			install(t, ScopeProject, proj, "", exe)
@@ -118,12 +118,12 @@ func TestClaudeCatalog(t *testing.T) {
 	files = []install.OwnedFile{{Path: "agents/architect.md", Content: []byte("a2\n")}, {Path: "skills/nx-plan/SKILL.md", Content: []byte("p\n")}, {Path: "agents/tester.md", Content: []byte("t\n")}}
 	writeFile(t, filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md"), "mine\n")
 	fs := check.Run(context.Background())
-	expect(t, fs, doctor.StatusWarn, "agents/architect.md were written from another nexus")
-	expect(t, fs, doctor.StatusWarn, "skills/nx-plan/SKILL.md were edited after nexus wrote them")
+	expect(t, fs, doctor.StatusWarn, "agents/architect.md was written from another nexus or distribution version and is out of date")
+	expect(t, fs, doctor.StatusWarn, "skills/nx-plan/SKILL.md was edited after nexus wrote it")
 	expect(t, fs, doctor.StatusError, "lacks agents/tester.md")
 	doctor.Run(context.Background(), []doctor.Check{check}, true)
 	fs = check.Run(context.Background())
-	expect(t, fs, doctor.StatusWarn, "edited after nexus wrote them")
+	expect(t, fs, doctor.StatusWarn, "edited after nexus wrote it")
 	for _, f := range fs {
 		if f.Status == doctor.StatusError || strings.Contains(f.Message, "another nexus") {
 			t.Errorf("after --fix: %s", f.Message)
@@ -132,6 +132,13 @@ func TestClaudeCatalog(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(proj, ".claude", "skills", "nx-plan", "SKILL.md")); string(b) != "mine\n" {
 		t.Error("--fix overwrote an edited file")
 	}
+
+	// A file of the user's own under a nexus name: one file reads in
+	// the singular.
+	files = append(files, install.OwnedFile{Path: "agents/reviewer.md", Content: []byte("r\n")})
+	writeFile(t, filepath.Join(proj, ".claude", "agents", "reviewer.md"), "my reviewer\n")
+	expect(t, check.Run(context.Background()), doctor.StatusWarn,
+		"agents/reviewer.md exists but was not written by nexus, so the nexus role or skill of that name is not installed")
 }
 
 // A doctor --fix of the settings alone (ClaudeInstall) must keep the

@@ -280,24 +280,29 @@ func apply(o InstallOptions, install bool) ([]installpkg.Change, error) {
 	}
 	var changes []installpkg.Change
 	for _, f := range []struct {
-		path string
-		edit func(*object) []string
+		path        string
+		edit, strip func(*object) []string
 	}{
 		{settingsPath, func(root *object) []string {
 			editHooks(root, o.Command, o.CoreDir, install)
 			return editStatusLine(root, o.Command, install, o.StatusLine)
+		}, func(root *object) []string {
+			editHooks(root, o.Command, o.CoreDir, false)
+			return editStatusLine(root, o.Command, false, false)
 		}},
-		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) }},
+		{mcpPath, func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, install, o.Nauro) },
+			func(root *object) []string { return editMCP(root, o.Command, o.CoreDir, false, o.Nauro) }},
 	} {
 		name, err := a.NameOf(f.path)
 		if err != nil {
 			return changes, err
 		}
-		ch, err := installpkg.EditJSON(a, name, o.options(), f.edit)
+		strip := f.strip
+		chs, err := installpkg.EditJSONFile(a, installpkg.JSONFile{Name: name, Edit: f.edit, Strip: func(root *object) { strip(root) }, Restoring: !install}, o.options())
+		changes = append(changes, chs...)
 		if err != nil {
 			return changes, err
 		}
-		changes = append(changes, ch)
 	}
 	if o.Files == nil {
 		// Nothing rendered (a caller that only repairs the settings, an

@@ -243,3 +243,124 @@ func TestUnifiedDiff(t *testing.T) {
 		t.Error("equal inputs diff")
 	}
 }
+
+// TestInstallUninstallLeavesNothing (issue 26): install, install again
+// with the status line, then uninstall, in a clean project and a clean
+// home, leaves exactly what was there before: no backup of nexus's own
+// content is made, and none is left behind. A user's file nexus edited
+// comes back byte for byte, and its backup goes too; when it differs from
+// its backup (the host rewrote it meanwhile), the backup stays, named.
+func TestInstallUninstallLeavesNothing(t *testing.T) {
+	claudeJSON := "{\n  \"numStartups\": 4\n}\n"
+	for _, tc := range []struct {
+		name, scope string
+		before      map[string]string // files before install, relative to the project or home
+		between     map[string]string // written after install (the host's own changes)
+		kept        []string          // backups left, named
+	}{
+		{name: "project", scope: ScopeProject},
+		{name: "user", scope: ScopeUser},
+		{name: "user with Claude Code's file", scope: ScopeUser, before: map[string]string{".claude.json": claudeJSON}},
+		{name: "user, Claude Code rewrote its file", scope: ScopeUser, before: map[string]string{".claude.json": claudeJSON},
+			between: map[string]string{".claude.json": "{\n  \"numStartups\": 5,\n  \"mcpServers\": {\"nexus\": {\"type\": \"stdio\", \"command\": \"/bin/nexus\", \"args\": [\"mcp\"]}}\n}\n"},
+			kept:    []string{".claude.json.nexus-backup-"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for rel, c := range tc.before {
+				writeFile(t, filepath.Join(dir, rel), c)
+			}
+			before := filesIn(t, dir)
+			now := time.Date(2026, 4, 16, 8, 0, 0, 0, time.UTC)
+			o := InstallOptions{Scope: tc.scope, Project: dir, Home: dir, Command: "/bin/nexus", Files: ownedFiles("v1"),
+				Now: func() time.Time { now = now.Add(time.Second); return now }}
+			if _, err := Install(o); err != nil {
+				t.Fatal(err)
+			}
+			o.StatusLine = true
+			if _, err := Install(o); err != nil {
+				t.Fatal(err)
+			}
+			for rel, c := range tc.between {
+				writeFile(t, filepath.Join(dir, rel), c)
+			}
+			changes, err := Uninstall(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := filesIn(t, dir)
+			var left []string
+			for rel := range after {
+				if _, ok := before[rel]; !ok {
+					left = append(left, rel)
+				}
+			}
+			if len(left) != len(tc.kept) {
+				t.Fatalf("left behind %v, want %v", left, tc.kept)
+			}
+			for i, k := range tc.kept {
+				if !strings.HasPrefix(left[i], k) {
+					t.Errorf("left %s, want %s*", left[i], k)
+				}
+				if ch := findChange(changes, left[i]); ch == nil || len(ch.Notes) != 1 || !strings.HasPrefix(ch.Notes[0], "kept: ") {
+					t.Errorf("the kept backup %s is not named with why: %+v", left[i], ch)
+				}
+			}
+			if tc.between == nil {
+				for rel, c := range before {
+					if after[rel] != c {
+						t.Errorf("%s after uninstall:\n%s\nwas\n%s", rel, after[rel], c)
+					}
+				}
+			}
+		})
+	}
+}
+
+// filesIn maps every file beneath dir to its content.
+func filesIn(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			b, _ := os.ReadFile(p)
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	return out
+}
+
+// TestInstallWarnsOfBothScopes: installing in one scope while nexus's
+// hooks are in the other says so at once, and how to keep one.
+func TestInstallWarnsOfBothScopes(t *testing.T) {
+	proj, home := t.TempDir(), t.TempDir()
+	req := install.Request{Project: proj, Home: home, Command: "/bin/nexus"}
+	warned := func(changes []install.Change) bool {
+		for _, ch := range changes {
+			for _, n := range ch.Notes {
+				if strings.Contains(n, "every event would reach nexus twice") && strings.Contains(n, "nexus uninstall claude --scope user") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	req.Scope = ScopeProject
+	changes, err := Host{}.Install(req)
+	if err != nil || warned(changes) {
+		t.Fatalf("the first scope: %v, warned %v", err, warned(changes))
+	}
+	req.Scope = ScopeUser
+	if changes, err = (Host{}).Install(req); err != nil || !warned(changes) {
+		t.Fatalf("user scope after the project's: %v, no warning in %+v", err, changes)
+	}
+	if _, err := (Host{}).Uninstall(req); err != nil {
+		t.Fatal(err)
+	}
+	req.Scope = ScopeProject
+	if changes, err = (Host{}).Install(req); err != nil || warned(changes) {
+		t.Fatalf("one scope again: %v, warned %v", err, warned(changes))
+	}
+}

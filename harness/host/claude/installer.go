@@ -60,7 +60,32 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	if note != nil {
 		changes = append(changes, *note)
 	}
+	if install && err == nil {
+		if both := bothScopes(req); both != nil {
+			changes = append(changes, *both)
+		}
+	}
 	return changes, err
+}
+
+// bothScopes warns, installing in one scope, when nexus's hooks are
+// registered in the other too: Claude Code runs the hooks of both, so
+// every event would reach nexus twice.
+func bothScopes(req installpkg.Request) *installpkg.Change {
+	other := InstallOptions{Scope: ScopeUser, Home: req.Home}
+	if req.Scope == ScopeUser {
+		other = InstallOptions{Scope: ScopeProject, Project: req.Project}
+	}
+	if other.Home == "" && other.Project == "" || req.Project == req.Home {
+		return nil
+	}
+	r, err := Inspect(other)
+	if err != nil || len(r.Hooks) == 0 {
+		return nil
+	}
+	return &installpkg.Change{Path: r.Settings, Notes: []string{fmt.Sprintf(
+		"warning: nexus's hooks are registered here too (the %s scope): Claude Code runs the hooks of both scopes, so every event would reach nexus twice. Keep one: `nexus uninstall claude --scope user` removes the user scope's, `nexus uninstall claude` in %s the project's",
+		other.Scope, ShellQuote(req.Project))}}
 }
 
 // catalogFiles renders the distribution's agents and skills for the
@@ -154,23 +179,38 @@ func (h Host) DoctorChecks(env doctor.HostEnv) []doctor.Check {
 	}
 }
 
+// InstallHint implements the commands' after-install hint: what to do
+// once install (or uninstall) wrote its files.
+func (Host) InstallHint(install bool) string {
+	if !install {
+		return "Restart Claude Code (or run /hooks and /mcp in it) so it stops running nexus.\n"
+	}
+	return "Restart Claude Code so it loads nexus's hooks, MCP servers, agents and skills; then `nexus doctor` checks the setup, and /nx-setup in Claude Code walks through the rest.\n"
+}
+
 // InstallHelp is the help of `nexus install claude` (install) and
 // `nexus uninstall claude`.
 func (Host) InstallHelp(install bool) string {
 	if !install {
-		return `Remove what "nexus install claude" wrote: hook entries marked --managed, the "nexus"
-MCP server when it runs nexus, and the agent and skill files nexus renders from the
-distribution in use when nexus-install.json says nexus wrote them and they are unchanged.
-Everything else stays as it is: a record entry naming any other file is reported, never
-acted on, and nothing is written or removed through a symlink. Diffs and backups as for
-install.`
+		return `Remove what "nexus install claude" wrote: the hook entries marked --managed, the status
+line it registered, the MCP servers "nexus" and "nauro" when they run nexus, and the agent and
+skill files nexus renders from the distribution in use when nexus-install.json says nexus wrote
+them and they are unchanged (--force removes edited ones too, keeping a copy). A settings file
+left empty is removed.
+
+Everything else stays as it is: a record entry naming any other file is reported, never acted
+on, and nothing is written or removed through a symlink. The backups nexus made of a file
+(<file>.nexus-backup-<time>) are removed once the file is restored and holds everything they
+hold; any other backup is named, with why it stays.`
 	}
-	return `Register nexus with a coding-agent host.
+	return `Register nexus with Claude Code.
 
 "nexus install claude" merges nexus's hook entries (SessionStart, UserPromptSubmit, PreToolUse,
 PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, SessionEnd, each running
-"nexus hook --host claude --managed EVENT") into Claude Code's settings file, and the
-"nexus mcp" server into its MCP servers file:
+"nexus hook --host claude --managed EVENT") into Claude Code's settings file, and two MCP
+servers into its MCP servers file: "nexus" ("nexus mcp --without decisions", the nx_* tools)
+and "nauro" ("nexus mcp --only decisions", the decision store's tools, as Nauro names them;
+with decisions.enabled off, "nexus" alone serves everything):
 
   --scope project   .claude/settings.json and .mcp.json in the project
   --scope user      ~/.claude/settings.json and ~/.claude.json
@@ -179,13 +219,17 @@ It also writes the distribution's agent catalog and skills into the scope's Clau
 folder: agents/<id>.md for every role (name = the role id, model from its model_tier
 through claude.models, disallowedTools from its capabilities through the gate's capability
 map) and skills/<id>/SKILL.md for every skill plus nexus's setup skill nx-setup. Each file
-it writes is recorded with its content hash in nexus-install.json in that folder.
+it writes is recorded with its content hash in nexus-install.json in that folder. Restart
+Claude Code afterwards so it loads them; /nx-setup then walks through the rest.
 
-It prints the diff of every file it changes and keeps a copy of the old content beside it
-(<file>.nexus-backup-<time>). Running it again changes nothing; after nexus or the
-distribution changed it updates the agents and skills (--dry-run shows the diff and writes
-nothing). Entries and files it did not write are never touched or removed, and an agent or
-skill file edited since nexus wrote it is left alone (and named) unless --force is given.
-It acts only on the files it renders itself (a record entry naming any other file is
-reported and left alone) and refuses, naming it, any symlink on the way to them.`
+It prints the diff of every file it changes. Before changing a file that holds anything
+besides nexus's own entries it keeps a copy of it (<file>.nexus-backup-<time>); uninstall
+removes those copies again once the file is restored. Running it again changes nothing;
+after nexus or the distribution changed it updates the agents and skills (--dry-run shows
+the diff and writes nothing). Entries and files it did not write are never touched or
+removed, and an agent or skill file edited since nexus wrote it is left alone (and named)
+unless --force is given. It acts only on the files it renders itself (a record entry naming
+any other file is reported and left alone) and refuses, naming it, any symlink on the way to
+them. Installing in one scope while nexus's hooks are in the other is warned about: Claude
+Code would run both.`
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 
 	installpkg "github.com/nexus-harness/nexus/harness/install"
 )
@@ -25,6 +27,34 @@ type PluginOptions struct {
 	Version string // nexus's version: the plugin's version
 }
 
+// semver is a semantic version (semver.org 2.0.0), a leading v allowed.
+var semver = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
+})
+
+// PluginVersion is the plugin's version for nexus's: a release's own
+// (without its v), and for a development build, whose version is a git
+// hash (make build's git describe --always), a semantic-version
+// pre-release carrying it: 0.0.0-dev+<hash>.
+func PluginVersion(v string) string {
+	if semver().MatchString(v) {
+		return strings.TrimPrefix(v, "v")
+	}
+	var b strings.Builder
+	for _, r := range v {
+		if r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-' || r == '.' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	meta := strings.Trim(strings.ReplaceAll(b.String(), "..", "."), ".")
+	if meta == "" {
+		return "0.0.0-dev"
+	}
+	return "0.0.0-dev+" + meta
+}
+
 // PluginFiles renders the plugin's own files: the manifest, the local
 // marketplace listing it, the hooks and the MCP server, all running
 // o.Command by absolute path (Claude Code copies an installed plugin into
@@ -34,9 +64,10 @@ func PluginFiles(o PluginOptions) ([]installpkg.OwnedFile, error) {
 		return nil, fmt.Errorf("no nexus executable for the plugin")
 	}
 	desc := "nexus harness for nexus-core: lifecycle hooks with the capability gate, the nx_* MCP tools, the nine role agents and the nx-* skills"
+	version := PluginVersion(o.Version)
 	manifest := map[string]any{
 		"name":        PluginName,
-		"version":     o.Version,
+		"version":     version,
 		"description": desc,
 		"author":      map[string]any{"name": "nexus"},
 	}
@@ -48,7 +79,7 @@ func PluginFiles(o PluginOptions) ([]installpkg.OwnedFile, error) {
 			"name":        PluginName,
 			"source":      "./",
 			"description": desc,
-			"version":     o.Version,
+			"version":     version,
 		}},
 	}
 	hooks := newObject()

@@ -95,3 +95,24 @@ func TestPluginPackage(t *testing.T) {
 		t.Errorf("left after removal: %v", left)
 	}
 }
+
+// TestPluginVersion: the plugin's version is a semantic version for
+// every nexus version, a development build's git hash included.
+func TestPluginVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.3.0":                   "0.3.0",
+		"v1.2.3":                  "1.2.3",
+		"v0.3.0-12-gabc123-dirty": "0.3.0-12-gabc123-dirty",
+		"bbf2892":                 "0.0.0-dev+bbf2892",
+		"bbf2892-dirty":           "0.0.0-dev+bbf2892-dirty",
+		"0.1.0-dev":               "0.1.0-dev",
+		"dev":                     "0.0.0-dev+dev",
+		"a/b c":                   "0.0.0-dev+a-b-c",
+		"":                        "0.0.0-dev",
+	} {
+		got := PluginVersion(in)
+		if got != want || !semver().MatchString(got) {
+			t.Errorf("PluginVersion(%q) = %q, want %q (a semantic version)", in, got, want)
+		}
+	}
+}

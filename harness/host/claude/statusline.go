@@ -133,6 +133,18 @@ func StatusLine(l state.Layout) string {
 	return strings.Join(parts, " · ")
 }
 
+// WithConfigProblems adds to a status line that the configuration has
+// problems (nexus goes on without what they leave out).
+func WithConfigProblems(line string, n int) string {
+	switch {
+	case n == 1:
+		return line + " · config: 1 problem (nexus doctor)"
+	case n > 1:
+		return line + fmt.Sprintf(" · config: %d problems (nexus doctor)", n)
+	}
+	return line
+}
+
 // readState reads a state file: exists reports whether it is there, ok
 // whether it decoded.
 // The file is read beneath the layout's anchor, only when it is a regular

@@ -148,7 +148,7 @@ func PeekEvent(data []byte) string {
 }
 
 // Unjudged is the reply to a pre_tool_use nexus has nothing to check
-// with (its configuration or distribution could not be loaded): a
+// with (its distribution could not be loaded): a
 // denial, whatever gate.policy says.
 func Unjudged(problem string) []byte {
 	b, _ := Encode(lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run."})

@@ -79,8 +79,22 @@ func NewCommand(opts Options) *cobra.Command {
 	}
 	r := &runner{opt: opts}
 	root := &cobra.Command{
-		Use:           "decision",
-		Short:         "Record and check architectural decisions (Nauro-compatible store)",
+		Use:   "decision",
+		Short: "Record and check architectural decisions (Nauro-compatible store)",
+		Long: `Record and check architectural decisions in a Nauro-compatible store: the same store, files
+and checks as the decision tools nexus serves over MCP (check_decision, propose_decision, ...).
+
+  nexus decision init                  create the project's store (in $NAURO_HOME, pointed to
+                                       by .nauro/config.json, which is meant to be committed)
+  nexus decision check "APPROACH"      the recorded decisions related to an approach
+  nexus decision propose --title T --rationale R   record one
+
+The store is found from .nauro/config.json above the working directory (or --store DIR);
+nexus's own flags --project DIR and --core DIR go before or after the command.
+
+Exit status: 0 done, 1 failed (a proposal rejected, a decision not found), 2 called wrongly
+(an unknown command or flag, a flag outside its values), 3 nexus's configuration cannot be
+read or parsed.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -252,7 +266,7 @@ func (r *runner) checkCmd() *cobra.Command {
 				return &ExitError{Code: 1, Err: errors.New(res.Error.Reason)}
 			}
 			if !asJSON {
-				r.printf("%s\n", kernel.RenderCheck(res))
+				r.printf("%s\n", cliText(kernel.RenderCheck(res)))
 				return nil
 			}
 			rel := make([]any, len(res.Related))
@@ -279,6 +293,21 @@ func (r *runner) proposeCmd() *cobra.Command {
 		Short: "Record a decision (add, supersede or update) after the same checks the MCP tool runs",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, a []string) error {
+			// A flag outside its values is a usage error, whatever else is
+			// wrong.
+			for _, e := range []struct {
+				flag, val string
+				allowed   []string
+			}{
+				{"operation", operation, []string{kernel.OpAdd, kernel.OpUpdate, kernel.OpSupersede}},
+				{"confidence", confidence, decision.Confidences},
+				{"type", dtype, decision.DecisionTypes},
+				{"reversibility", reversibility, decision.Reversibility},
+			} {
+				if err := checkEnum(e.flag, e.val, e.allowed); err != nil {
+					return err
+				}
+			}
 			mode, err := r.mode(frontmatter)
 			if err != nil {
 				return err
@@ -353,13 +382,13 @@ func (r *runner) proposeCmd() *cobra.Command {
 			if asJSON {
 				r.printf("%s", jsonText(res.Envelope()))
 			} else if res.Status == "confirmed" {
-				r.printf("Recorded %s (%s)\n%s\n", res.DecisionID, res.Operation, res.Assessment)
+				r.printf("Recorded %s (%s)\n%s\n", res.DecisionID, res.Operation, cliText(res.Assessment))
 				for _, s := range res.Similar {
 					r.printf("  - %s  %s  (BM25 %.2f)\n", decision.Label(s.Num), s.Title, s.Score)
 				}
 			}
 			if res.Status != "confirmed" {
-				return &ExitError{Code: 1, Err: fmt.Errorf("proposal rejected (tier %d): %s", res.Tier, res.Assessment)}
+				return &ExitError{Code: 1, Err: fmt.Errorf("proposal rejected (tier %d): %s", res.Tier, cliText(res.Assessment))}
 			}
 			return nil
 		},
@@ -473,7 +502,7 @@ func (r *runner) searchCmd() *cobra.Command {
 				return &ExitError{Code: 1, Err: err}
 			}
 			if errp != nil {
-				return &ExitError{Code: 1, Err: errors.New(errp.Reason)}
+				return &ExitError{Code: 1, Err: errors.New(cliText(errp.Reason))}
 			}
 			if asJSON {
 				items := make([]any, len(hits))
@@ -483,7 +512,7 @@ func (r *runner) searchCmd() *cobra.Command {
 				r.printf("%s", jsonText(items))
 				return nil
 			}
-			r.printf("%s\n", kernel.RenderSearch(hits, nil))
+			r.printf("%s\n", kernel.RenderSearchFor(a[0], hits))
 			return nil
 		},
 	}

@@ -142,10 +142,13 @@ func TestCheckJSONMatchesGolden(t *testing.T) {
 				}
 			}
 			if len(tc.Expected.TieGroups) == 0 {
+				// The command line prints the MCP answer in its own words
+				// (wording.go): the same rows, CLI commands for MCP tools.
 				text, _, err := e.run(t, "", append(args[:1:1], args[2:]...)...)
-				if err != nil || text != tc.Expected.Rendered+"\n" {
-					t.Errorf("text output:\n%s\nwant\n%s", text, tc.Expected.Rendered)
+				if err != nil || text != cliText(tc.Expected.Rendered)+"\n" {
+					t.Errorf("text output:\n%s\nwant\n%s", text, cliText(tc.Expected.Rendered))
 				}
+				assertNoMCPNames(t, text)
 			}
 		})
 	}
@@ -184,14 +187,36 @@ func TestCommands(t *testing.T) {
 		{"propose duplicate", "", []string{"propose", "--title", "Adopt Mermaid for diagrams", "--rationale", "Diagrams live beside the prose as Mermaid markup."}, 1, ""},
 		{"propose update", "", []string{"propose", "--operation", "update", "--affected", "decision-063", "--rationale", "Also used for sequence diagrams in RFCs."}, 0, "Recorded 063-adopt-mermaid-for-diagrams (update)"},
 		{"propose update needs id", "", []string{"propose", "--operation", "update", "--rationale", "Also used for sequence diagrams in RFCs."}, 2, ""},
+		// The command line speaks its own commands, never the MCP tools
+		// (issue 26), and a flag outside its values is a usage error.
+		{"search names the query", "", []string{"search", "--limit", "1", "row-level security"}, 0, `Found 1 match for "row-level security":`},
+		{"search nothing", "", []string{"search", "zzqqxx"}, 0, `No matches for "zzqqxx".`},
+		{"search blank", "", []string{"search", " "}, 1, "nexus decision search needs a non-empty query; `nexus decision list` lists every decision."},
+		{"check one", "", []string{"check", "Use Pulumi instead of Terraform for infrastructure"}, 0, "before proposing."},
+		{"propose duplicate says the flags", "", []string{"propose", "--title", "Adopt Mermaid for diagrams", "--rationale", "Sequence charts and flow charts are kept as text next to the docs."}, 1,
+			"Use --operation supersede --affected ID to replace it, or --operation update --affected ID to append rationale"},
+		{"propose update of metadata", "", []string{"propose", "--operation", "update", "--affected", "decision-063", "--rationale", "Also used for sequence diagrams in RFCs.", "--type", "pattern"}, 1,
+			"--operation update appends rationale only"},
+		{"propose unknown question", "", []string{"propose", "--title", "Pick a queue", "--rationale", "We need a queue for the billing jobs and webhooks.", "--resolves", "q99"}, 1,
+			"--resolves names unknown question id(s)"},
+		{"propose bad type", "", []string{"propose", "--title", "T", "--rationale", "long enough rationale text here", "--type", "foo"}, 2, `--type "foo": use one of architecture, api_design`},
+		{"propose bad confidence", "", []string{"propose", "--title", "T", "--rationale", "long enough rationale text here", "--confidence", "sure"}, 2, "--confidence"},
+		{"propose bad operation", "", []string{"propose", "--title", "T", "--rationale", "long enough rationale text here", "--operation", "replace"}, 2, "--operation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _, err := e.run(t, tc.frontmatter, tc.args...)
 			if got := exitCode(err); got != tc.code {
 				t.Fatalf("exit %d (%v), want %d\n%s", got, err, tc.code, out)
 			}
-			if !strings.Contains(out, tc.contains) {
-				t.Errorf("output lacks %q:\n%s", tc.contains, out)
+			text := out
+			if err != nil {
+				text += err.Error()
+			}
+			if !strings.Contains(text, tc.contains) {
+				t.Errorf("output lacks %q:\n%s", tc.contains, text)
+			}
+			if !strings.Contains(strings.Join(tc.args, " "), "--json") {
+				assertNoMCPNames(t, text)
 			}
 		})
 	}
@@ -207,11 +232,27 @@ func TestNoStore(t *testing.T) {
 	if exitCode(err) != 1 || !strings.Contains(err.Error(), "nexus decision init") {
 		t.Fatalf("no store: %v", err)
 	}
+	// A flag outside its values is a usage error before anything is looked for.
+	if _, _, err := e.run(t, "", "propose", "--title", "T", "--rationale", "long enough rationale text", "--type", "foo"); exitCode(err) != 2 {
+		t.Errorf("--type foo without a store: %v", err)
+	}
 	if _, _, err := e.run(t, "", "init", "--store", "local-store", "Demo"); err != nil {
 		t.Fatal(err)
 	}
 	out, _, err := e.run(t, "", "check", "--store", "local-store", "Scaffold the project store")
-	if err != nil || !strings.HasPrefix(out, "No existing decisions to check against.") {
+	if err != nil || !strings.HasPrefix(out, "No existing decisions to check against.") || !strings.Contains(out, "`nexus decision propose`") {
 		t.Errorf("seed-only store: %q %v", out, err)
+	}
+	assertNoMCPNames(t, out)
+}
+
+// assertNoMCPNames fails when a text the command line printed names an
+// MCP tool or its parameters instead of a command.
+func assertNoMCPNames(t *testing.T, text string) {
+	t.Helper()
+	for _, n := range mcpNames {
+		if strings.Contains(text, n) {
+			t.Errorf("the command line's text names %q:\n%s", n, text)
+		}
 	}
 }

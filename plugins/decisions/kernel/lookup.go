@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -221,14 +222,25 @@ func RenderSearch(hits []SearchHit, errp *ErrorPayload) string {
 	if errp != nil {
 		return "Error: " + errp.Reason
 	}
+	return renderSearch(`""`, hits)
+}
+
+// RenderSearchFor is the command line's search text: RenderSearch's rows
+// under the query searched for (the MCP answer keeps the reference's
+// empty quotes).
+func RenderSearchFor(query string, hits []SearchHit) string {
+	return renderSearch(strconv.Quote(query), hits)
+}
+
+func renderSearch(quoted string, hits []SearchHit) string {
 	if len(hits) == 0 {
-		return `No matches for "".`
+		return "No matches for " + quoted + "."
 	}
 	var b strings.Builder
 	if len(hits) == 1 {
-		b.WriteString("Found 1 match for \"\":\n\n")
+		fmt.Fprintf(&b, "Found 1 match for %s:\n\n", quoted)
 	} else {
-		fmt.Fprintf(&b, "Found %d matches for \"\":\n\n", len(hits))
+		fmt.Fprintf(&b, "Found %d matches for %s:\n\n", len(hits), quoted)
 	}
 	for _, h := range hits {
 		fmt.Fprintf(&b, "  - D%03d  [%s]  BM25 %5.2f\n    %s\n", h.Num, h.Status, h.Score, pytext.Truncate(h.Title, 70))

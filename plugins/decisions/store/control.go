@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -169,13 +170,45 @@ func ReadRepoConfig(p string) (*RepoConfig, error) {
 	return c, nil
 }
 
-// WriteRepoConfig writes <repo>/.nauro/config.json atomically.
+// RepoGitignore is the .gitignore nexus writes in a repository's .nauro
+// folder when it has none: the pointer (config.json) is meant to be
+// committed, the lock taken while writing it (config.lock) is not.
+const RepoGitignore = "# Lock files of the decision store's pointer (nexus decision, Nauro): never committed.\n*.lock\n"
+
+// WriteRepoConfig writes <repo>/.nauro/config.json atomically, and
+// .nauro/.gitignore first when the folder has none (RepoGitignore).
 func WriteRepoConfig(repo string, c *RepoConfig) error {
 	o := pyjson.NewObject().Set("mode", c.Mode).Set("id", c.ID).Set("name", c.Name).Set("schema_version", RepoConfigSchema)
 	if c.ServerURL != "" {
 		o.Set("server_url", c.ServerURL)
 	}
+	if err := ensureRepoGitignore(repo); err != nil {
+		return err
+	}
 	return controlWrite(repo, RepoConfigDir+"/"+RepoConfigFile, pyjson.File(o))
+}
+
+// ensureRepoGitignore writes .nauro/.gitignore beneath repo when missing
+// (an existing one is the user's and stays as it is).
+func ensureRepoGitignore(repo string) error {
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", repo, err)
+	}
+	b, err := Open(repo)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	b.control = true
+	rel := RepoConfigDir + "/.gitignore"
+	_, err = readIn(b.r, rel, maxControlFile)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s: %w", rel, b.explain(rel, err))
+	}
+	return b.writeAtomic(rel, []byte(RepoGitignore))
 }
 
 // controlWrite replaces a control-plane file atomically under
