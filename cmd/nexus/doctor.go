@@ -95,7 +95,13 @@ func runDoctor(cmd *cobra.Command, a *app, fl doctorFlags) error {
 		}
 		exe = e
 	}
-	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution})
+	own := map[string]string{}
+	for _, h := range hosts.All() {
+		if id := h.HarnessID(); id != "" {
+			own[id] = h.Name()
+		}
+	}
+	checks := st.Checks(compose.CheckOptions{StaleAfter: fl.staleAfter, VerifyPlugins: fl.verifyPlugins, Validate: validateDistribution, HostNamespaces: own})
 	// Each host's own checks of its setup (harness/host/<host>).
 	for _, h := range hosts.All() {
 		if hc, ok := h.(doctor.HostChecker); ok {

@@ -33,6 +33,8 @@ var exitTable = map[string]exitCase{
 	"mcp token":             {broken: exitConfig},
 	"install claude":        {broken: exitConfig},
 	"uninstall claude":      {broken: exitOK, says: "uninstall goes on"},
+	"install codex":         {broken: exitConfig},
+	"uninstall codex":       {broken: exitOK, says: "uninstall goes on"},
 	"install opencode":      {broken: exitConfig},
 	"uninstall opencode":    {broken: exitOK, says: "uninstall goes on"},
 	"doctor":                {broken: exitConfig},

@@ -27,6 +27,9 @@ engine, and write the host's reply on stdout.
 --host claude speaks Claude Code's command-hook protocol (SessionStart, UserPromptSubmit,
 PreToolUse, PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, Stop, SessionEnd,
 PreCompact, PostCompact); the event is taken from hook_event_name when EVENT is not given.
+--host codex speaks Codex CLI's (SessionStart, UserPromptSubmit, PreToolUse, PostToolUse,
+SubagentStart, SubagentStop, SessionEnd; Stop, PermissionRequest, PreCompact, PostCompact and
+Interrupt are accepted and need nothing); its state lives under harness id codex.
 --host neutral takes nexus-core's abstract events (session_start, user_message,
 subagent_spawn, subagent_complete, subagent_resume, pre_tool_use, post_tool_use,
 session_end, context_compact) in the JSON shape of docs/hooks.md.

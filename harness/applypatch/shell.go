@@ -64,6 +64,20 @@ func InShell(command string) (ops []FileOp, found bool, err error) {
 	return s.ops, s.found, s.err
 }
 
+// Intercepted reports whether a whole command line is the form a host's
+// shell tool applies itself instead of running it (Codex: `apply_patch
+// <<DELIM` or `cd DIR && apply_patch <<DELIM`; see intercepted), whether
+// or not its patch reads. Such a call never runs in a shell, so a host may
+// report it to no post-tool event.
+func Intercepted(command string) bool {
+	f, err := parseShell(command)
+	if err != nil {
+		return false
+	}
+	_, ok, _ := intercepted(command, f)
+	return ok
+}
+
 type shellPatchScan struct {
 	ops   []FileOp
 	found bool

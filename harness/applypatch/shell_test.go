@@ -126,3 +126,20 @@ func BenchmarkShellPatches(b *testing.B) {
 		}
 	}
 }
+
+func TestIntercepted(t *testing.T) {
+	heredoc := "apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch\nEOF\n"
+	for cmd, want := range map[string]bool{
+		heredoc:                    true,
+		"cd sub && " + heredoc:     true,
+		"applypatch <<EOF\nx\nEOF": true, // intercepted, though the patch does not read
+		"ls && " + heredoc:         false,
+		"apply_patch 'x'":          false,
+		"ls":                       false,
+		"((":                       false,
+	} {
+		if got := Intercepted(cmd); got != want {
+			t.Errorf("Intercepted(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
 	"github.com/nexus-harness/nexus/internal/config"
+	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
 
@@ -31,6 +32,7 @@ func (r *Root) InstallRequest(hostName string) (install.Request, error) {
 	req.CoreDir = coreDir
 	req.Decisions = set.Decisions
 	req.Models = set.HostModels(hostName)
+	req.ServerEnv = append(config.EnvNames(), decisionsapi.Env()...)
 	req.Catalog = func(p lifecycle.HostProfile) (*catalog.Catalog, error) {
 		if coreErr != nil {
 			return nil, coreErr

@@ -130,6 +130,10 @@ type CheckOptions struct {
 	VerifyPlugins bool
 	// Validate is `nexus validate`'s check of the distribution.
 	Validate func(vocabulary.Dist) (*vocabulary.Report, error)
+	// HostNamespaces are the harness ids nexus's hosts keep their state
+	// under, with the hosts' names (the namespaces check counts them as
+	// nexus's own).
+	HostNamespaces map[string]string
 }
 
 // Checks are the doctor's host-neutral checks over the stages (the
@@ -144,7 +148,7 @@ func (s *Stages) Checks(o CheckOptions) []doctor.Check {
 		doctor.Symlinks{Layout: s.Layout},
 		doctor.StateFiles{Store: s.Store},
 		doctor.Session{Layout: s.Layout, StaleAfter: o.StaleAfter, ToolRef: func(t string) string { return prefix + t }},
-		doctor.Namespaces{Layout: s.Layout},
+		doctor.Namespaces{Layout: s.Layout, Own: o.HostNamespaces},
 		doctor.Locks{Layout: s.Layout},
 		doctor.Plugins{Options: s.Plugins, Verify: o.VerifyPlugins},
 	}

@@ -310,6 +310,25 @@ func TestNamespacesLegacyTracker(t *testing.T) {
 	}
 }
 
+// The namespaces of nexus's own sessions with other hosts are nexus's, not
+// a co-running harness's.
+func TestNamespacesOwnHosts(t *testing.T) {
+	l := layout(t)
+	for _, ns := range []string{"codex", "opencode-nexus"} {
+		if err := os.MkdirAll(filepath.Join(l.StateDir(), ns), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := Namespaces{Layout: l, Own: map[string]string{"codex": "codex"}}.Run(context.Background())
+	expect(t, fs, StatusOK, "also holds codex (nexus's sessions with --host codex)")
+	expect(t, fs, StatusWarn, "other harnesses share "+l.StateDir()+": opencode-nexus (changed")
+	for _, f := range fs {
+		if f.Status == StatusWarn && strings.Contains(f.Message, "codex (") {
+			t.Errorf("nexus's own namespace reported as another harness: %s", f.Message)
+		}
+	}
+}
+
 func TestPlugins(t *testing.T) {
 	const script = "#!/bin/sh\n"
 	sum := sha256.Sum256([]byte(script))

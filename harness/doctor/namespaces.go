@@ -39,7 +39,11 @@ func foreign(l state.Layout) (names []string, changed map[string]time.Time) {
 // harnesses) and the pre-0.7 tracker left at the root of state/.
 type Namespaces struct {
 	Layout state.Layout
-	Now    func() time.Time
+	// Own are the namespaces of nexus's sessions with other hosts, by
+	// harness id (the host's name as the value): nexus's own, not a
+	// co-running harness.
+	Own map[string]string
+	Now func() time.Time
 }
 
 func (Namespaces) Name() string { return "namespaces" }
@@ -51,6 +55,18 @@ func (c Namespaces) Run(context.Context) []Finding {
 	}
 	var out []Finding
 	names, changed := foreign(c.Layout)
+	var own []string
+	for i := 0; i < len(names); i++ {
+		if host, ok := c.Own[names[i]]; ok && names[i] != c.Layout.HarnessID {
+			own = append(own, fmt.Sprintf("%s (nexus's sessions with --host %s)", names[i], host))
+			names = append(names[:i], names[i+1:]...)
+			i--
+		}
+	}
+	if len(own) > 0 {
+		out = append(out, ok("%s also holds %s: nexus keeps each host's sessions apart there, and they share plan.json, tasks.json and the project's knowledge with this one",
+			c.Layout.StateDir(), strings.Join(own, ", ")))
+	}
 	if len(names) > 0 {
 		var desc []string
 		for _, n := range names {

@@ -209,3 +209,21 @@ func (a *Anchor) Remove(name, stop string) error {
 	}
 	return nil
 }
+
+// Resolve follows the symlinks of p's longest existing ancestor (os.Root
+// never follows an absolute symlink), so a user's folder kept in a
+// dotfiles folder (a host's folder in the home, linked there) is written where it
+// leads, and a path names the file the way a host that canonicalises paths
+// does.
+func Resolve(p string) string {
+	rest := ""
+	for dir := p; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if filepath.Dir(dir) == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+	}
+}

@@ -53,6 +53,10 @@ type Request struct {
 	// Decisions serves the bundled decision store as its own MCP server
 	// ("nauro") beside nexus's.
 	Decisions bool
+	// ServerEnv are the environment variables nexus's MCP servers read (its
+	// NEXUS_* settings, the folders it looks in, the decision store's), for
+	// a host that passes a server only the variables its entry lists.
+	ServerEnv []string
 	// StatusLine registers nexus's status line, where the host has one.
 	StatusLine bool
 	// TrustHooks records, for a host that runs hooks only once its user has

@@ -53,6 +53,48 @@ func (e *Engine) subagentResume(ctx context.Context, ev Event) (Reply, error) {
 	return Reply{Context: e.agentBriefing(ctx, ev, true)}, nil
 }
 
+// subagentMessage handles a message that reaches a subagent (a host that
+// reports its subagents' prompts: Lead's message to one). It is no user
+// message, so no tag fires and no status is injected. An instance tracked
+// as completed is being resumed: a host that fires no spawn event when it
+// resumes one (Lead sending it a follow-up) shows the resume only this way.
+// The resumed instance gets its briefing again; an instance nexus never
+// saw start is tracked from now.
+func (e *Engine) subagentMessage(ctx context.Context, ev Event) (Reply, error) {
+	entries, _, err := e.o.Store.ReadTracker()
+	if err != nil {
+		return Reply{}, err
+	}
+	i := lastIndex(entries, ev.AgentID)
+	switch {
+	case i < 0:
+		return e.subagentSpawn(ctx, ev)
+	case entries[i].Status != state.AgentCompleted:
+		return Reply{}, nil // its first message, or one while it runs
+	}
+	// A resume; a concurrent one may have counted it already.
+	s := e.o.Store
+	counted := false
+	err = s.Update(ctx, []string{s.L.TrackerPath()}, func(tx *state.Tx) error {
+		entries, _, err := tx.Tracker()
+		if err != nil {
+			return err
+		}
+		i := lastIndex(entries, ev.AgentID)
+		if i < 0 || entries[i].Status != state.AgentCompleted {
+			return nil
+		}
+		resumeEntry(&entries[i], s.Timestamp())
+		counted = true
+		return tx.PutTracker(entries)
+	})
+	if err != nil || !counted {
+		return Reply{}, err
+	}
+	e.log.Log(ctx, "debug", UserMessage, ev.AgentID, "a message to a completed subagent resumed it")
+	return Reply{Context: e.agentBriefing(ctx, ev, true)}, nil
+}
+
 func (e *Engine) subagentComplete(ctx context.Context, ev Event) (Reply, error) {
 	s := e.o.Store
 	files := ev.FilesTouched

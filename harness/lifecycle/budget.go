@@ -26,6 +26,14 @@ func (u Units) Len(s string) int {
 	return TextLen(s)
 }
 
+// name is what the units are called in a message.
+func (u Units) name() string {
+	if u == Bytes {
+		return "bytes"
+	}
+	return "characters"
+}
+
 // TextLen is the length of s as a JavaScript host counts it: UTF-16
 // code units.
 func TextLen(s string) int {
@@ -179,11 +187,7 @@ func (unit Units) Cut(s string, max int) string {
 	if total <= max {
 		return s
 	}
-	what := "characters"
-	if unit == Bytes {
-		what = "bytes"
-	}
-	note := fmt.Sprintf("\n[nexus cut this message to %d of %d %s: the host shows at most %d. Ask for the rest with the nexus tools (nx_context, nx_plan_status, nx_task_list).]", max, total, what, max)
+	note := fmt.Sprintf("\n[nexus cut this message to %d of %d %s: the host shows at most %d. Ask for the rest with the nexus tools (nx_context, nx_plan_status, nx_task_list).]", max, total, unit.name(), max)
 	keep := max - unit.Len(note)
 	if keep < 0 {
 		keep = 0
@@ -227,8 +231,8 @@ func (e *Engine) skillPart(st tags.SkillText, tag string) part {
 	}
 	if e.o.Host.SkillLoader != nil {
 		if how, ok := e.o.Host.SkillLoader(st.Skill); ok {
-			p.alt = fmt.Sprintf("nexus activated the %s skill%s (by %s). Its instructions (%d characters) are longer than a hook message may carry, so they are not repeated here: load them now with %s, and follow them as your instructions for this request.",
-				st.Skill, mode, tag, textLen(st.Text), how)
+			p.alt = fmt.Sprintf("nexus activated the %s skill%s (by %s). Its instructions (%d %s) are longer than a hook message may carry, so they are not repeated here: load them now with %s, and follow them as your instructions for this request.",
+				st.Skill, mode, tag, textLen(st.Text), e.o.Host.TextUnits.name(), how)
 			return p
 		}
 	}

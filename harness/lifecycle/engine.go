@@ -113,7 +113,9 @@ type HostProfile struct {
 	// (SpawnTools), where they reach Lead's model; for hosts whose
 	// subagent-stop reply reaches no model.
 	LeadReminders bool
-	// SpawnTools are the host's tools that spawn a subagent.
+	// SpawnTools are the host's tools that spawn (or await) a subagent:
+	// Lead's next successful result of one carries the notes LeadReminders
+	// keeps.
 	SpawnTools []string
 	// SpawnRoles completes "Roles you can spawn " in the session's first
 	// context: how Lead spawns a role ("" = "as subagents (by role id)").
@@ -129,6 +131,11 @@ type HostProfile struct {
 	// successful call of it with a skill of the distribution makes that
 	// skill the active one, as its tag would. "" = none.
 	SkillTool string
+	// Unfollowed, when set, reports a tool call the host gets no
+	// post_tool_use for (a patch its shell tool applies itself): when the
+	// gate allows it, its tool-log line is written at pre_tool_use, so the
+	// files it writes count in files_touched.
+	Unfollowed func(tool string, input map[string]any) bool
 }
 
 // Engine handles lifecycle events for one project and harness.

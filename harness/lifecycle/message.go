@@ -43,6 +43,9 @@ func (e *Engine) activateSkill(skill, mode string) (tags.SkillText, error) {
 // --- user_message --------------------------------------------------------
 
 func (e *Engine) userMessage(ctx context.Context, ev Event) (Reply, error) {
+	if ev.AgentID != "" {
+		return e.subagentMessage(ctx, ev)
+	}
 	r, _ := e.message(ctx, ev)
 	return r, nil
 }

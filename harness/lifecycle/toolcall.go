@@ -44,7 +44,14 @@ func (e *Engine) preToolUse(ctx context.Context, ev Event) (Reply, error) {
 		}
 		e.log.Log(ctx, "debug", PreToolUse, ev.AgentID, v.Reason)
 		return Reply{Decision: gate.Deny, Reason: v.Reason}, nil
-	case gate.Warn:
+	}
+	if u := e.o.Host.Unfollowed; u != nil && u(ev.Tool, ev.ToolInput) {
+		// No post_tool_use will log this call: log it now, as run.
+		if err := e.appendToolLog(ctx, ev, cl, StatusOK, ""); err != nil {
+			e.log.Log(ctx, "warn", PreToolUse, ev.AgentID, "tool log: "+err.Error())
+		}
+	}
+	if v.Decision == gate.Warn {
 		e.log.Log(ctx, "debug", PreToolUse, ev.AgentID, v.Reason)
 		return Reply{Context: v.Reason, Notice: v.Reason}, nil
 	}

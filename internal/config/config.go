@@ -430,6 +430,20 @@ func EnvName(key string) string {
 	return EnvPrefix + strings.ToUpper(envKeyReplacer.Replace(key))
 }
 
+// EnvNames lists the environment variables nexus's configuration reads:
+// each key's variable (mapping keys aside, which only files set) and
+// XDG_CONFIG_HOME, where the user file is looked for. A host that passes
+// an MCP server only the variables its entry lists gets this list.
+func EnvNames() []string {
+	var out []string
+	for _, k := range Keys {
+		if k.Kind != Map {
+			out = append(out, EnvName(k.Name))
+		}
+	}
+	return append(out, "XDG_CONFIG_HOME")
+}
+
 // MaxFileBytes bounds a configuration file (nexus.yaml, config.yaml):
 // a file with every key set is a few KiB.
 const MaxFileBytes = 1 << 20

@@ -24,17 +24,15 @@ package claude
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/jsonscan"
 	"github.com/nexus-harness/nexus/internal/safefile"
 )
 
@@ -56,44 +54,14 @@ const (
 // Events lists the hook events nexus understands.
 var Events = []string{SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, PostToolUseFailure, SubagentStart, SubagentStop, Stop, SessionEnd, PreCompact, PostCompact}
 
-// Input is the part of a Claude Code hook payload nexus reads. Fields
-// Claude Code adds later are ignored.
-type Input struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	PermissionMode string `json:"permission_mode"`
-	HookEventName  string `json:"hook_event_name"`
-	// Hooks fired inside a subagent carry its id and type; SubagentStart
-	// and SubagentStop always do.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	Source string `json:"source"` // SessionStart
-	Prompt string `json:"prompt"` // UserPromptSubmit
-
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-	ToolUseID    string          `json:"tool_use_id"`
-	Error        string          `json:"error"` // PostToolUseFailure
-
-	StopHookActive       bool    `json:"stop_hook_active"`
-	LastAssistantMessage *string `json:"last_assistant_message"`
-	AgentTranscriptPath  string  `json:"agent_transcript_path"`
-
-	Reason  string `json:"reason"`  // SessionEnd
-	Trigger string `json:"trigger"` // PreCompact, PostCompact
-}
+// Input is the part of a hook payload nexus reads (Claude Code's format,
+// which both hosts speak).
+type Input = host.HookInput
 
 // InputError is a payload nexus cannot use.
-type InputError struct{ Msg string }
+type InputError = host.InputError
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErrorf(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
+var inputErrorf = host.InputErrorf
 
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Claude
@@ -104,21 +72,9 @@ func inputErrorf(format string, args ...any) error {
 // returned is the one it names (PeekEvent), so that a broken PreToolUse is
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
-	var in Input
-	if err := decodeStrict(data, &in); err != nil {
-		if event == "" {
-			event = PeekEvent(data)
-		}
-		return event, lifecycle.Event{}, err
-	}
-	name := event
-	switch {
-	case name == "" && in.HookEventName == "":
-		return "", lifecycle.Event{}, inputErrorf("the payload has no hook_event_name and no event was given on the command line")
-	case name == "":
-		name = in.HookEventName
-	case in.HookEventName != "" && in.HookEventName != name:
-		return name, lifecycle.Event{}, inputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, name)
+	name, in, err := host.DecodeHook(data, event)
+	if err != nil {
+		return name, lifecycle.Event{}, err
 	}
 	ev := lifecycle.Event{
 		SessionID: in.SessionID,
@@ -135,7 +91,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 		}
 	case UserPromptSubmit:
 		ev.Name = lifecycle.UserMessage
-		if !present(data, "prompt") {
+		if !host.Present(data, "prompt") {
 			return name, ev, inputErrorf("UserPromptSubmit payload: field prompt is required")
 		}
 		ev.Prompt = in.Prompt
@@ -148,7 +104,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 			return name, ev, inputErrorf("%s payload: field tool_name is required", name)
 		}
 		ev.Tool = in.ToolName
-		input, err := toolInput(in.ToolInput)
+		input, err := host.ToolInput(in.ToolInput)
 		if err != nil {
 			return name, ev, inputErrorf("%s payload: field tool_input %v", name, err)
 		}
@@ -188,88 +144,9 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	return name, ev, nil
 }
 
-// decodeStrict decodes the payload, turning type mismatches into messages
-// that name the field.
-func decodeStrict(data []byte, in *Input) error {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return inputErrorf("empty payload: expected one JSON object on stdin")
-	}
-	if trimmed[0] != '{' {
-		return inputErrorf("invalid payload: expected a JSON object on stdin")
-	}
-	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
-		return inputErrorf("payload refused: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return inputErrorf("invalid payload: field %s must be %s, not %s", te.Field, kindOf(te.Type.Kind().String()), te.Value)
-		}
-		return inputErrorf("invalid JSON payload: %v", err)
-	}
-	if dec.More() {
-		return inputErrorf("invalid payload: more than one JSON value on stdin")
-	}
-	return nil
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "string":
-		return "a string"
-	case "bool":
-		return "true or false"
-	case "ptr":
-		return "a string"
-	}
-	return "a " + k
-}
-
 // PeekEvent returns the hook_event_name of a payload, read without
-// decoding it (the payload may be cut off, too deep or not JSON after the
-// name); "" when it names none.
-func PeekEvent(data []byte) string {
-	return jsonscan.String(data, "hook_event_name")
-}
-
-// present reports whether a top-level key occurs in the payload.
-func present(data []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
-}
-
-func toolInput(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]any{}, nil
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("must be a JSON object")
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-			return nil, fmt.Errorf("holds a number too large for a 64-bit float (%s); JSON numbers nexus reads must lie within ±1.8e308",
-				clipValue(te.Value))
-		}
-		return nil, fmt.Errorf("is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return m, nil
-}
-
-// clipValue shortens a piece of the payload quoted in an error.
-func clipValue(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}
+// decoding it; "" when it names none.
+func PeekEvent(data []byte) string { return host.PeekEvent(data) }
 
 // responseStatus reads a tool's outcome from tool_response: MCP results
 // flag isError, others say success:false, is_error or carry an error.
@@ -280,11 +157,11 @@ func responseStatus(raw json.RawMessage) (string, string) {
 	}
 	for _, k := range []string{"isError", "is_error"} {
 		if b, _ := m[k].(bool); b {
-			return lifecycle.StatusError, firstText(m)
+			return lifecycle.StatusError, host.ErrorText(m)
 		}
 	}
 	if b, ok := m["success"].(bool); ok && !b {
-		return lifecycle.StatusError, firstText(m)
+		return lifecycle.StatusError, host.ErrorText(m)
 	}
 	if s, _ := m["error"].(string); s != "" {
 		return lifecycle.StatusError, s
@@ -293,25 +170,6 @@ func responseStatus(raw json.RawMessage) (string, string) {
 		return lifecycle.StatusError, "interrupted"
 	}
 	return lifecycle.StatusOK, ""
-}
-
-func firstText(m map[string]any) string {
-	if s, _ := m["error"].(string); s != "" {
-		return s
-	}
-	if c, ok := m["content"].([]any); ok {
-		for _, item := range c {
-			if im, ok := item.(map[string]any); ok {
-				if s, _ := im["text"].(string); s != "" {
-					return s
-				}
-			}
-		}
-	}
-	if s, _ := m["stderr"].(string); s != "" {
-		return s
-	}
-	return "the tool reported an error"
 }
 
 // transcriptTail bounds how much of a subagent transcript is read.
@@ -370,19 +228,6 @@ func lastAssistantText(path string) (string, bool) {
 	return last, last != ""
 }
 
-// hookOutput is Claude Code's JSON hook output.
-type hookOutput struct {
-	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string    `json:"systemMessage,omitempty"`
-}
-
-type specific struct {
-	HookEventName            string `json:"hookEventName"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-}
-
 // PluginName is the name of the Claude Code plugin nexus packages; Claude
 // Code prefixes the plugin's agents and skills with it (nexus:architect).
 const PluginName = "nexus"
@@ -406,19 +251,19 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	r.Context = lifecycle.CutText(r.Context, MaxText)
 	r.Notice = lifecycle.CutText(r.Notice, MaxText)
 	r.Reason = lifecycle.CutText(r.Reason, MaxText)
-	out := hookOutput{}
+	out := host.HookOutput{}
 	switch event {
 	case SessionStart, UserPromptSubmit, SubagentStart:
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PreToolUse:
 		switch {
 		case r.Decision == "deny":
-			out.HookSpecificOutput = &specific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: r.Reason}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: r.Reason}
 		case r.Context != "":
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		// A note for the user (the configuration's problems) rides on
 		// any answer, a denial included.
@@ -426,46 +271,20 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	case PostToolUse:
 		// Context (from plugins) reaches the model after the tool's result.
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PostToolUseFailure, SubagentStop, SessionEnd:
 		// Nothing reaches the model from these; notes go to the user.
 		out.SystemMessage = r.Notice
 	}
-	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return out.Encode()
 }
 
-// FailClosed is the reply to a PreToolUse nexus could not check while
-// gate.policy is fail-closed: a denial naming the problem.
-func FailClosed(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
-	return b
-}
-
-// Unjudged is the reply to a PreToolUse nexus has nothing to check with:
-// its configuration or the nexus-core distribution could not be loaded
-// (a repository can ship either broken). A denial, whatever gate.policy
-// says: without them no capability of any agent is known.
-func Unjudged(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
-	return b
-}
-
-// Unreadable is the reply to a PreToolUse whose payload nexus could not
-// read: a denial, whatever gate.policy says, since nothing about the call
-// could be checked.
-func Unreadable(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
+// Deny is the reply denying a PreToolUse with a reason; the failure
+// policy's denials (host.Denials) are made with it.
+func Deny(reason string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: reason})
 	return b
 }
 

@@ -149,7 +149,7 @@ func TestEncode(t *testing.T) {
 	var fc struct {
 		HookSpecificOutput struct{ PermissionDecision, PermissionDecisionReason string }
 	}
-	if err := json.Unmarshal(FailClosed("bad payload"), &fc); err != nil || fc.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(fc.HookSpecificOutput.PermissionDecisionReason, "bad payload") {
+	if err := json.Unmarshal(Host{}.Codec().FailClosed("bad payload"), &fc); err != nil || fc.HookSpecificOutput.PermissionDecision != "deny" || !strings.Contains(fc.HookSpecificOutput.PermissionDecisionReason, "bad payload") {
 		t.Errorf("fail-closed reply %+v %v", fc, err)
 	}
 }

@@ -4,22 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/nexus-harness/nexus/harness/doctor"
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/install"
 	"github.com/nexus-harness/nexus/plugins/decisions/decisionsapi"
 )
@@ -174,7 +169,7 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 		if len(cmds) > 1 {
 			dups = append(dups, ie.Event)
 		}
-		if exe := HookExecutable(cmds[0]); !sameExecutable(exe, c.Executable) {
+		if exe := HookExecutable(cmds[0]); !doctor.SameExecutable(exe, c.Executable) {
 			others[exe] = append(others[exe], ie.Event)
 		}
 	}
@@ -200,7 +195,7 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 	case !r.MCP.Ours:
 		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
-	case !sameExecutable(r.MCP.Command, c.Executable):
+	case !doctor.SameExecutable(r.MCP.Command, c.Executable):
 		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", MCPServerName, r.MCPFile), "runs", r.MCP.Command, c.Executable, fix, reinstall))
 	}
 	return out
@@ -209,44 +204,10 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 // otherExecutable reports entries that run another nexus: an error when it
 // cannot run, a warning when it is merely another build or copy.
 func otherExecutable(what, run, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
-	if err := runnable(exe); err != nil {
+	if err := doctor.Runnable(exe); err != nil {
 		return doctor.Fault(fmt.Sprintf("%s %s %s, which %v", what, run, exe, err), fix).RepairedBy(repair)
 	}
 	return doctor.Warn(fmt.Sprintf("%s %s %s, not this nexus (%s)", what, run, exe, this), fix).RepairedBy(repair)
-}
-
-func runnable(exe string) error {
-	if !filepath.IsAbs(exe) {
-		if _, err := exec.LookPath(exe); err != nil {
-			return errors.New("is not found in PATH")
-		}
-		return nil
-	}
-	st, err := os.Stat(exe)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return errors.New("does not exist")
-	case err != nil:
-		return err
-	case st.IsDir() || st.Mode().Perm()&0o111 == 0:
-		return errors.New("is not an executable file")
-	}
-	return nil
-}
-
-// sameExecutable reports whether two paths name the same file.
-func sameExecutable(a, b string) bool {
-	if a == b {
-		return true
-	}
-	if !filepath.IsAbs(a) {
-		if p, err := exec.LookPath(a); err == nil {
-			a = p
-		}
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // Probe runs this nexus as a subprocess in a scratch project, so that the
@@ -312,31 +273,6 @@ func (p Probe) timeout() time.Duration {
 	return p.Timeout
 }
 
-// scratch makes the scratch project and the subprocess environment.
-func (p Probe) scratch() (dir string, env []string, err error) {
-	dir, err = os.MkdirTemp("", "nexus-doctor-*")
-	if err != nil {
-		return "", nil, fmt.Errorf("create a scratch project: %w", err)
-	}
-	if dir, err = filepath.EvalSymlinks(dir); err != nil {
-		return "", nil, err
-	}
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NEXUS_") || k == "CLAUDE_PROJECT_DIR" || k == "XDG_CONFIG_HOME" {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env,
-		"XDG_CONFIG_HOME="+filepath.Join(dir, ".config"),
-		// The canary's expected answer: pin the rule whatever the defaults.
-		"NEXUS_GATE_UNPLANNED_EDIT=deny",
-		"NEXUS_GATE_POLICY=fail-open",
-	)
-	return dir, env, nil
-}
-
 // start looks the registered commands up (when Find is set), checks that
 // the probe can run and makes its scratch project. A non-nil finding is
 // the probe's whole result; otherwise the caller removes dir.
@@ -347,7 +283,7 @@ func (p *Probe) start() (dir string, env []string, stop *doctor.Finding) {
 	if f := p.precondition(); f != nil {
 		return "", nil, f
 	}
-	dir, env, err := p.scratch()
+	dir, env, err := doctor.Scratch(ProjectEnv)
 	if err != nil {
 		f := doctor.Fault(err.Error(), "check the temporary folder ($TMPDIR)")
 		return "", nil, &f
@@ -394,7 +330,7 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	defer cancel()
 	cmd := c.command(ctx, dir, env, "hook", "--host", "claude", PreToolUse)
 	if r := c.Registered; r != nil && len(r.Hook) > 0 {
-		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{"CLAUDE_PROJECT_DIR": dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
+		cmd = c.registered(ctx, dir, r.Hook, hostEnv(r.Env, map[string]string{ProjectEnv: dir, "NEXUS_GATE_UNPLANNED_EDIT": "deny", "NEXUS_GATE_POLICY": "fail-open"}))
 	}
 	cmd.Stdin = bytes.NewReader(payload)
 	var stdout, stderr bytes.Buffer
@@ -404,25 +340,17 @@ func (c HookCanary) Run(ctx context.Context) []doctor.Finding {
 	took := time.Since(start)
 	fix := "run the same event by hand to see the failure: echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Edit\",\"tool_input\":{\"file_path\":\"x\"}}' | " + c.Executable + " hook --host claude PreToolUse; then check .nexus/state/<harness-id>/nexus.log"
 	if err != nil {
-		return []doctor.Finding{doctor.Fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, tail(stderr.String())), c.fixFor(fix))}
-	}
-	var reply struct {
-		Out struct {
-			Event    string `json:"hookEventName"`
-			Decision string `json:"permissionDecision"`
-			Reason   string `json:"permissionDecisionReason"`
-		} `json:"hookSpecificOutput"`
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("`nexus hook` failed%s: %v%s", c.how(), err, doctor.Tail(stderr.String())), c.fixFor(fix))}
 	}
 	// The denial must be the engine's unplanned-edit rule: a hook that
 	// could not load its distribution denies every call
 	// too, naming that problem instead.
-	if jerr := json.Unmarshal(stdout.Bytes(), &reply); jerr != nil || reply.Out.Event != PreToolUse || reply.Out.Decision != "deny" ||
-		!strings.Contains(reply.Out.Reason, "outside a planned task cycle") {
+	if !host.DeniedFor(stdout.Bytes(), "outside a planned task cycle") {
 		got := strings.TrimSpace(stdout.String())
 		if got == "" {
 			got = "nothing"
 		}
-		return []doctor.Finding{doctor.Fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), clip(got), tail(stderr.String())), c.fixFor(fix))}
+		return []doctor.Finding{doctor.Fault(fmt.Sprintf("a canary PreToolUse did not reach the gate%s: expected a denial of an unplanned edit, got %s%s", c.how(), doctor.Clip(got), doctor.Tail(stderr.String())), c.fixFor(fix))}
 	}
 	return []doctor.Finding{doctor.OK("a canary PreToolUse through `nexus hook` reached the engine and was denied as an unplanned edit (%s)%s", took.Round(time.Millisecond), c.how())}
 }
@@ -433,21 +361,13 @@ func (p Probe) command(ctx context.Context, dir string, env []string, args ...st
 	if p.CoreDir != "" {
 		args = append(args, "--core", p.CoreDir)
 	}
-	return inScratch(exec.CommandContext(ctx, p.Executable, args...), dir, env)
-}
-
-// inScratch runs cmd in the scratch project dir with env.
-func inScratch(cmd *exec.Cmd, dir string, env []string) *exec.Cmd {
-	cmd.Dir, cmd.Env = dir, env
-	// A child that inherited the output pipe must not keep the doctor waiting.
-	cmd.WaitDelay = time.Second
-	return cmd
+	return doctor.InScratch(exec.CommandContext(ctx, p.Executable, args...), dir, env)
 }
 
 // registered runs a registered command line in the scratch project dir.
 func (p Probe) registered(ctx context.Context, dir string, argv []string, env []string) *exec.Cmd {
 	args := append(append([]string(nil), argv[1:]...), "--project", dir)
-	return inScratch(exec.CommandContext(ctx, argv[0], args...), dir, env)
+	return doctor.InScratch(exec.CommandContext(ctx, argv[0], args...), dir, env)
 }
 
 // fixFor adds, for a registered command, the usual cause of a failure
@@ -516,93 +436,19 @@ func (c MCPInitialize) Run(ctx context.Context) []doctor.Finding {
 func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) doctor.Finding {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
-	// The server's stderr is copied by exec itself, so once the client is
-	// closed (the process waited for) all of it has arrived.
-	var stderr lockedBuffer
-	tr := transport.NewStdioWithOptions("nexus", nil, nil,
-		transport.WithCommandFunc(func(ctx context.Context, _ string, _ []string, _ []string) (*exec.Cmd, error) {
-			cmd := mk(ctx)
-			cmd.Stderr = &stderr
-			return cmd, nil
-		}),
-		transport.WithCommandLogger(slog.New(slog.DiscardHandler)))
-	// The newest version the library knows that still has the initialize
-	// handshake: what an MCP host of today (Claude Code) speaks.
-	cl := client.NewClient(tr, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
-	defer cl.Close()
-	said := func() string {
-		_ = cl.Close()
-		return tail(stderr.String())
-	}
-	start := time.Now()
-	if err := cl.Start(ctx); err != nil {
-		return doctor.Fault(fmt.Sprintf("cannot start %s: %v", what, err), fix)
-	}
-	req := mcp.InitializeRequest{}
-	req.Params.ClientInfo = mcp.Implementation{Name: "nexus-doctor", Version: "1"}
-	res, err := cl.Initialize(ctx, req)
+	ans, said, err := doctor.ProbeMCP(ctx, mk, tool != "")
 	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer initialize: %v", what, err)+c.howIn(true)+said(), c.fixFor(fix))
+		return doctor.Fault(fmt.Sprintf("%s %v", what, err)+c.howIn(true)+said, c.fixFor(fix))
 	}
-	answered := fmt.Sprintf("%s answered initialize (server %s %s, protocol %s)", what,
-		res.ServerInfo.Name, res.ServerInfo.Version, res.ProtocolVersion)
+	answered := what + " " + ans.Summary()
 	if tool == "" {
-		return doctor.OK("%s in %s%s", answered, time.Since(start).Round(time.Millisecond), c.howIn(true))
+		return doctor.OK("%s in %s%s", answered, ans.Took.Round(time.Millisecond), c.howIn(true))
 	}
-	list, err := cl.ListTools(ctx, mcp.ListToolsRequest{})
-	took := time.Since(start)
-	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s did not answer tools/list: %v", what, err)+c.howIn(true)+said(), c.fixFor(fix))
-	}
-	for _, t := range list.Tools {
-		if t.Name == tool {
-			return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(list.Tools), took.Round(time.Millisecond), c.howIn(true))
-		}
+	if slices.Contains(ans.Tools, tool) {
+		return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(ans.Tools), ans.Took.Round(time.Millisecond), c.howIn(true))
 	}
 	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
-		what, tool, len(list.Tools), c.howIn(true), said()), c.fixFor(fix))
-}
-
-// lockedBuffer collects a probed server's stderr (written by the client's
-// drain while the probe may read it).
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// maxStderr bounds what is kept of a probed server's stderr.
-const maxStderr = 64 << 10
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := maxStderr - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// tail quotes the end of a subprocess's stderr.
-func tail(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return ""
-	}
-	return "; it said: " + clip(s)
-}
-
-func clip(s string) string {
-	const n = 400
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
+		what, tool, len(ans.Tools), c.howIn(true), said), c.fixFor(fix))
 }
 
 // ClaudeCatalog checks the agents and skills `nexus install claude` wrote

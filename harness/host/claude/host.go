@@ -35,7 +35,7 @@ func (Host) Name() string { return Name }
 func (Host) HarnessID() string { return "" }
 
 // Codec implements host.Host: Claude Code's command-hook protocol.
-func (Host) Codec() host.Codec { return codec{} }
+func (Host) Codec() host.Codec { return codec{host.Denials(Deny)} }
 
 // ProjectDir implements host.Host: CLAUDE_PROJECT_DIR, when it is a folder.
 func (Host) ProjectDir(getenv func(string) string) string {
@@ -89,14 +89,11 @@ func (Host) Profile(env host.Env) lifecycle.HostProfile {
 	return p
 }
 
-type codec struct{}
+type codec struct{ host.Denials }
 
 func (codec) Decode(d []byte, ev string) (string, lifecycle.Event, error) { return Decode(d, ev) }
 func (codec) Encode(hostEvent string, r lifecycle.Reply) ([]byte, error) {
 	return Encode(hostEvent, r)
 }
-func (codec) Gated(hostEvent string) bool      { return Gated(hostEvent) }
-func (codec) FailClosed(problem string) []byte { return FailClosed(problem) }
-func (codec) Unreadable(problem string) []byte { return Unreadable(problem) }
-func (codec) Unjudged(problem string) []byte   { return Unjudged(problem) }
-func (codec) PeekEvent(data []byte) string     { return PeekEvent(data) }
+func (codec) Gated(hostEvent string) bool  { return Gated(hostEvent) }
+func (codec) PeekEvent(data []byte) string { return PeekEvent(data) }

@@ -240,8 +240,8 @@ func apply(o InstallOptions, install bool) ([]installpkg.Change, error) {
 	}
 	claudeDir := filepath.Dir(settingsPath)
 	if o.Scope == ScopeUser {
-		settingsPath, mcpPath = resolveUserPath(settingsPath), resolveUserPath(mcpPath)
-		claudeDir = resolveUserPath(claudeDir)
+		settingsPath, mcpPath = installpkg.Resolve(settingsPath), installpkg.Resolve(mcpPath)
+		claudeDir = installpkg.Resolve(claudeDir)
 	}
 	// Everything is written beneath the scope's folder (see
 	// install.Anchor).
@@ -325,22 +325,6 @@ func anchorDir(o InstallOptions) string {
 		return string(filepath.Separator)
 	}
 	return o.Project
-}
-
-// resolveUserPath follows the symlinks of p's longest existing ancestor
-// (os.Root never follows an absolute symlink), so ~/.claude linked into a
-// dotfiles folder is written where it leads.
-func resolveUserPath(p string) string {
-	rest := ""
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 // editHooks adds (or, uninstalling, removes) nexus's hook handlers.

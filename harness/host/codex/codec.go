@@ -32,14 +32,13 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/nexus-harness/nexus/harness/host"
 	"github.com/nexus-harness/nexus/harness/lifecycle"
-	"github.com/nexus-harness/nexus/internal/jsonscan"
 )
 
 // Codex hook event names.
@@ -74,52 +73,21 @@ const (
 	ToolWaitAgent = "multi_agent_v1wait_agent"
 	// ToolSendInput resumes a subagent: {"target", "message"}.
 	ToolSendInput = "multi_agent_v1send_input"
-	// MCPToolPrefix starts an MCP tool's name: mcp__<server>__<tool>.
-	MCPToolPrefix = "mcp__"
+	// MCPToolPrefixStart starts an MCP tool's name: mcp__<server>__<tool>.
+	MCPToolPrefixStart = "mcp__"
 )
 
 // SpawnTools are the tools that start a subagent.
 var SpawnTools = []string{ToolSpawnAgent}
 
-// Input is the part of a Codex hook payload nexus reads. Fields Codex
-// adds later are ignored.
-type Input struct {
-	SessionID      string `json:"session_id"`
-	TurnID         string `json:"turn_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Model          string `json:"model"`
-	PermissionMode string `json:"permission_mode"`
-	// Hooks fired in a subagent carry its id and type; SubagentStart and
-	// SubagentStop always do.
-	AgentID   string `json:"agent_id"`
-	AgentType string `json:"agent_type"`
-
-	Source string `json:"source"` // SessionStart
-	Prompt string `json:"prompt"` // UserPromptSubmit
-
-	ToolName     string          `json:"tool_name"`
-	ToolInput    json.RawMessage `json:"tool_input"`
-	ToolResponse json.RawMessage `json:"tool_response"`
-	ToolUseID    string          `json:"tool_use_id"`
-
-	StopHookActive       bool    `json:"stop_hook_active"`
-	LastAssistantMessage *string `json:"last_assistant_message"`
-	AgentTranscriptPath  string  `json:"agent_transcript_path"`
-
-	Reason  string `json:"reason"`  // SessionEnd
-	Trigger string `json:"trigger"` // PreCompact, PostCompact
-}
+// Input is the part of a hook payload nexus reads (Claude Code's format,
+// which both hosts speak).
+type Input = host.HookInput
 
 // InputError is a payload nexus cannot use.
-type InputError struct{ Msg string }
+type InputError = host.InputError
 
-func (e *InputError) Error() string { return e.Msg }
-
-func inputErrorf(format string, args ...any) error {
-	return &InputError{Msg: fmt.Sprintf(format, args...)}
-}
+var inputErrorf = host.InputErrorf
 
 // Decode parses one payload. event is the hook event named on the command
 // line ("" = take hook_event_name from the payload). It returns the Codex
@@ -130,21 +98,9 @@ func inputErrorf(format string, args ...any) error {
 // returned is the one it names (PeekEvent), so that a broken PreToolUse is
 // still denied.
 func Decode(data []byte, event string) (string, lifecycle.Event, error) {
-	var in Input
-	if err := decodeStrict(data, &in); err != nil {
-		if event == "" {
-			event = PeekEvent(data)
-		}
-		return event, lifecycle.Event{}, err
-	}
-	name := event
-	switch {
-	case name == "" && in.HookEventName == "":
-		return "", lifecycle.Event{}, inputErrorf("the payload has no hook_event_name and no event was given on the command line")
-	case name == "":
-		name = in.HookEventName
-	case in.HookEventName != "" && in.HookEventName != name:
-		return name, lifecycle.Event{}, inputErrorf("the payload is a %q event, but nexus was run for %q", in.HookEventName, name)
+	name, in, err := host.DecodeHook(data, event)
+	if err != nil {
+		return name, lifecycle.Event{}, err
 	}
 	ev := lifecycle.Event{SessionID: in.SessionID, Dir: in.CWD, AgentID: in.AgentID, AgentType: in.AgentType}
 	switch name {
@@ -155,7 +111,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 		}
 	case UserPromptSubmit:
 		ev.Name = lifecycle.UserMessage
-		if !present(data, "prompt") {
+		if !host.Present(data, "prompt") {
 			return name, ev, inputErrorf("UserPromptSubmit payload: field prompt is required")
 		}
 		ev.Prompt = in.Prompt
@@ -168,7 +124,7 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 			return name, ev, inputErrorf("%s payload: field tool_name is required", name)
 		}
 		ev.Tool = in.ToolName
-		input, err := toolInput(in.ToolInput)
+		input, err := host.ToolInput(in.ToolInput)
 		if err != nil {
 			return name, ev, inputErrorf("%s payload: field tool_input %v", name, err)
 		}
@@ -197,77 +153,9 @@ func Decode(data []byte, event string) (string, lifecycle.Event, error) {
 	return name, ev, nil
 }
 
-// decodeStrict decodes the payload, turning type mismatches into messages
-// that name the field.
-func decodeStrict(data []byte, in *Input) error {
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return inputErrorf("empty payload: expected one JSON object on stdin")
-	}
-	if trimmed[0] != '{' {
-		return inputErrorf("invalid payload: expected a JSON object on stdin")
-	}
-	if err := jsonscan.CheckDepth(trimmed, jsonscan.MaxDepth); err != nil {
-		return inputErrorf("payload refused: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return inputErrorf("invalid payload: field %s must be %s, not %s", te.Field, kindOf(te.Type.Kind().String()), te.Value)
-		}
-		return inputErrorf("invalid JSON payload: %v", err)
-	}
-	if dec.More() {
-		return inputErrorf("invalid payload: more than one JSON value on stdin")
-	}
-	return nil
-}
-
-func kindOf(k string) string {
-	switch k {
-	case "string", "ptr":
-		return "a string"
-	case "bool":
-		return "true or false"
-	}
-	return "a " + k
-}
-
 // PeekEvent returns the hook_event_name of a payload, read without
-// decoding it (the payload may be cut off, too deep or not JSON after the
-// name); "" when it names none.
-func PeekEvent(data []byte) string {
-	return jsonscan.String(data, "hook_event_name")
-}
-
-// present reports whether a top-level key occurs in the payload.
-func present(data []byte, key string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	_, ok := m[key]
-	return ok
-}
-
-func toolInput(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return map[string]any{}, nil
-	}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, fmt.Errorf("must be a JSON object")
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
-			return nil, fmt.Errorf("holds a number too large for a 64-bit float; JSON numbers nexus reads must lie within ±1.8e308")
-		}
-		return nil, fmt.Errorf("is not valid JSON: %v", strings.TrimPrefix(err.Error(), "json: "))
-	}
-	return m, nil
-}
+// decoding it; "" when it names none.
+func PeekEvent(data []byte) string { return host.PeekEvent(data) }
 
 // responseStatus reads a tool's outcome from tool_response. Codex reports
 // MCP results as an object (isError on failure) and the other tools'
@@ -294,7 +182,7 @@ func responseStatus(raw json.RawMessage) (string, string) {
 		}
 		for _, k := range []string{"isError", "is_error"} {
 			if b, _ := m[k].(bool); b {
-				return lifecycle.StatusError, firstText(m)
+				return lifecycle.StatusError, host.ErrorText(m)
 			}
 		}
 		if s, _ := m["error"].(string); s != "" {
@@ -315,39 +203,11 @@ func exitCode(s string) (int, bool) {
 	return n, err == nil
 }
 
-func firstText(m map[string]any) string {
-	if c, ok := m["content"].([]any); ok {
-		for _, item := range c {
-			if im, ok := item.(map[string]any); ok {
-				if s, _ := im["text"].(string); s != "" {
-					return s
-				}
-			}
-		}
-	}
-	return "the tool reported an error"
-}
-
 // MaxContextBytes is the longest additionalContext that reaches the model
 // whole: Codex turns a longer one (over 2,500 tokens it estimates as bytes
 // / 4) into a preview and a file path (measured: 10,000 bytes whole,
 // 10,001 not).
 const MaxContextBytes = 10_000
-
-// hookOutput is Codex's JSON hook output (Claude Code's format; Codex's
-// schemas reject unknown fields, and a rejected output counts as no
-// answer, so only the fields each event takes are written).
-type hookOutput struct {
-	HookSpecificOutput *specific `json:"hookSpecificOutput,omitempty"`
-	SystemMessage      string    `json:"systemMessage,omitempty"`
-}
-
-type specific struct {
-	HookEventName            string `json:"hookEventName"`
-	AdditionalContext        string `json:"additionalContext,omitempty"`
-	PermissionDecision       string `json:"permissionDecision,omitempty"`
-	PermissionDecisionReason string `json:"permissionDecisionReason,omitempty"`
-}
 
 // Encode renders a reply for Codex. nil means print nothing (the call
 // proceeds untouched). It is the last guard of Codex's limit: text the
@@ -365,11 +225,11 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 	r.Context = cutBytes(r.Context, MaxContextBytes)
 	r.Reason = cutBytes(r.Reason, MaxContextBytes)
 	r.Notice = cutBytes(r.Notice, MaxContextBytes)
-	out := hookOutput{}
+	out := host.HookOutput{}
 	switch event {
 	case SessionStart, UserPromptSubmit, SubagentStart, PostToolUse:
 		if r.Context != "" {
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case PreToolUse:
@@ -379,9 +239,9 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 			if reason == "" {
 				reason = "nexus denied this tool call"
 			}
-			out.HookSpecificOutput = &specific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: reason}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, PermissionDecision: "deny", PermissionDecisionReason: reason}
 		case r.Context != "":
-			out.HookSpecificOutput = &specific{HookEventName: event, AdditionalContext: r.Context}
+			out.HookSpecificOutput = &host.HookSpecific{HookEventName: event, AdditionalContext: r.Context}
 		}
 		out.SystemMessage = r.Notice
 	case SessionEnd:
@@ -391,16 +251,7 @@ func Encode(event string, r lifecycle.Reply) ([]byte, error) {
 		// Interrupt: only the common fields; nothing reaches the model.
 		out.SystemMessage = r.Notice
 	}
-	if out.HookSpecificOutput == nil && out.SystemMessage == "" {
-		return nil, nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return out.Encode()
 }
 
 // cutBytes cuts s to at most max bytes at a line boundary where one is
@@ -424,26 +275,10 @@ func cutBytes(s string, max int) string {
 	return cut + note
 }
 
-// FailClosed is the reply to a PreToolUse nexus could not check while
-// gate.policy is fail-closed: a denial naming the problem.
-func FailClosed(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus could not check this tool call (" + problem + "), and gate.policy is fail-closed, so it is denied. Fix the problem or set gate.policy: fail-open in .nexus/nexus.yaml."})
-	return b
-}
-
-// Unjudged is the reply to a PreToolUse nexus has nothing to check with:
-// its configuration or the nexus-core distribution could not be loaded (a
-// repository can ship either broken). A denial, whatever gate.policy says.
-func Unjudged(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not load what it checks tool calls with (" + problem + "). A tool call nexus cannot check does not run; fix the problem (nexus doctor shows it)."})
-	return b
-}
-
-// Unreadable is the reply to a PreToolUse whose payload nexus could not
-// read: a denial, whatever gate.policy says, since nothing about the call
-// could be checked.
-func Unreadable(problem string) []byte {
-	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: "nexus denied this tool call: it could not read the call to check it (" + problem + "). A tool call nexus cannot check does not run; make the call again with well-formed input."})
+// Deny is the reply denying a PreToolUse with a reason; the failure
+// policy's denials (host.Denials) are made with it.
+func Deny(reason string) []byte {
+	b, _ := Encode(PreToolUse, lifecycle.Reply{Decision: "deny", Reason: reason})
 	return b
 }
 

@@ -205,7 +205,8 @@ func TestEncode(t *testing.T) {
 			}
 		}
 	}
-	for _, b := range [][]byte{FailClosed("the gate is broken"), Unreadable("bad JSON"), Unjudged("nexus.yaml is not YAML")} {
+	c := Host{}.Codec()
+	for _, b := range [][]byte{c.FailClosed("the gate is broken"), c.Unreadable("bad JSON"), c.Unjudged("nexus.yaml is not YAML")} {
 		var v any
 		if err := json.Unmarshal(b, &v); err != nil || !strings.Contains(string(b), `"permissionDecision":"deny"`) {
 			t.Errorf("denial %s: %v", b, err)

@@ -43,6 +43,9 @@ type MCPServer struct {
 	Command string
 	Args    []string
 	Env     map[string]string
+	// EnvVars are the variables Codex passes on from its own environment
+	// when they are set (env_vars).
+	EnvVars []string
 }
 
 // TrustEntry is the trust recorded for one hook: [hooks.state."<Key>"]
@@ -583,6 +586,9 @@ func (ed *configEditor) server(s MCPServer) {
 		return
 	}
 	kvs := []keyValue{{"command", s.Command}, {"args", append([]string{}, s.Args...)}}
+	if len(s.EnvVars) > 0 {
+		kvs = append(kvs, keyValue{"env_vars", append([]string{}, s.EnvVars...)})
+	}
 	var env []keyValue
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		env = append(env, keyValue{k, s.Env[k]})
@@ -894,6 +900,11 @@ type ConfigInfo struct {
 type ServerInfo struct {
 	Command string
 	Args    []string
+	// Env is its env table, EnvVars the variables it names for Codex to
+	// pass on from its own environment: besides a few of Codex's own (HOME,
+	// LANG, PATH, USER, TMPDIR), all a server gets.
+	Env     map[string]string
+	EnvVars []string
 	// Nexus is true when it runs nexus's MCP server (IsNexusServer).
 	Nexus bool
 }
@@ -919,7 +930,26 @@ func InspectConfig(src []byte) (ConfigInfo, error) {
 	for name, v := range servers {
 		cmd, args, ok := serverOf(v)
 		if ok {
-			info.Servers[name] = ServerInfo{Command: cmd, Args: args, Nexus: IsNexusServer(cmd, args, "")}
+			si := ServerInfo{Command: cmd, Args: args, Nexus: IsNexusServer(cmd, args, "")}
+			if m, _ := v.(map[string]any); m != nil {
+				if vars, ok := m["env_vars"].([]any); ok {
+					for _, v := range vars {
+						if s, isStr := v.(string); isStr {
+							si.EnvVars = append(si.EnvVars, s)
+						}
+					}
+				}
+				env, _ := m["env"].(map[string]any)
+				for k, val := range env {
+					if s, isStr := val.(string); isStr {
+						if si.Env == nil {
+							si.Env = map[string]string{}
+						}
+						si.Env[k] = s
+					}
+				}
+			}
+			info.Servers[name] = si
 		}
 	}
 	states, _ := lookup(m, []string{"hooks", "state"})

@@ -206,7 +206,7 @@ func TestInspectConfig(t *testing.T) {
 	}
 	want := ConfigInfo{
 		Servers: map[string]ServerInfo{
-			"nexus": {Command: testNexus, Args: []string{"mcp", "--without", "decisions"}, Nexus: true},
+			"nexus": {Command: testNexus, Args: []string{"mcp", "--without", "decisions"}, Env: map[string]string{"NEXUS_CORE_DIR": "/opt/nexus core", "NEXUS_LOG": "warn"}, Nexus: true},
 			"nauro": {Command: testNexus, Args: []string{"mcp", "--only", "decisions"}, Nexus: true},
 		},
 		Hooks: map[string]HookState{
@@ -284,5 +284,19 @@ func TestEditConfigDropsNauro(t *testing.T) {
 	}
 	if !bytes.Contains(again.Data, []byte("NEXUS_LOG = \"warn\"")) {
 		t.Errorf("the env keys nexus wrote before were dropped:\n%s", again.Data)
+	}
+}
+
+// A server's env_vars (the variables Codex passes on from its own
+// environment) are written, and a second edit changes nothing.
+func TestEditConfigEnvVars(t *testing.T) {
+	e := ConfigEdit{Servers: []MCPServer{{Name: "nexus", Command: testNexus, Args: []string{"mcp"}, EnvVars: []string{"NEXUS_CORE_DIR", "XDG_CONFIG_HOME"}}}}
+	res, err := EditConfig([]byte("# mine\n"), e)
+	if err != nil || !strings.Contains(string(res.Data), `env_vars = ["NEXUS_CORE_DIR", "XDG_CONFIG_HOME"]`) {
+		t.Fatalf("EditConfig: %v\n%s", err, res.Data)
+	}
+	again, err := EditConfig(res.Data, e)
+	if err != nil || again.Changed {
+		t.Errorf("a second edit changed the file: %v\n%s", err, again.Data)
 	}
 }

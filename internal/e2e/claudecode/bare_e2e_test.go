@@ -28,22 +28,22 @@ func TestE2EBareEnvironment(t *testing.T) {
 		fa.Turn{Name: "lead-final", When: fa.After("toolu_spawn"), Reply: fa.Reply{Text: "Done."}},
 	)
 	defer api.Close()
-	s := newSession(t, api, sessionOpts{bare: true})
-	for _, kv := range s.env {
+	s := newSession(t, api, sessionOpts{Bare: true})
+	for _, kv := range s.Env {
 		if strings.HasPrefix(kv, "NEXUS_") || strings.Contains(kv, binDir) {
 			t.Fatalf("the bare environment carries %s", kv)
 		}
 	}
 
-	r := s.run("e2e: bare")
+	r := s.Run("e2e: bare")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
 	}
-	if st := r.init().MCP; !slices.Contains(st, mcpStatus{Name: "nexus", Status: "connected"}) {
+	if st := r.Init().MCP; !slices.Contains(st, mcpStatus{Name: "nexus", Status: "connected"}) {
 		t.Errorf("MCP servers at start: %+v, want nexus connected", st)
 	}
-	for _, h := range r.hooks("SessionStart") {
+	for _, h := range r.Hooks("SessionStart") {
 		if h.Outcome != "success" || strings.Contains(h.Output, "no nexus-core distribution") {
 			t.Errorf("SessionStart hook: outcome %q, output %s", h.Outcome, h.Output)
 		}
@@ -60,7 +60,7 @@ func TestE2EBareEnvironment(t *testing.T) {
 	if res, ok := done.Messages.ToolResult("toolu_bash"); !ok || !res.IsError || !strings.Contains(res.Content.Text(), "nexus denied") {
 		t.Errorf("the gate did not deny the architect's write: %+v", res)
 	}
-	if _, err := os.Stat(filepath.Join(s.proj, "design.md")); err == nil {
+	if _, err := os.Stat(filepath.Join(s.Proj, "design.md")); err == nil {
 		t.Error("the architect wrote design.md")
 	}
 }

@@ -30,9 +30,9 @@ func TestE2ECompact(t *testing.T) {
 	)
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
-	proj = s.proj
+	proj = s.Proj
 
-	s.converse([]string{"[plan] e2e: before compact", "/compact", "e2e: after compact"})
+	s.Converse([]string{"[plan] e2e: before compact", "/compact", "e2e: after compact"})
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)

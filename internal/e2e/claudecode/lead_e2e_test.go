@@ -70,7 +70,7 @@ func TestE2ELeadSession(t *testing.T) {
 	api := fa.New(turns...)
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
-	proj = s.proj
+	proj = s.Proj
 	if err := os.MkdirAll(filepath.Dir(memFile()), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +78,15 @@ func TestE2ELeadSession(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := s.run("e2e: exercise the nexus tools")
+	r := s.Run("e2e: exercise the nexus tools")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("the session stopped before these scripted turns: %v", u)
 	}
-	if st := r.init().MCP; !slices.Contains(st, mcpStatus{Name: "nexus", Status: "connected"}) {
+	if st := r.Init().MCP; !slices.Contains(st, mcpStatus{Name: "nexus", Status: "connected"}) {
 		t.Errorf("MCP servers at start: %+v, want nexus connected", st)
 	}
-	starts := r.hooks("SessionStart")
+	starts := r.Hooks("SessionStart")
 	if len(starts) == 0 {
 		t.Error("Claude Code ran no SessionStart hook")
 	}
@@ -132,20 +132,20 @@ func TestE2ELeadSession(t *testing.T) {
 		}
 	}
 	// The state the calls left.
-	if _, err := os.Stat(filepath.Join(s.proj, ".nexus/state/artifacts/e2e-report.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(s.Proj, ".nexus/state/artifacts/e2e-report.md")); err != nil {
 		t.Errorf("nx_artifact_write: %v", err)
 	}
 	var history struct {
 		Cycles []json.RawMessage `json:"cycles"`
 	}
-	s.readJSON(".nexus/history.json", &history)
+	s.ReadJSON(".nexus/history.json", &history)
 	if len(history.Cycles) != 1 {
 		t.Errorf("history.json has %d cycles after nx_task_close, want 1", len(history.Cycles))
 	}
 	// SessionEnd removed the session's files (the tool log) and kept the
 	// memory access log.
 	for _, f := range []string{"agent-tracker.json", "tool-log.jsonl"} {
-		p := filepath.Join(s.proj, ".nexus/state/nexus", f)
+		p := filepath.Join(s.Proj, ".nexus/state/nexus", f)
 		if !slices.Contains(during, p) {
 			t.Errorf("%s was not there during the session (files: %v)", f, during)
 		} else if _, err := os.Stat(p); err == nil {
@@ -153,7 +153,7 @@ func TestE2ELeadSession(t *testing.T) {
 		}
 	}
 	// The memory read is recorded for the Lead.
-	b, err := os.ReadFile(filepath.Join(s.proj, ".nexus/state/nexus/memory-access.jsonl"))
+	b, err := os.ReadFile(filepath.Join(s.Proj, ".nexus/state/nexus/memory-access.jsonl"))
 	if err != nil {
 		t.Fatalf("memory-access.jsonl: %v", err)
 	}

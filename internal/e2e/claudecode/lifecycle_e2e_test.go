@@ -31,8 +31,8 @@ func TestE2ELifecycle(t *testing.T) {
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
 
-	first := s.run("e2e: lifecycle")
-	second := s.run("e2e: resumed", "--continue")
+	first := s.Run("e2e: lifecycle")
+	second := s.Run("e2e: resumed", "--continue")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
@@ -49,12 +49,12 @@ func TestE2ELifecycle(t *testing.T) {
 	if !strings.Contains(final.Messages.AllText(), reminder) {
 		t.Errorf("the Lead model did not get the reminder to have task #1 verified")
 	}
-	for _, h := range first.hooks("SessionStart") {
+	for _, h := range first.Hooks("SessionStart") {
 		if strings.Contains(h.Output, "earlier session") {
 			t.Errorf("the first session was warned about an earlier session: %s", h.Output)
 		}
 	}
-	starts := second.hooks("SessionStart")
+	starts := second.Hooks("SessionStart")
 	if len(starts) == 0 {
 		t.Fatal("the continued session ran no SessionStart hook")
 	}

@@ -33,7 +33,7 @@ func TestE2EMemoryReadBySubagent(t *testing.T) {
 	)
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
-	proj = s.proj
+	proj = s.Proj
 	if err := os.MkdirAll(filepath.Join(proj, ".nexus/memory"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestE2EMemoryReadBySubagent(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s.run("e2e: research")
+	s.Run("e2e: research")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)

@@ -36,19 +36,19 @@ func TestE2EPluginPackage(t *testing.T) {
 		}},
 	)
 	defer api.Close()
-	s := newSession(t, api, sessionOpts{noNexus: true})
-	proj = s.proj
+	s := newSession(t, api, sessionOpts{NoNexus: true})
+	proj = s.Proj
 	dir := filepath.Join(t.TempDir(), "nexus-plugin")
 	cmd := exec.Command(filepath.Join(binDir, "nexus"), "install", "claude", "--plugin", dir)
-	cmd.Dir = s.proj
-	cmd.Env = append(s.env, "NEXUS_CORE_DIR="+testenv.CoreDir(t))
+	cmd.Dir = s.Proj
+	cmd.Env = append(s.Env, "NEXUS_CORE_DIR="+testenv.CoreDir(t))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("nexus install claude --plugin: %v\n%s", err, out)
 	}
 	claude := func(args ...string) {
 		t.Helper()
-		c := exec.Command(s.claude, args...)
-		c.Dir, c.Env = s.proj, s.env
+		c := exec.Command(s.Claude, args...)
+		c.Dir, c.Env = s.Proj, s.Env
 		if out, err := c.CombinedOutput(); err != nil {
 			t.Fatalf("claude %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -57,17 +57,17 @@ func TestE2EPluginPackage(t *testing.T) {
 	claude("plugin", "validate", "--strict", filepath.Join(dir, ".claude-plugin", "plugin.json"))
 	claude("plugin", "marketplace", "add", dir)
 	claude("plugin", "install", "nexus@nexus-local")
-	if _, err := os.Stat(filepath.Join(s.proj, ".claude", "settings.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(s.Proj, ".claude", "settings.json")); err == nil {
 		t.Fatal("the project has nexus settings of its own; the session would not test the plugin")
 	}
 
-	r := s.run("e2e: plugin")
+	r := s.Run("e2e: plugin")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
 	}
-	if !slices.ContainsFunc(r.init().MCP, func(m mcpStatus) bool { return strings.Contains(m.Name, "nexus") && m.Status == "connected" }) {
-		t.Errorf("MCP servers at start: %+v, want the plugin's nexus connected", r.init().MCP)
+	if !slices.ContainsFunc(r.Init().MCP, func(m mcpStatus) bool { return strings.Contains(m.Name, "nexus") && m.Status == "connected" }) {
+		t.Errorf("MCP servers at start: %+v, want the plugin's nexus connected", r.Init().MCP)
 	}
 	first, _ := api.Answered("lead")
 	if !strings.Contains(first.Messages.AllText(), "nexus is active for this project") {

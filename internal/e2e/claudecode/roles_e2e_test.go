@@ -66,9 +66,9 @@ func TestE2ERoles(t *testing.T) {
 	api := fa.New(turns...)
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
-	proj = s.proj
+	proj = s.Proj
 
-	s.run("e2e: spawn every role")
+	s.Run("e2e: spawn every role")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v (tracker at the end: %s)", u, snap.raw)
@@ -121,12 +121,12 @@ func TestE2EGateInSubagent(t *testing.T) {
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
 
-	s.run("e2e: ask the architect")
+	s.Run("e2e: ask the architect")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
 	}
-	if _, err := os.Stat(filepath.Join(s.proj, "design.md")); err == nil {
+	if _, err := os.Stat(filepath.Join(s.Proj, "design.md")); err == nil {
 		t.Error("the architect wrote design.md")
 	}
 	first, _ := api.Answered("arch-write")
@@ -163,7 +163,7 @@ func TestE2EUnplannedEdit(t *testing.T) {
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
 
-	s.run("e2e: unplanned")
+	s.Run("e2e: unplanned")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
@@ -176,7 +176,7 @@ func TestE2EUnplannedEdit(t *testing.T) {
 	if res, ok := req.Messages.ToolResult("toolu_write_2"); !ok || res.IsError {
 		t.Errorf("the Write after nx_task_add failed: %q", res.Content.Text())
 	}
-	b, err := os.ReadFile(filepath.Join(s.proj, "notes.md"))
+	b, err := os.ReadFile(filepath.Join(s.Proj, "notes.md"))
 	if err != nil || string(b) != "planned\n" {
 		t.Errorf("notes.md = %q, %v; want the planned write only", b, err)
 	}

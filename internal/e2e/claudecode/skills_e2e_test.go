@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fa "github.com/nexus-harness/nexus/internal/fakeanthropic"
 )
 
@@ -26,11 +27,6 @@ func skillBody(t *testing.T, proj, id string) string {
 	}
 	return strings.TrimSpace(s)
 }
-
-// persistedMarker is how Claude Code 2.1.197 announces a hook context it
-// did not pass on whole ("<Event> hook additional context:
-// <persisted-output>\nOutput too large (…). Full output saved to: …").
-const persistedMarker = "hook additional context: <persisted-output>"
 
 // hookContext returns the text Claude Code gave the model for an event's
 // additionalContext in a request ("" when none): from its label to the
@@ -56,9 +52,9 @@ func TestE2EPlanSkill(t *testing.T) {
 	)
 	defer api.Close()
 	s := newSession(t, api, sessionOpts{})
-	body := skillBody(t, s.proj, "nx-plan")
+	body := skillBody(t, s.Proj, "nx-plan")
 
-	s.run("[plan] e2e: plan the storage layer")
+	s.Run("[plan] e2e: plan the storage layer")
 
 	if u := api.Unused(); len(u) > 0 {
 		t.Fatalf("scripted turns never reached: %v", u)
@@ -73,7 +69,7 @@ func TestE2EPlanSkill(t *testing.T) {
 	}
 	// Claude Code passed every hook context on whole (checked for every
 	// session by newSession; repeated here because it is this test's point).
-	if strings.Contains(first.Messages.AllText(), persistedMarker) {
+	if strings.Contains(first.Messages.AllText(), e2ekit.PersistedMarker) {
 		t.Errorf("Claude Code cut a hook context to a preview: %.600q", ctx)
 	}
 	after, _ := api.Answered("lead-final")

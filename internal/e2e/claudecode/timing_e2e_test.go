@@ -3,10 +3,8 @@
 package claudecode
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,80 +12,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fa "github.com/nexus-harness/nexus/internal/fakeanthropic"
 )
 
-// hookTimerArg makes the test binary a timing wrapper around one hook
-// process: `<test binary> -nexus-e2e-hooktimer LOG CMD ARGS...` runs CMD
-// with this process's standard streams and appends CMD's wall time in
-// nanoseconds to LOG. The wrapper's own start-up is outside the span.
-const hookTimerArg = "-nexus-e2e-hooktimer"
-
-func hookTimer(log string, argv []string) int {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	start := time.Now()
-	err := cmd.Run()
-	wall := time.Since(start)
-	if f, ferr := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); ferr == nil {
-		fmt.Fprintf(f, "%d %s\n", wall.Nanoseconds(), argv[len(argv)-1])
-		f.Close()
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		return ee.ExitCode()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
 // timeHooks rewrites the project's Claude Code settings so every nexus hook
 // runs under hookTimer, logging to the returned file.
-func (s *session) timeHooks() string {
-	s.t.Helper()
+func timeHookProcesses(s *session) string {
+	s.T.Helper()
 	self, err := os.Executable()
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
-	log := filepath.Join(s.t.TempDir(), "hook-times")
-	path := filepath.Join(s.proj, ".claude", "settings.json")
+	log := filepath.Join(s.T.TempDir(), "hook-times")
+	path := filepath.Join(s.Proj, ".claude", "settings.json")
 	b, err := os.ReadFile(path)
 	if err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	nexus := filepath.Join(binDir, "nexus")
-	out := strings.ReplaceAll(string(b), `"command": "`+nexus+` hook`, `"command": "`+self+` `+hookTimerArg+` `+log+` `+nexus+` hook`)
+	out := strings.ReplaceAll(string(b), `"command": "`+nexus+` hook`, `"command": "`+self+` `+e2ekit.HookTimerArg+` `+log+` `+nexus+` hook`)
 	if out == string(b) {
-		s.t.Fatalf("no nexus hook command to wrap in %s", path)
+		s.T.Fatalf("no nexus hook command to wrap in %s", path)
 	}
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		s.t.Fatal(err)
+		s.T.Fatal(err)
 	}
 	return log
 }
 
-// hookTimes reads a hookTimer log: the sum of the hooks' wall times and the
-// number of hook processes.
+// hookTimes reads a hook timer log: the sum of the hooks' wall times and
+// the number of hook processes.
 func hookTimes(t *testing.T, log string) (time.Duration, int) {
 	t.Helper()
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatalf("no hook ran under the timer: %v", err)
-	}
-	defer f.Close()
 	var sum time.Duration
 	n := 0
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		ns, _, _ := strings.Cut(sc.Text(), " ")
-		v, err := strconv.ParseInt(ns, 10, 64)
-		if err != nil {
-			t.Fatalf("hook timer line %q: %v", sc.Text(), err)
-		}
-		sum += time.Duration(v)
-		n++
+	for _, ds := range e2ekit.HookTimes(t, log) {
+		sum += e2ekit.Sum(ds)
+		n += len(ds)
 	}
 	return sum, n
 }
@@ -101,15 +63,6 @@ func timingScript() *fa.Server {
 		fa.Turn{Name: "bash", When: fa.After("toolu_read"), Reply: fa.Reply{Tools: []fa.ToolUse{{ID: "toolu_bash", Name: "Bash", Input: map[string]any{"command": "ls", "description": "list"}}}}},
 		fa.Turn{Name: "final", When: fa.After("toolu_bash"), Reply: fa.Reply{Text: "Timed."}},
 	)
-}
-
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // TestE2ETiming measures what nexus adds to a scripted `claude -p` session:
@@ -133,32 +86,32 @@ func TestE2ETiming(t *testing.T) {
 		api := timingScript()
 		defer api.Close()
 		s := newSession(t, api, o)
-		if err := os.WriteFile(filepath.Join(s.proj, "README.md"), []byte("# timing\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(s.Proj, "README.md"), []byte("# timing\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if o.noMCP {
+		if o.NoMCP {
 			// nexus install claude wrote .mcp.json with the nexus server only.
-			if err := os.Remove(filepath.Join(s.proj, ".mcp.json")); err != nil {
+			if err := os.Remove(filepath.Join(s.Proj, ".mcp.json")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		log := ""
 		if timeHooks {
-			log = s.timeHooks()
+			log = timeHookProcesses(s)
 		}
-		r := s.run("e2e: timing")
+		r := s.Run("e2e: timing")
 		if u := api.Unused(); len(u) > 0 {
 			t.Fatalf("scripted turns never reached: %v", u)
 		}
-		return r.wall, log
+		return r.Wall, log
 	}
 	for range runs {
-		w, _ := play(sessionOpts{noNexus: true}, false)
+		w, _ := play(sessionOpts{NoNexus: true}, false)
 		without = append(without, w)
 		w, _ = play(sessionOpts{}, false)
 		with = append(with, w)
 		if split {
-			w, _ = play(sessionOpts{noMCP: true}, false)
+			w, _ = play(sessionOpts{NoMCP: true}, false)
 			hooksOnly = append(hooksOnly, w)
 		}
 		_, log := play(sessionOpts{}, true)
@@ -166,20 +119,20 @@ func TestE2ETiming(t *testing.T) {
 		hooks = append(hooks, sum)
 		hookCount = n
 	}
-	added := median(with) - median(without)
+	added := e2ekit.Median(with) - e2ekit.Median(without)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 	lines := []string{
 		fmt.Sprintf("claude -p scripted session (prompt, Read, Bash, answer), median of %d, %s:", runs, time.Now().UTC().Format("2006-01-02")),
-		fmt.Sprintf("  without nexus           %s", ms(median(without))),
-		fmt.Sprintf("  with nexus              %s (added %s)", ms(median(with)), ms(added)),
-		fmt.Sprintf("  nexus hooks, summed     %s over %d hook processes", ms(median(hooks)), hookCount),
+		fmt.Sprintf("  without nexus           %s", ms(e2ekit.Median(without))),
+		fmt.Sprintf("  with nexus              %s (added %s)", ms(e2ekit.Median(with)), ms(added)),
+		fmt.Sprintf("  nexus hooks, summed     %s over %d hook processes", ms(e2ekit.Median(hooks)), hookCount),
 	}
 	if split {
-		lines = slices.Insert(lines, 3, fmt.Sprintf("  nexus hooks, no MCP     %s (added %s)", ms(median(hooksOnly)), ms(median(hooksOnly)-median(without))))
+		lines = slices.Insert(lines, 3, fmt.Sprintf("  nexus hooks, no MCP     %s (added %s)", ms(e2ekit.Median(hooksOnly)), ms(e2ekit.Median(hooksOnly)-e2ekit.Median(without))))
 	}
 	// Medians of different runs: the ratio is a guide, not an identity.
 	if added > 0 {
-		lines = append(lines, fmt.Sprintf("  hooks summed / added    %.0f%%", 100*float64(median(hooks))/float64(added)))
+		lines = append(lines, fmt.Sprintf("  hooks summed / added    %.0f%%", 100*float64(e2ekit.Median(hooks))/float64(added)))
 	}
 	report := strings.Join(lines, "\n") + "\n"
 	t.Log("\n" + report)

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	"github.com/nexus-harness/nexus/internal/fakeresponses"
-	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
 // binDir holds nexus and nexus-plugins, built once for the test binary
@@ -26,37 +26,16 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "nexus-e2e-codex-bin-")
+	e2ekit.HookTimerMain()
+	dir, err := e2ekit.BuildCommands("nexus-e2e-codex-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binDir = dir
-	for _, pkg := range []string{"nexus", "nexus-plugins"} {
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(dir, pkg), "../../../cmd/"+pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build %s: %v\n%s", pkg, err, out)
-			os.Exit(1)
-		}
-	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// codexBin is the pinned Codex CLI that scripts/e2e/setup.d installed; the
-// test fails (never skips) without it.
-func codexBin(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("NEXUS_E2E_CODEX"); p != "" {
-		return p
-	}
-	p := filepath.Join(testenv.ModuleRoot(t), ".e2e", "codex", "node_modules", ".bin", "codex")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the pinned Codex CLI is not installed (%v): run `make e2e` or scripts/e2e/setup.d/40-codex.sh", err)
-	}
-	return p
 }
 
 // The model the sessions ask for: a model of Codex 0.169.0's bundled
@@ -145,6 +124,22 @@ type session struct {
 	env   []string
 	// hookLog is where the logging hooks append each event's payload.
 	hookLog string
+	// installOut is what nexus install codex printed (opts.nexus).
+	installOut string
+}
+
+// nexus runs the nexus under test in the project with the session's
+// environment (HOME, no NEXUS_* variables, nexus not on PATH) and returns
+// its output; it fails the test unless it exits 0.
+func (s *session) nexus(args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "nexus"), args...)
+	cmd.Dir, cmd.Env = s.proj, s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("nexus %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
 }
 
 type sessionOpts struct {
@@ -162,15 +157,33 @@ type sessionOpts struct {
 	// agents are custom agent files written to the project's .codex/agents
 	// (name -> TOML).
 	agents map[string]string
+	// nexus installs nexus for Codex in the project, as a user would:
+	// `nexus install codex --trust-hooks` (the project is trusted in the
+	// user's config.toml already), with neither NEXUS_* variables nor
+	// nexus on PATH.
+	nexus bool
+	// userConfig is added to the end of the user's config.toml (before
+	// nexus's trust entries).
+	userConfig string
+	// installEnv is added to nexus install's environment (settings of the
+	// install, such as NEXUS_DECISIONS_ENABLED=false).
+	installEnv []string
+	// root is the folder to set the session up in (home/, proj/, tmp/),
+	// when it must outlive the test's own temporary folder; "" = a new one.
+	root string
 }
 
 func newSession(t *testing.T, api *fakeresponses.Server, o sessionOpts) *session {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
+	root := o.root
+	if root == "" {
+		root = t.TempDir()
+	}
+	root, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &session{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, bin: codexBin(t)}
+	s := &session{t: t, root: root, home: filepath.Join(root, "home"), proj: filepath.Join(root, "proj"), api: api, bin: e2ekit.CodexBin(t)}
 	s.codex = filepath.Join(s.home, ".codex")
 	s.hookLog = filepath.Join(root, "hooks.jsonl")
 	for _, d := range []string{s.codex, s.proj, filepath.Join(root, "tmp")} {
@@ -201,7 +214,7 @@ apps = false
 name = "fake"
 base_url = %q
 wire_api = "responses"
-env_key = "NEXUS_E2E_CODEX_KEY"
+env_key = "E2E_FAKE_API_KEY"
 request_max_retries = 0
 stream_max_retries = 0
 
@@ -231,6 +244,7 @@ trust_level = "trusted"
 			cfg.WriteString(trustTOML(path, hs))
 		}
 	}
+	cfg.WriteString(o.userConfig)
 	if err := os.WriteFile(filepath.Join(s.codex, "config.toml"), []byte(cfg.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -243,9 +257,26 @@ trust_level = "trusted"
 		// (apply_patch, ...) in a Codex home under the temporary directory,
 		// and writes oversized hook output under TMPDIR/hook_outputs.
 		"TMPDIR=" + filepath.Join(root, "tmp"),
-		"NEXUS_E2E_CODEX_KEY=sk-e2e-dummy",
+		"E2E_FAKE_API_KEY=sk-e2e-dummy",
+	}
+	if o.nexus {
+		env := s.env
+		s.env = append(append([]string(nil), env...), o.installEnv...)
+		s.installOut = s.nexus("install", "codex", "--trust-hooks")
+		s.env = env
 	}
 	t.Cleanup(func() {
+		// Codex replaces a hook context over 10,000 bytes with a preview and
+		// a file path: everything nexus says must arrive whole.
+		for _, r := range api.Responses() {
+			if !o.nexus {
+				break
+			}
+			if all := r.Responses.AllText(); strings.Contains(all, "Full hook output saved to") {
+				t.Errorf("request %d (turn %q): Codex cut a hook context to a preview", r.Seq, r.Turn)
+				break
+			}
+		}
 		// Requests the fake does not serve are worth knowing about when
 		// Codex is upgraded.
 		for _, r := range api.Requests() {
@@ -327,6 +358,8 @@ type result struct {
 	events []event
 	stderr string
 	wall   time.Duration
+	// start and end bound the codex process.
+	start, end time.Time
 }
 
 // lastMessage is the text of the last agent_message item.
@@ -355,7 +388,7 @@ func (s *session) run(prompt string, args ...string) result {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	r := result{stderr: stderr.String(), wall: time.Since(start)}
+	r := result{stderr: stderr.String(), wall: time.Since(start), start: start, end: time.Now()}
 	sc := bufio.NewScanner(&stdout)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	completed := false
@@ -374,14 +407,7 @@ func (s *session) run(prompt string, args ...string) result {
 		}
 	}
 	if err != nil || !completed {
-		s.t.Fatalf("codex exec: %v (turn completed: %v)\nstderr: %s\nstdout: %s", err, completed, r.stderr, tail(stdout.String(), 4000))
+		s.t.Fatalf("codex exec: %v (turn completed: %v)\nstderr: %s\nstdout: %s", err, completed, r.stderr, e2ekit.Tail(stdout.String(), 4000))
 	}
 	return r
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }

@@ -1,0 +1,21 @@
+package codex
+
+import (
+	_ "embed"
+
+	"github.com/nexus-harness/nexus/harness/gate"
+)
+
+// capabilitiesYAML is the capability map of Codex's own tools (see the
+// comments inside it). The binary carries it as documentation of what it
+// enforces; hooks use the table generated from it (capmap_gen.go), checked
+// equal by a test.
+//
+//go:embed capabilities.yaml
+var capabilitiesYAML []byte
+
+//go:generate go run ../../../internal/gencapmap -in capabilities.yaml -out capmap_gen.go -var capabilityMap -qualifier gate.
+
+// CapabilityMap is the capability map of Codex's tools, for the gate. It is
+// shared, so callers must not modify it.
+func CapabilityMap() *gate.Map { return capabilityMap }
