@@ -83,27 +83,12 @@ func ScopeFolders(scope, project, home string, getenv func(string) string) (Fold
 		if home == "" {
 			return f, errors.New("user scope needs the home folder")
 		}
-		f.Config = resolve(UserConfigDir(home, getenv))
+		f.Config = installpkg.Resolve(UserConfigDir(home, getenv))
 		f.ConfigFileDir = f.Config
 	default:
 		return f, fmt.Errorf("unknown scope %q: use project or user", scope)
 	}
 	return f, nil
-}
-
-// resolve follows the symlinks of p's longest existing ancestor (os.Root
-// never follows an absolute symlink).
-func resolve(p string) string {
-	rest := ""
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-	}
 }
 
 // Install implements install.Installer.
