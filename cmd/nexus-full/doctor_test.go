@@ -140,12 +140,12 @@ func (r doctorJSON) problems() []string {
 func testDoctorHealthyProject(t *testing.T, bin string) {
 	p := newDoctorProject(t, bin)
 	r := p.run(t, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 18 findings ok (17 checks)") {
+	if r.code != 0 || !strings.Contains(r.stdout, "healthy: all 23 findings ok (21 checks)") {
 		t.Fatalf("exit %d\n%s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	// The verdict counts the lines above it.
-	if lines := strings.Count(r.stdout, "\n  ok "); lines != 18 {
-		t.Errorf("%d finding lines, the verdict says 18:\n%s", lines, r.stdout)
+	if lines := strings.Count(r.stdout, "\n  ok "); lines != 23 {
+		t.Errorf("%d finding lines, the verdict says 23:\n%s", lines, r.stdout)
 	}
 	for _, want := range []string{
 		"nexus-core 0.10.0", "plan.json, tasks.json, history.json, agent-tracker.json, memory-access.jsonl (1 line) match their schemas",

@@ -35,6 +35,8 @@ var exitTable = map[string]exitCase{
 	"uninstall claude":      {broken: exitOK, says: "uninstall goes on"},
 	"install codex":         {broken: exitConfig},
 	"uninstall codex":       {broken: exitOK, says: "uninstall goes on"},
+	"install opencode":      {broken: exitConfig},
+	"uninstall opencode":    {broken: exitOK, says: "uninstall goes on"},
 	"doctor":                {broken: exitConfig},
 	"validate":              {broken: exitConfig},
 	"conformance":           {broken: exitConfig},

@@ -23,6 +23,9 @@ Interrupt are accepted and need nothing); its state lives under harness id codex
 --host neutral takes nexus-core's abstract events (session_start, user_message,
 subagent_spawn, subagent_complete, subagent_resume, pre_tool_use, post_tool_use,
 session_end, context_compact) in the JSON shape of docs/hooks.md.
+--host opencode answers the requests of the plugin "nexus install opencode" writes (one JSON
+line each way, docs/opencode.md): the first request, or with --serve every request until
+its input ends, keeping one engine for the project (the plugin's long-lived child).
 
 The exit status is always 0. A payload nexus cannot use (invalid JSON, unknown event, missing
 or mistyped field, over 10 MiB, nested over 64 levels) or a failure inside nexus prints one

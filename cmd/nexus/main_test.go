@@ -70,6 +70,10 @@ func TestFrontMatchesFull(t *testing.T) {
 		{`{"cwd":"PROJ","hook_event_name":"PreToolUse","model":"gpt-5.5","permission_mode":"bypassPermissions","session_id":"c1","transcript_path":"/tmp/rollout.jsonl","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"call_1","turn_id":"t1"}`, []string{"hook", "--host", "codex", "PreToolUse"}},
 		{`not json`, []string{"hook", "--host", "claude"}},
 		{`{"hook_event_name":"PreToolUse"}`, []string{"hook", "--host", "claude", "--project", "PROJ/missing"}},
+		{`{"v":1,"id":1,"hook":"chat.message","pid":1,"dir":"PROJ","input":{"sessionID":"o1"},"output":{"parts":[{"type":"text","text":"[plan] a cache"}]}}`, []string{"hook", "--host", "opencode"}},
+		{`{"v":1,"id":2,"hook":"tool.execute.before","pid":1,"dir":"PROJ","input":{"tool":"write","sessionID":"o1","callID":"c1"},"output":{"args":{"filePath":"x.go"}}}` + "\n" +
+			`{"v":1,"id":3,"hook":"chat.message","pid":1,"dir":"PROJ","input":{"sessionID":"o1"},"output":{"parts":[{"type":"text","text":"hi"}]}}`, []string{"hook", "--host", "opencode", "--serve"}},
+		{``, []string{"hook", "--host", "claude", "--serve"}},
 		{``, []string{"hook", "--host", "nope"}},
 		{``, []string{"hook", "--frob"}},
 		{``, []string{"hook", "a", "b"}},
@@ -106,6 +110,14 @@ func TestFrontMatchesFull(t *testing.T) {
 	for i, s := range steps {
 		if got[0][i] != got[1][i] {
 			t.Errorf("nexus %s: the front and nexus-full differ:\nfront: %+v\nfull:  %+v", strings.Join(s.args, " "), got[0][i], got[1][i])
+		}
+	}
+	// OpenCode's long-lived child answered both requests (through
+	// nexus-full, which the front hands it to).
+	for i, st := range steps {
+		if strings.Join(st.args, " ") == "hook --host opencode --serve" &&
+			(!strings.Contains(got[0][i].stdout, `"id":2`) || !strings.Contains(got[0][i].stdout, `"id":3`)) {
+			t.Errorf("hook --host opencode --serve through the front answered %q", got[0][i].stdout)
 		}
 	}
 	// The session did something: the checks above compare real replies.
@@ -155,6 +167,10 @@ func TestFrontWithoutFull(t *testing.T) {
 	codexHook := `{"cwd":"` + proj + `","hook_event_name":"SessionStart","model":"gpt-5.5","session_id":"c","source":"startup","transcript_path":"/tmp/r.jsonl"}`
 	if r := run(t, bin, proj, e, codexHook, "hook", "--host", "codex"); r.code != 0 || !strings.Contains(r.stdout, "nexus is active for this project") {
 		t.Errorf("Codex SessionStart without nexus-full, resolved: %+v", r)
+	}
+	// OpenCode's long-lived child is nexus-full's to serve, resolved or not.
+	if r := run(t, bin, proj, e, "", "hook", "--host", "opencode", "--serve"); r.code != 1 || !strings.Contains(r.stderr, missing) {
+		t.Errorf("hook --host opencode --serve without nexus-full: %+v", r)
 	}
 	// Another input (a project file): nexus-full must resolve it.
 	if err := os.WriteFile(filepath.Join(proj, ".nexus", "nexus.yaml"), []byte("log:\n  level: debug\n"), 0o644); err != nil {

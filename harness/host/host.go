@@ -56,7 +56,8 @@ type Host interface {
 	// HarnessID is the harness id the host's state lives under when the
 	// configuration sets none (harness.id), "" for the configured default.
 	HarnessID() string
-	// Codec speaks the host's hook protocol.
+	// Codec speaks the host's hook protocol: one payload, one event (nil
+	// for a host whose hooks arrive as a stream of requests: Server).
 	Codec() Codec
 	// ProjectDir is the project the host names for its hooks (in its own
 	// environment, read through getenv), "" when it names none; the event's
@@ -65,6 +66,21 @@ type Host interface {
 	// Profile describes the host to the lifecycle engine (capability map,
 	// wording, text budget, spawn and skill tools) for one session in env.
 	Profile(env Env) lifecycle.HostProfile
+}
+
+// Server is a host whose plugin keeps nexus running beside it and sends
+// its hooks as a stream of requests, each of which may mean several
+// lifecycle events or none (OpenCode): `nexus hook --host NAME` hands it
+// its standard input and output instead of running one invocation. r
+// carries the engine, gate.policy, the fallback log and stderr; its Codec
+// and Event are unused. The failure policy is the package doc's, per
+// request.
+type Server interface {
+	// ServeHooks answers the requests read from in, each with its reply
+	// on out, in order: until in ends when serve is set (a long-lived
+	// child, which keeps one engine for the project), else the first
+	// request only.
+	ServeHooks(ctx context.Context, in io.Reader, out io.Writer, r Runner, serve bool) error
 }
 
 // Env is where a host's session runs.

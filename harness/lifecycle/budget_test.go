@@ -308,6 +308,23 @@ func TestSkillToolActivates(t *testing.T) {
 	}
 }
 
+// A host whose skill tool names the skill in another argument (OpenCode's
+// skill tool: {"name": ...}) says so in its profile.
+func TestSkillToolArgument(t *testing.T) {
+	s := newStore(t, "nexus")
+	o := budgetedOpts(s.L.Project)
+	o.Store, o.Host.SkillTool, o.Host.SkillArg = s, "skill", "name"
+	e, _ := newEngine(t, o)
+	handle(t, e, Event{Name: PostToolUse, Tool: "skill", ToolInput: map[string]any{"skill": "nx-run"}, Status: StatusOK})
+	if _, ok := e.readActiveSkill(); ok {
+		t.Fatal("the skill was read from the argument the host does not use")
+	}
+	handle(t, e, Event{Name: PostToolUse, Tool: "skill", ToolInput: map[string]any{"name": "nx-run"}, Status: StatusOK})
+	if a, ok := e.readActiveSkill(); !ok || a.Skill != "nx-run" || !a.HostLoaded || a.Tag != "skill tool" {
+		t.Fatalf("active skill %+v", a)
+	}
+}
+
 func TestSlashCommandActivates(t *testing.T) {
 	s := newStore(t, "nexus")
 	o := budgetedOpts(s.L.Project)

@@ -101,6 +101,9 @@ type HostProfile struct {
 	// when its text cannot be injected whole (a host's skill tool with the
 	// installed skill's name); ok is false when it cannot.
 	SkillLoader func(skill string) (how string, ok bool)
+	// SkillArg is the argument of the host's skill tool (SkillTool) that
+	// names the skill ("" = "skill").
+	SkillArg string
 	// InstallHint says what makes every skill loadable by the host, for a
 	// skill too long to inject that SkillLoader cannot name ("" = install
 	// nexus for the host).
@@ -163,6 +166,10 @@ func (e *Engine) now() time.Time {
 
 // Log returns the engine's nexus.log writer.
 func (e *Engine) Log() *Logger { return e.log }
+
+// Store returns the state store the engine works on (a host keeping
+// records of its own in the harness's namespace writes them through it).
+func (e *Engine) Store() *state.Store { return e.o.Store }
 
 // Gate returns the capability gate, building it on first use.
 func (e *Engine) Gate(ctx context.Context) (*gate.Gate, error) {

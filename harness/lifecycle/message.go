@@ -134,7 +134,11 @@ func (e *Engine) message(ctx context.Context, ev Event) (Reply, messageRun) {
 // tool, or a slash command that runs it) as the active skill, so the
 // status line and a compaction see it.
 func (e *Engine) skillLoaded(ctx context.Context, ev Event) {
-	name, _ := ev.ToolInput["skill"].(string)
+	arg := e.o.Host.SkillArg
+	if arg == "" {
+		arg = "skill"
+	}
+	name, _ := ev.ToolInput[arg].(string)
 	e.markSkillLoaded(ctx, name)
 }
 

@@ -55,6 +55,7 @@ var Keys = []Key{
 	{"decisions.store", String, "", "project decision store folder (default: found through .nauro/config.json)"},
 	{"decisions.enabled", Bool, true, "expose the decision-store plugin's tools over MCP"},
 
+	{"opencode.models", Map, map[string]any{}, "OpenCode model per nexus-core model_tier for the agent files `nexus install opencode` writes, as provider/model (default: none, so each role runs on its caller's model; a value may be inherit)"},
 	{"claude.models", Map, map[string]any{}, "Claude Code model per nexus-core model_tier for the agent files `nexus install claude` writes (default high: opus, standard: sonnet; a value may be inherit)"},
 	{"codex.models", Map, map[string]any{}, "Codex model per nexus-core model_tier for the agent files `nexus install codex` writes (default: none, so each role runs on the session's model; a value may be inherit, or MODEL:EFFORT to set model_reasoning_effort too)"},
 

@@ -38,7 +38,8 @@ type step struct {
 //     settings file, the MCP file, the record, one agent file per role
 //     and one SKILL.md per skill of the distribution, and their
 //     *.nexus-backup-* copies — in the project (project scope) or under
-//     home/ (user scope);
+//     home/ (user scope); and those `nexus install opencode` derives
+//     (opencode.json, the plugin, the record, the agents and skills);
 //   - the output folder of `--plugin DIR` and `core extract DIR`.
 //
 // Nothing may change in outside/, src/, the clone's .git, home/ (but for
@@ -68,6 +69,30 @@ func installMay(dir, mcp string) []string {
 		files = append(files, dir+"/agents/"+a+".md")
 	}
 	for _, s := range coreSkills() {
+		dirs = append(dirs, dir+"/skills/"+s)
+		files = append(files, dir+"/skills/"+s+"/SKILL.md")
+	}
+	out := dirs
+	for _, f := range files {
+		out = append(out, f, f+".nexus-backup-*")
+	}
+	return out
+}
+
+// openCodeMay lists the files `nexus install opencode` derives: the
+// config file in cfgDir (clone/ or the user's OpenCode folder) and, in
+// the OpenCode folder dir, the plugin, the record, one agent file per role
+// and one SKILL.md per skill of the distribution.
+func openCodeMay(cfgDir, dir string) []string {
+	files := []string{cfgDir + "/opencode.json", cfgDir + "/opencode.jsonc", dir + "/plugins/nexus.js", dir + "/nexus-install.json"}
+	dirs := []string{dir, dir + "/plugins", dir + "/agents", dir + "/skills"}
+	for _, a := range coreRoles() {
+		files = append(files, dir+"/agents/"+a+".md")
+	}
+	for _, s := range coreSkills() {
+		if s == "nx-setup" {
+			continue // Claude Code's alone
+		}
 		dirs = append(dirs, dir+"/skills/"+s)
 		files = append(files, dir+"/skills/"+s+"/SKILL.md")
 	}
@@ -155,6 +180,10 @@ var standardTracks = []string{"install", "session", "gate", "tools"}
 func installTrack(sc *scenario) []step {
 	project := installMay("clone/.claude", "clone/.mcp.json")
 	user := installMay("home/.claude", "home/.claude.json")
+	ocProject := openCodeMay("clone", "clone/.opencode")
+	// OpenCode's user folder is $XDG_CONFIG_HOME/opencode: install makes
+	// home/.config too when the user has none.
+	ocUser := append(openCodeMay("home/.config/opencode", "home/.config/opencode"), "home/.config")
 	return []step{
 		{name: "install claude --dry-run", args: []string{"install", "claude", "--dry-run"}},
 		{name: "install claude", args: []string{"install", "claude"}, may: project},
@@ -166,6 +195,14 @@ func installTrack(sc *scenario) []step {
 		{name: "install claude --scope user", args: []string{"install", "claude", "--scope", "user"}, may: user},
 		{name: "uninstall claude --scope user", args: []string{"uninstall", "claude", "--scope", "user"}, may: user},
 		{name: "install claude --plugin claude-plugin", args: []string{"install", "claude", "--plugin", "claude-plugin"}, may: []string{"clone/claude-plugin", "clone/claude-plugin/**"}},
+		{name: "install opencode", args: []string{"install", "opencode"}, may: ocProject},
+		{name: "install opencode (again)", args: []string{"install", "opencode"}, may: ocProject},
+		// The OpenCode probes run the plugin's command lines and its MCP
+		// servers; --fix repairs what install wrote.
+		{name: "doctor --fix (opencode)", args: []string{"doctor", "--fix"}, may: concat(stateMay, ocProject)},
+		{name: "uninstall opencode", args: []string{"uninstall", "opencode"}, may: ocProject},
+		{name: "install opencode --scope user", args: []string{"install", "opencode", "--scope", "user"}, may: ocUser},
+		{name: "uninstall opencode --scope user", args: []string{"uninstall", "opencode", "--scope", "user"}, may: ocUser},
 	}
 }
 

@@ -3,6 +3,7 @@ package hot
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -42,6 +43,21 @@ func Hook(ctx context.Context, g Globals, a HookArgs, stdin io.Reader, stdout, s
 			r.LogWithoutEngine(ctx, event, ev.AgentID, msg)
 		},
 		Stderr: stderr,
+	}
+	if srv, ok := h.(host.Server); ok {
+		if g.Front {
+			// A host that keeps nexus running (OpenCode's --serve) pays
+			// the start once per session: nexus-full serves it, with
+			// stdin untouched.
+			return &ErrFull{}
+		}
+		if err := srv.ServeHooks(ctx, stdin, stdout, r, a.Serve); err != nil {
+			fmt.Fprintf(stderr, "nexus hook: %v\n", err)
+		}
+		return nil
+	}
+	if a.Serve {
+		return Usagef("--serve: the %s host sends one event per invocation", h.Name())
 	}
 	if !g.Front {
 		r.Run(ctx, stdin, stdout)

@@ -74,12 +74,16 @@ type HookArgs struct {
 	Variant string
 	Plugin  bool // --plugin: --variant plugin
 	Managed bool // --managed: marks an entry nexus install wrote; no effect
-	Event   string
+	// Serve is --serve: answer requests until input ends (a host whose
+	// plugin keeps nexus running: host.Server).
+	Serve bool
+	Event string
 }
 
 // HookFlags defines `nexus hook`'s flags in fs.
 func HookFlags(fs *pflag.FlagSet, h *HookArgs) {
 	fs.StringVar(&h.Host, "host", "claude", "the host protocol: "+strings.Join(hosts.Names(), " or "))
+	fs.BoolVar(&h.Serve, "serve", false, "answer requests until input ends (a host whose plugin keeps nexus running: opencode)")
 	// --managed marks entries written by `nexus install`; it changes nothing.
 	fs.BoolVar(&h.Managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
 	_ = fs.MarkHidden("managed")

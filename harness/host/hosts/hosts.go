@@ -16,11 +16,12 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/claude"
 	"github.com/nexus-harness/nexus/harness/host/codex"
 	"github.com/nexus-harness/nexus/harness/host/neutral"
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 )
 
 // All lists every host, in the order help texts name them.
 func All() []host.Host {
-	return []host.Host{claude.Host{}, codex.Host{}, neutral.Host{}}
+	return []host.Host{claude.Host{}, codex.Host{}, opencode.Host{}, neutral.Host{}}
 }
 
 // Names lists the hosts' names.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/internal/testenv"
+	"github.com/nexus-harness/nexus/vocabulary"
 )
 
 // TestGate: the gate with OpenCode's profile decides calls as OpenCode
@@ -21,6 +23,8 @@ func TestGate(t *testing.T) {
 	project := t.TempDir()
 	nexusDir := filepath.Join(project, ".nexus")
 	patch := map[string]any{"patchText": "*** Begin Patch\n*** Add File: a.txt\n+x\n*** End Patch"}
+	memPatch := map[string]any{"patchText": "*** Begin Patch\n*** Add File: .nexus/memory/m.md\n+x\n*** Delete File: .nexus/memory/old.md\n*** End Patch"}
+	mixedPatch := map[string]any{"patchText": "*** Begin Patch\n*** Add File: .nexus/memory/m.md\n+x\n*** Update File: src/a.go\n*** Move to: src/b.go\n@@\n-a\n+b\n*** End Patch"}
 	cases := []struct {
 		role, tool string
 		input      map[string]any
@@ -44,9 +48,17 @@ func TestGate(t *testing.T) {
 		{"", ToolTask, map[string]any{"subagent_type": "architect"}, false, gate.Allow, nil},
 		{"", ToolWrite, map[string]any{"filePath": "a.go"}, false, gate.Deny, []string{"a.go", "planned task cycle"}},
 		{"", ToolWrite, map[string]any{"filePath": ".nexus/memory/m.md"}, false, gate.Allow, nil},
-		// A patch's files are not named yet: unplanned, it is refused.
-		{"", ToolApplyPatch, patch, false, gate.Deny, []string{"planned task cycle"}},
+		// A patch's files are named and judged each: unplanned, a patch of
+		// the project's files is refused, one of .nexus/ alone is not.
+		{"", ToolApplyPatch, patch, false, gate.Deny, []string{"a.txt", "planned task cycle"}},
 		{"", ToolApplyPatch, patch, true, gate.Allow, nil},
+		{"", ToolApplyPatch, memPatch, false, gate.Allow, nil},
+		{"", ToolApplyPatch, mixedPatch, false, gate.Deny, []string{"src/b.go", "planned task cycle"}},
+		// A patch nexus cannot read writes files it cannot name.
+		{"", ToolApplyPatch, map[string]any{"patchText": "*** Begin Patch\n*** Frobnicate: x\n*** End Patch"}, true, gate.Allow, nil},
+		{"", ToolApplyPatch, map[string]any{"patchText": "*** Begin Patch\n*** Frobnicate: x\n*** End Patch"}, false, gate.Deny, []string{"planned task cycle"}},
+		{"", ToolApplyPatch, map[string]any{"patchText": 7}, false, gate.Deny, []string{"planned task cycle"}},
+		{"architect", ToolApplyPatch, memPatch, true, gate.Deny, []string{"no_file_edit"}},
 	}
 	for _, c := range cases {
 		cl := g.Classify(c.tool, c.input, nil, project)
@@ -66,4 +78,13 @@ func TestGate(t *testing.T) {
 	if !cl.Reads() || len(cl.Files) != 1 || cl.Files[0] != filepath.Join(nexusDir, "memory", "lesson.md") {
 		t.Errorf("read classified %+v", cl)
 	}
+}
+
+func loadCore(t *testing.T) *vocabulary.Core {
+	t.Helper()
+	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }

@@ -93,6 +93,16 @@ type Handler func(ctx context.Context, req Request) (Reply, error)
 // When ctx ends while a read is blocked, Serve returns at once and leaves
 // the blocked read behind: the caller is expected to exit.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler) error {
+	return serve(ctx, in, out, handle, false)
+}
+
+// ServeOne answers the first request of in, as Serve does, and returns
+// (the one process per hook the plugin falls back to).
+func ServeOne(ctx context.Context, in io.Reader, out io.Writer, handle Handler) error {
+	return serve(ctx, in, out, handle, true)
+}
+
+func serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler, once bool) error {
 	lines := make(chan line)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -118,6 +128,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, handle Handler) err
 		}
 		if _, err := out.Write(b); err != nil {
 			return fmt.Errorf("write reply: %w", err)
+		}
+		if once {
+			return nil
 		}
 	}
 }
@@ -251,14 +264,14 @@ func peekID(data []byte) uint64 {
 }
 
 // encodeReply renders a reply as one line.
-func encodeReply(r Reply) ([]byte, error) { return encodeLine(r) }
+func encodeReply(r Reply) ([]byte, error) { return EncodeLine(r) }
 
 // EncodeRequest renders a request as one line, as the plugin writes it
 // (for tests and tools that speak to nexus as the plugin does).
-func EncodeRequest(r Request) ([]byte, error) { return encodeLine(r) }
+func EncodeRequest(r Request) ([]byte, error) { return EncodeLine(r) }
 
-// encodeLine renders one JSON line, with <, > and & as they are.
-func encodeLine(v any) ([]byte, error) {
+// EncodeLine renders one JSON line, with <, > and & as they are.
+func EncodeLine(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -14,6 +14,8 @@ import (
 	"github.com/nexus-harness/nexus/harness/host/codex"
 	codexsetup "github.com/nexus-harness/nexus/harness/host/codex/setup"
 	"github.com/nexus-harness/nexus/harness/host/hosts"
+	"github.com/nexus-harness/nexus/harness/host/opencode"
+	opencodesetup "github.com/nexus-harness/nexus/harness/host/opencode/setup"
 )
 
 // All returns every registered host, in the order of hosts.All, as its
@@ -34,6 +36,8 @@ func withSetup(h host.Host) host.Host {
 		return claudesetup.Host{Host: v}
 	case codex.Host:
 		return codexsetup.Host{Host: v}
+	case opencode.Host:
+		return opencodesetup.Host{Host: v}
 	}
 	return h
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nexus-harness/nexus/harness/applypatch"
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
+	codexsetup "github.com/nexus-harness/nexus/harness/host/codex/setup"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 	nexuscore "github.com/nexus-harness/nexus/third_party/nexus-core"
 )
@@ -23,7 +24,7 @@ import (
 
 // TestE2ECodexNexusHooksTrusted: the hooks.json nexus writes
 // (codexhost.EditHooks) and the trust it records for them
-// (codexhost.NexusHooks, then codexhost.EditConfig into the user's
+// (codexhost.NexusHooks, then codexsetup.EditConfig into the user's
 // config.toml) are what Codex lists as trusted, key by key; removing that
 // trust leaves them untrusted.
 func TestE2ECodexNexusHooksTrusted(t *testing.T) {
@@ -44,18 +45,18 @@ func TestE2ECodexNexusHooksTrusted(t *testing.T) {
 	if err != nil || len(ours) != len(codexhost.InstalledHooks) {
 		t.Fatalf("NexusHooks: %d, %v", len(ours), err)
 	}
-	var trust []codexhost.TrustEntry
+	var trust []codexsetup.TrustEntry
 	for _, h := range ours {
-		trust = append(trust, codexhost.TrustEntry{Key: h.Key, Hash: h.Hash})
+		trust = append(trust, codexsetup.TrustEntry{Key: h.Key, Hash: h.Hash})
 	}
-	cfgPath := filepath.Join(s.codex, codexhost.ConfigFile)
-	setTrust := func(e codexhost.ConfigEdit) {
+	cfgPath := filepath.Join(s.codex, codexsetup.ConfigFile)
+	setTrust := func(e codexsetup.ConfigEdit) {
 		t.Helper()
 		cfg, err := os.ReadFile(cfgPath)
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := codexhost.EditConfig(cfg, e)
+		res, err := codexsetup.EditConfig(cfg, e)
 		if err != nil || !res.Changed {
 			t.Fatalf("EditConfig: changed %v, %v", res.Changed, err)
 		}
@@ -63,7 +64,7 @@ func TestE2ECodexNexusHooksTrusted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setTrust(codexhost.ConfigEdit{Trust: trust})
+	setTrust(codexsetup.ConfigEdit{Trust: trust})
 	listed := s.hooksListFull()
 	for _, h := range ours {
 		got := listed[h.Key]
@@ -74,7 +75,7 @@ func TestE2ECodexNexusHooksTrusted(t *testing.T) {
 	if got := listed[path+":pre_tool_use:0:0"]; got.trust != "untrusted" {
 		t.Errorf("the user's own hook is %q, want untrusted: nexus trusts only its own", got.trust)
 	}
-	setTrust(codexhost.ConfigEdit{RemoveTrust: trust})
+	setTrust(codexsetup.ConfigEdit{RemoveTrust: trust})
 	listed = s.hooksListFull()
 	for _, h := range ours {
 		if got := listed[h.Key]; got.trust != "untrusted" {
@@ -112,15 +113,15 @@ func distributionRoles(t *testing.T, kind string) map[string][2]string {
 }
 
 // TestE2ECodexRenderedAgentsAndSkills: the nine roles rendered by
-// codexhost.AgentTOML load as custom agents (no "malformed agent role"
+// codexsetup.AgentTOML load as custom agents (no "malformed agent role"
 // error item, which session.run fails on; each offered as an agent_type)
-// and the skills rendered by codexhost.SkillMD are listed to the model.
+// and the skills rendered by codexsetup.SkillMD are listed to the model.
 func TestE2ECodexRenderedAgentsAndSkills(t *testing.T) {
 	t.Parallel()
 	agents := map[string]string{}
 	roles := distributionRoles(t, "agents")
 	for id, r := range roles {
-		b, err := codexhost.AgentTOML(codexhost.Agent{ID: id, Description: r[0], Instructions: r[1], Model: model})
+		b, err := codexsetup.AgentTOML(codexsetup.Agent{ID: id, Description: r[0], Instructions: r[1], Model: model})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +135,7 @@ func TestE2ECodexRenderedAgentsAndSkills(t *testing.T) {
 	s := newSession(t, api, sessionOpts{agents: agents})
 	skills := distributionRoles(t, "skills")
 	for id, sk := range skills {
-		b, err := codexhost.SkillMD(codexhost.Skill{ID: id, Description: sk[0], Body: sk[1]})
+		b, err := codexsetup.SkillMD(codexsetup.Skill{ID: id, Description: sk[0], Body: sk[1]})
 		if err != nil {
 			t.Fatal(err)
 		}

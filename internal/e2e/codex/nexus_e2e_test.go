@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
+	codexsetup "github.com/nexus-harness/nexus/harness/host/codex/setup"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 )
 
@@ -85,7 +85,7 @@ func (s *session) agentBody(t *testing.T, role string) string {
 	if err != nil {
 		t.Fatalf("nexus install codex wrote no agent file for %s: %v", role, err)
 	}
-	a, err := codexhost.ParseAgentTOML(b)
+	a, err := codexsetup.ParseAgentTOML(b)
 	if err != nil {
 		t.Fatalf("agent file of %s: %v", role, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	codexhost "github.com/nexus-harness/nexus/harness/host/codex"
+	codexsetup "github.com/nexus-harness/nexus/harness/host/codex/setup"
 	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fr "github.com/nexus-harness/nexus/internal/fakeresponses"
 )
@@ -73,16 +74,16 @@ func (s *session) timeHooks() string {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	var trust []codexhost.TrustEntry
+	var trust []codexsetup.TrustEntry
 	for _, h := range hooks {
-		trust = append(trust, codexhost.TrustEntry{Key: h.Key, Hash: h.Hash})
+		trust = append(trust, codexsetup.TrustEntry{Key: h.Key, Hash: h.Hash})
 	}
-	cfg := filepath.Join(s.codex, codexhost.ConfigFile)
+	cfg := filepath.Join(s.codex, codexsetup.ConfigFile)
 	cur, err := os.ReadFile(cfg)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	res, err := codexhost.EditConfig(cur, codexhost.ConfigEdit{Trust: trust})
+	res, err := codexsetup.EditConfig(cur, codexsetup.ConfigEdit{Trust: trust})
 	if err != nil {
 		s.t.Fatal(err)
 	}

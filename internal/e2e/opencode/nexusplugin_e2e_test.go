@@ -3,15 +3,18 @@
 package opencode
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/catalog"
 	oc "github.com/nexus-harness/nexus/harness/host/opencode"
+	ocsetup "github.com/nexus-harness/nexus/harness/host/opencode/setup"
 	fc "github.com/nexus-harness/nexus/internal/fakechat"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/vocabulary"
@@ -21,19 +24,23 @@ import (
 // into the session's project and returns the fake nexus's log.
 func installGenerated(t testing.TB, s *session, dir string) string {
 	t.Helper()
-	b, err := oc.Plugin(oc.PluginOptions{Nexus: fakeNexus(t), Project: s.proj, Version: "e2e"})
+	b, err := ocsetup.Plugin(ocsetup.PluginOptions{Nexus: fakeNexus(t), Project: s.proj, Version: "e2e"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(s.proj, ".opencode", dir, oc.PluginFile), b)
+	writeFile(t, filepath.Join(s.proj, ".opencode", dir, ocsetup.PluginFile), b)
 	return filepath.Join(s.root, "fake-nexus.jsonl")
 }
 
 // architectAgent renders the vendored architect role as host/opencode
 // does: its body, the model, and the permissions its capabilities give.
-func architectAgent(t testing.TB) (oc.Agent, []byte) {
+func architectAgent(t testing.TB) (ocsetup.Agent, []byte) {
 	t.Helper()
 	core, err := vocabulary.LoadManifest(testenv.CoreDir(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: "nx_"}.WithHost(oc.Profile()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,18 +49,14 @@ func architectAgent(t testing.TB) (oc.Agent, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocked []string
-	for _, id := range a.Capabilities {
-		c, _ := core.Capability(id)
-		blocked = append(blocked, c.BlocksSemanticClasses...)
+	var denied []string
+	for _, ca := range c.Agents {
+		if ca.ID == "architect" {
+			denied = ca.Denied
+		}
 	}
-	nm, _ := gate.NexusMap()
-	mcp := map[string][]string{}
-	for name, e := range nm.Tools {
-		mcp["nx_"+name] = e.Classes
-	}
-	ag := oc.Agent{ID: "architect", Description: a.Description, Body: body, Model: "fake/fake-model", Deny: oc.PermissionDenials(blocked, mcp)}
-	md, err := oc.AgentMD(ag)
+	ag := ocsetup.Agent{ID: "architect", Description: a.Description, Body: body, Model: "fake/fake-model", Deny: ocsetup.Permissions(denied)}
+	md, err := ocsetup.AgentMD(ag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +90,7 @@ func TestE2EOpenCodeGeneratedPlugin(t *testing.T) {
 	log := installGenerated(t, s, "plugins")
 	seedPluginDeps(t, filepath.Join(s.proj, ".opencode"))
 	ag, md := architectAgent(t)
-	writeFile(t, filepath.Join(s.proj, ".opencode", oc.AgentPath("architect")), md)
+	writeFile(t, filepath.Join(s.proj, ".opencode", ocsetup.AgentPath("architect")), md)
 	writeFile(t, filepath.Join(s.proj, "f.txt"), []byte("x\n"))
 	r := s.run(prompt, "--title", "e2e")
 
@@ -152,43 +155,88 @@ func TestE2EOpenCodeGeneratedPlugin(t *testing.T) {
 	}
 }
 
-// BenchmarkOpenCodeNexusPlugin: what the generated plugin adds to a tool
-// call inside the real OpenCode: a session of 100 sequential read calls,
-// tool.execute.before timed around the generated hook (testdata/timed.js)
-// with the fake nexus decoding each request with the real codec behind
-// the FIFOs (the lifecycle engine's own work is not included). It reports
-// the median and 90th percentile per call, and the session's wall time.
+// BenchmarkOpenCodeNexusPlugin: what nexus adds to a tool call inside the
+// real OpenCode (pluginPerCall): nexus installed, its plugin wrapped by
+// testdata/timed.js, 100 read calls, tool.execute.before timed
+// around the generated hook with the real lifecycle engine behind the
+// long-lived child. It reports the median and 90th percentile per call,
+// and the session's wall time.
 // go test -tags e2e -run '^$' -bench OpenCodeNexusPlugin -benchtime 1x ./internal/e2e/opencode
 func BenchmarkOpenCodeNexusPlugin(b *testing.B) {
-	const calls = 100
 	var perCall, walls []time.Duration
 	for i := 0; i < b.N; i++ {
-		prompt, turns := readTurns(calls)
-		api := fc.New(turns...)
-		timing := filepath.Join(b.TempDir(), "timing.log")
-		s := newSession(b, api, sessionOpts{noMCP: true, plugins: []string{"timed.js"}})
-		installGenerated(b, s, "nexus-gen")
-		s.env = append(s.env, "FAKE_NEXUS_LOG="+filepath.Join(s.root, "fake-nexus.jsonl"), "FAKE_NEXUS_CODEC=1",
-			"OC_TIMING_LOG="+timing, "OC_NEXUS_PLUGIN="+filepath.Join(s.proj, ".opencode", "nexus-gen", oc.PluginFile))
-		writeFile(b, filepath.Join(s.proj, "f.txt"), []byte("x\n"))
-		walls = append(walls, s.run(prompt, "--title", "timing").wall)
-		api.Close()
-		if u := api.Unused(); len(u) > 0 {
-			b.Fatalf("turns never reached: %v", u[:min(3, len(u))])
-		}
-		got := readTimingLog(b, timing)
-		if len(got) != calls {
-			b.Fatalf("%d hook timings, want %d", len(got), calls)
-		}
-		rg := &rig{t: b, log: filepath.Join(s.root, "fake-nexus.jsonl")}
-		for _, q := range rg.requests() {
-			if q.Mode != "serve" {
-				b.Fatalf("request %d answered by a %s process", q.ID, q.Mode)
-			}
-		}
-		perCall = append(perCall, got...)
+		calls, wall := pluginPerCall(b, 100)
+		perCall, walls = append(perCall, calls...), append(walls, wall)
 	}
 	b.ReportMetric(float64(median(perCall))/float64(time.Microsecond), "µs-median/call")
 	b.ReportMetric(float64(p90(perCall))/float64(time.Microsecond), "µs-p90/call")
 	b.ReportMetric(ms(median(walls)), "ms-session")
+}
+
+// pluginPerCall runs a session of n sequential read calls with nexus
+// installed (ten calls per model turn), its plugin loaded through testdata/timed.js (moved out of
+// plugins/, so OpenCode does not load it twice), and returns the time
+// each tool.execute.before took and the session's wall time. Every call
+// must have gone through the long-lived child: no nexus process per hook
+// ran (the child is the only `nexus hook` OpenCode started).
+func pluginPerCall(t testing.TB, n int) ([]time.Duration, time.Duration) {
+	t.Helper()
+	prompt, turns := readTurns(n, 10)
+	api := fc.New(turns...)
+	defer api.Close()
+	timing := filepath.Join(t.TempDir(), "timing.log")
+	s := newSession(t, api, sessionOpts{nexus: true, plugins: []string{"timed.js"}})
+	// nexus behind a wrapper that logs each start, so the test sees which
+	// nexus processes OpenCode ran (its exec costs the child's start only).
+	starts := filepath.Join(s.root, "nexus-starts.log")
+	wrapper := filepath.Join(s.root, "bin", "nexus")
+	writeFile(t, wrapper, []byte("#!/bin/sh\necho \"$*\" >> "+starts+"\nexec "+filepath.Join(binDir, "nexus")+" \"$@\"\n"))
+	if err := os.Chmod(wrapper, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.install("--command", wrapper)
+	gen := filepath.Join(s.proj, ".opencode", "nexus-gen", ocsetup.PluginFile)
+	if err := os.MkdirAll(filepath.Dir(gen), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(s.proj, ".opencode", ocsetup.PluginPath), gen); err != nil {
+		t.Fatal(err)
+	}
+	s.env = append(s.env, "OC_TIMING_LOG="+timing, "OC_NEXUS_PLUGIN="+gen)
+	for i := range n {
+		writeFile(t, filepath.Join(s.proj, fmt.Sprintf("f%d.txt", i)), []byte("x\n"))
+	}
+	r := s.run(prompt, "--title", "timing")
+	if u := api.Unused(); len(u) > 0 {
+		t.Fatalf("turns never reached: %v", u[:min(3, len(u))])
+	}
+	data, err := os.ReadFile(timing)
+	if err != nil {
+		t.Fatalf("the timing plugin wrote no log: %v", err)
+	}
+	var got []time.Duration
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		ns, err := strconv.ParseInt(line, 10, 64)
+		if err != nil {
+			t.Fatalf("timing log line %q", line)
+		}
+		got = append(got, time.Duration(ns))
+	}
+	if len(got) != n {
+		t.Fatalf("%d hook timings, want %d", len(got), n)
+	}
+	b, err := os.ReadFile(starts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hooks []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "hook ") {
+			hooks = append(hooks, line)
+		}
+	}
+	if len(hooks) != 1 || !strings.Contains(hooks[0], "--serve") {
+		t.Fatalf("nexus hook processes OpenCode ran: %q, want the one long-lived child", hooks)
+	}
+	return got, r.wall
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	oc "github.com/nexus-harness/nexus/harness/host/opencode"
+	ocsetup "github.com/nexus-harness/nexus/harness/host/opencode/setup"
 )
 
 var (
@@ -63,13 +64,13 @@ type rig struct {
 	log    string
 }
 
-func newRig(t *testing.T, o oc.PluginOptions) *rig {
+func newRig(t *testing.T, o ocsetup.PluginOptions) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	if o.Nexus == "" {
 		o.Nexus = fakeNexus(t)
 	}
-	b, err := oc.Plugin(o)
+	b, err := ocsetup.Plugin(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +209,8 @@ func chatStep(session, text string) step {
 // results are forwarded, and dispose ends the child.
 func TestE2EOpenCodePluginProtocol(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, oc.PluginOptions{Project: ""})
-	long := strings.Repeat("x", oc.ClipLength+500)
+	r := newRig(t, ocsetup.PluginOptions{Project: ""})
+	long := strings.Repeat("x", ocsetup.ClipLength+500)
 	res := r.drive([]step{
 		{Hook: oc.HookEvent, Input: map[string]any{"event": map[string]any{"type": "session.created", "properties": map[string]any{"info": map[string]any{"id": "ses_root"}}}}},
 		{Hook: oc.HookEvent, Input: map[string]any{"event": map[string]any{"type": "message.part.delta", "properties": map[string]any{}}}},
@@ -272,7 +273,7 @@ func TestE2EOpenCodePluginProtocol(t *testing.T) {
 		case 7:
 			var out struct{ Output string }
 			json.Unmarshal(q.Req.Output, &out)
-			if !strings.HasSuffix(out.Output, oc.Clipped) || len(out.Output) != oc.ClipLength+len(oc.Clipped) {
+			if !strings.HasSuffix(out.Output, ocsetup.Clipped) || len(out.Output) != ocsetup.ClipLength+len(ocsetup.Clipped) {
 				t.Errorf("a long tool result reached nexus as %d bytes ending %q", len(out.Output), out.Output[max(0, len(out.Output)-40):])
 			}
 		case 8:
@@ -292,7 +293,7 @@ func TestE2EOpenCodePluginProtocol(t *testing.T) {
 func TestE2EOpenCodePluginFallback(t *testing.T) {
 	t.Parallel()
 	t.Run("child dies", func(t *testing.T) {
-		r := newRig(t, oc.PluginOptions{})
+		r := newRig(t, ocsetup.PluginOptions{})
 		res := r.drive([]step{
 			toolStep(oc.HookToolBefore, "bash", "c1", map[string]any{"command": "echo one"}),
 			toolStep(oc.HookToolBefore, "bash", "c2", map[string]any{"command": "echo CRASHCHILD"}),
@@ -316,7 +317,7 @@ func TestE2EOpenCodePluginFallback(t *testing.T) {
 		}
 	})
 	t.Run("no mkfifo", func(t *testing.T) {
-		r := newRig(t, oc.PluginOptions{})
+		r := newRig(t, ocsetup.PluginOptions{})
 		// Node is found by its absolute path; mkfifo is not on PATH.
 		res := r.drive([]step{toolStep(oc.HookToolBefore, "bash", "c1", map[string]any{"command": "BLOCKME"}), chatStep("ses_x", "hi")}, "PATH=/nonexistent")
 		if res[0].Threw != "fake nexus blocked the call (once)" || !strings.Contains(string(res[1].Output), "FAKE-CONTEXT for ses_x") {
@@ -337,7 +338,7 @@ func TestE2EOpenCodePluginFallback(t *testing.T) {
 func TestE2EOpenCodePluginFailsClosed(t *testing.T) {
 	t.Parallel()
 	t.Run("no nexus", func(t *testing.T) {
-		r := newRig(t, oc.PluginOptions{Nexus: "/nonexistent/nexus"})
+		r := newRig(t, ocsetup.PluginOptions{Nexus: "/nonexistent/nexus"})
 		res := r.drive([]step{toolStep(oc.HookToolBefore, "bash", "c1", map[string]any{"command": "ls"}), chatStep("ses_x", "hi"), toolStep(oc.HookToolAfter, "bash", "c1", map[string]any{"command": "ls"})})
 		if !strings.HasPrefix(res[0].Threw, "nexus could not check this tool call (") || !strings.Contains(res[0].Threw, "ENOENT") ||
 			!strings.HasSuffix(res[0].Threw, "A tool call nexus cannot check does not run; `nexus doctor` shows what is wrong, and `nexus install opencode` rewrites the plugin.") {
@@ -348,7 +349,7 @@ func TestE2EOpenCodePluginFailsClosed(t *testing.T) {
 		}
 	})
 	t.Run("too slow", func(t *testing.T) {
-		r := newRig(t, oc.PluginOptions{Timeout: time.Second})
+		r := newRig(t, ocsetup.PluginOptions{Timeout: time.Second})
 		blocked := toolStep(oc.HookToolBefore, "bash", "c2", map[string]any{"command": "BLOCKME"})
 		blocked.SleepMS = 2500 // the child answers the slow call meanwhile
 		res := r.drive([]step{
@@ -373,7 +374,7 @@ func TestE2EOpenCodePluginFailsClosed(t *testing.T) {
 // signal.
 func TestE2EOpenCodePluginParentDies(t *testing.T) {
 	t.Parallel()
-	r := newRig(t, oc.PluginOptions{})
+	r := newRig(t, ocsetup.PluginOptions{})
 	cmd := r.command(context.Background(), []step{toolStep(oc.HookToolBefore, "bash", "c1", map[string]any{"command": "ls"}), {Hook: "-", Wait: true}})
 	out, err := cmd.StdoutPipe()
 	if err != nil {

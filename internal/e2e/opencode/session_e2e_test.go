@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	"github.com/nexus-harness/nexus/internal/fakechat"
-	"github.com/nexus-harness/nexus/internal/testenv"
 )
 
-// binDir holds nexus, built once for the test binary (its MCP server is the
-// one the sessions connect to).
+// binDir holds nexus and nexus-plugins, built once for the test binary as
+// `make build` builds them (the sessions' MCP servers and plugin run them).
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -32,20 +32,12 @@ func TestMain(m *testing.M) {
 			os.Exit(echoServe())
 		}
 	}
-	dir, err := os.MkdirTemp("", "nexus-e2e-opencode-bin-")
+	dir, err := e2ekit.BuildCommands("nexus-e2e-opencode-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	binDir = dir
-	// Built as `make build` builds them, so timings match an install:
-	// nexus, the front, with nexus-full beside it.
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", dir+"/", "../../../cmd/nexus", "../../../cmd/nexus-full")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build nexus: %v\n%s", err, out)
-		os.Exit(1)
-	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -60,10 +52,7 @@ const sysPath = "/usr/local/bin:/usr/bin:/bin"
 // OpenCode's grep, glob and skill tools run.
 func opencodeBin(t testing.TB) string {
 	t.Helper()
-	p := filepath.Join(testenv.ModuleRoot(t), ".e2e", "opencode", "node_modules", ".bin", "opencode")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("the pinned OpenCode CLI is not installed (%v): run `make e2e` or scripts/e2e/setup.d/50-opencode.sh", err)
-	}
+	p := e2ekit.PinnedCLI(t, "opencode", "opencode", "NEXUS_E2E_OPENCODE", "50-opencode.sh")
 	for _, dir := range filepath.SplitList(sysPath) {
 		if _, err := os.Stat(filepath.Join(dir, "rg")); err == nil {
 			return p
@@ -96,6 +85,11 @@ type sessionOpts struct {
 	// instead of write and edit.
 	model string
 	env   []string
+	// nexus installs nexus for OpenCode in the project the way a user
+	// does (`nexus install opencode`, the real binary: plugin, MCP
+	// servers, agents, skills), in the session's environment, which has
+	// no NEXUS_* variable and no nexus on PATH.
+	nexus bool
 }
 
 func newSession(t testing.TB, api *fakechat.Server, o sessionOpts) *session {
@@ -128,7 +122,7 @@ func newSession(t testing.TB, api *fakechat.Server, o sessionOpts) *session {
 		"autoupdate":  false,
 		"share":       "disabled",
 	}
-	if !o.noMCP {
+	if !o.noMCP && !o.nexus {
 		cfg["mcp"] = map[string]any{"nexus": map[string]any{"type": "local", "command": []string{filepath.Join(binDir, "nexus"), "mcp", "--without", "decisions"}}}
 	}
 	b, _ := json.MarshalIndent(cfg, "", "  ")
@@ -144,6 +138,9 @@ func newSession(t testing.TB, api *fakechat.Server, o sessionOpts) *session {
 			}
 			writeFile(t, filepath.Join(dot, "plugins", p), src)
 		}
+	}
+	if o.nexus {
+		configDirs = append(configDirs, filepath.Join(s.proj, ".opencode"))
 	}
 	for _, d := range configDirs {
 		seedPluginDeps(t, d)
@@ -165,6 +162,14 @@ func newSession(t testing.TB, api *fakechat.Server, o sessionOpts) *session {
 		"OPENCODE_DISABLE_LSP_DOWNLOAD=1",
 		"PROBE_LOG=" + s.probeLog,
 	}, o.env...)
+	for _, kv := range s.env {
+		if strings.HasPrefix(kv, "NEXUS_") {
+			t.Fatalf("the session's environment sets %s; nexus must work without any NEXUS_* variable", kv)
+		}
+	}
+	if o.nexus {
+		s.install()
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			dump := filepath.Join(os.TempDir(), "nexus-e2e-"+strings.ReplaceAll(t.Name(), "/", "_")+"-requests.jsonl")
@@ -174,6 +179,19 @@ func newSession(t testing.TB, api *fakechat.Server, o sessionOpts) *session {
 		}
 	})
 	return s
+}
+
+// install runs `nexus install opencode` in the project with the session's
+// environment, as a user would.
+func (s *session) install(args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "nexus"), append([]string{"install", "opencode"}, args...)...)
+	cmd.Dir, cmd.Env = s.proj, s.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("nexus install opencode %v: %v\n%s", args, err, out)
+	}
+	return string(out)
 }
 
 // seedPluginDeps stops OpenCode from installing @opencode-ai/plugin from
@@ -264,12 +282,7 @@ func (s *session) run(prompt string, args ...string) runResult {
 	return r
 }
 
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
+func tail(s string, n int) string { return e2ekit.Tail(s, n) }
 
 // hookCall is one line of the probe plugin's log.
 type hookCall struct {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	ocsetup "github.com/nexus-harness/nexus/harness/host/opencode/setup"
+	"github.com/nexus-harness/nexus/internal/e2e/e2ekit"
 	fc "github.com/nexus-harness/nexus/internal/fakechat"
 )
 
@@ -66,17 +68,7 @@ func answer(w interface{ Write([]byte) (int, error) }, line []byte) int {
 	return 0
 }
 
-func median(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(ds []time.Duration) time.Duration { return e2ekit.Median(ds) }
 
 // p90 is the nearest-rank 90th percentile.
 func p90(ds []time.Duration) time.Duration {
@@ -154,7 +146,7 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			var perCall, walls []time.Duration
 			for i := 0; i < b.N; i++ {
-				prompt, turns := readTurns(calls)
+				prompt, turns := readTurns(calls, 1)
 				api := fc.New(turns...)
 				log := filepath.Join(b.TempDir(), "timing.log")
 				cmd, _ := json.Marshal(m.cmd)
@@ -178,16 +170,27 @@ func BenchmarkOpenCodeToolHook(b *testing.B) {
 	}
 }
 
-// readTurns scripts a session of n sequential read calls of f.txt, then
-// an answer; it returns the prompt that starts it.
-func readTurns(n int) (string, []fc.Turn) {
+// readTurns scripts a session of n read calls, of f.txt when batch is 1,
+// else of f<i>.txt (identical calls in a row are OpenCode's "doom loop",
+// which opencode run refuses), batch calls per model turn (OpenCode runs a turn's calls one after the other through the
+// plugin's synchronous hook; fewer turns spare the model round trips),
+// then an answer; it returns the prompt that starts it.
+func readTurns(n, batch int) (string, []fc.Turn) {
 	prompt := fmt.Sprintf("timing: %d reads", n)
 	var turns []fc.Turn
 	when := fc.Prompt(prompt)
-	for c := 0; c < n; c++ {
-		id := fmt.Sprintf("call_read_%d", c)
-		turns = append(turns, fc.Turn{Name: id, When: when, Reply: fc.Reply{Calls: []fc.Call{{ID: id, Name: "read", Args: map[string]any{"filePath": "f.txt"}}}}})
-		when = fc.After(id)
+	for c := 0; c < n; c += batch {
+		var calls []fc.Call
+		for i := c; i < min(n, c+batch); i++ {
+			file := "f.txt"
+			if batch > 1 {
+				file = fmt.Sprintf("f%d.txt", i)
+			}
+			calls = append(calls, fc.Call{ID: fmt.Sprintf("call_read_%d", i), Name: "read", Args: map[string]any{"filePath": file}})
+		}
+		name := fmt.Sprintf("reads_%d", c)
+		turns = append(turns, fc.Turn{Name: name, When: when, Reply: fc.Reply{Calls: calls}})
+		when = fc.After(calls[len(calls)-1].ID)
 	}
 	return prompt, append(turns, fc.Turn{Name: "final", When: when, Reply: fc.Reply{Text: "Done."}})
 }
@@ -208,4 +211,83 @@ func readTimingLog(b *testing.B, path string) []time.Duration {
 		out = append(out, time.Duration(ns))
 	}
 	return out
+}
+
+// TestE2EOpenCodeTiming measures what nexus adds to OpenCode: the wall time
+// of a scripted `opencode run` (prompt, one bash call, answer; the title
+// request skipped) without nexus and with nexus installed (`nexus install
+// opencode`: the plugin and its long-lived child, the nexus and nauro MCP
+// servers, the agents and skills), alternating in one run,
+// NEXUS_E2E_OPENCODE_TIMING_RUNS times each (default 5) after a warm-up
+// of each; and the time tool.execute.before takes per call through the
+// installed plugin with the real engine behind it, over 100 sequential
+// read calls. It prints the medians and appends them to
+// $NEXUS_E2E_FIGURES. It runs before the package's parallel sessions.
+func TestE2EOpenCodeTiming(t *testing.T) {
+	runs := 5
+	if v, err := strconv.Atoi(os.Getenv("NEXUS_E2E_OPENCODE_TIMING_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	const prompt = "timing: one bash call"
+	script := func() *fc.Server {
+		return fc.New(
+			fc.Turn{Name: "bash", When: fc.Prompt(prompt), Repeat: true, Reply: fc.Reply{Calls: []fc.Call{{ID: "call_t", Name: "bash", Args: map[string]any{"command": "true", "description": "Nothing"}}}}},
+			fc.Turn{Name: "final", When: fc.After("call_t"), Repeat: true, Reply: fc.Reply{Text: "Done."}},
+		)
+	}
+	api := script()
+	defer api.Close()
+	bare := newSession(t, api, sessionOpts{noMCP: true})
+	with := newSession(t, api, sessionOpts{nexus: true})
+	bare.run(prompt, "--title", "timing")
+	with.run(prompt, "--title", "timing")
+	if got := api.Chats()[len(api.Chats())-2].Chat.FirstUserText(); !strings.Contains(got, "nexus is active for this project") {
+		t.Fatalf("nexus did not run in the timed session: %.200q", got)
+	}
+	sessions := []*session{bare, with}
+	split := os.Getenv("NEXUS_E2E_TIMING_SPLIT") == "1"
+	if split {
+		// nexus's plugin alone (no MCP servers), and its MCP servers alone
+		// (no plugin).
+		pluginOnly := newSession(t, api, sessionOpts{nexus: true})
+		cfg, err := os.ReadFile(filepath.Join(bare.proj, "opencode.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(pluginOnly.proj, "opencode.json"), cfg)
+		mcpOnly := newSession(t, api, sessionOpts{nexus: true})
+		if err := os.Remove(filepath.Join(mcpOnly.proj, ".opencode", ocsetup.PluginPath)); err != nil {
+			t.Fatal(err)
+		}
+		sessions = append(sessions, pluginOnly, mcpOnly)
+	}
+	walls := make([][]time.Duration, len(sessions))
+	for range runs {
+		for j, s := range sessions {
+			walls[j] = append(walls[j], s.run(prompt, "--title", "timing").wall)
+		}
+	}
+	perCall, wall := pluginPerCall(t, 100)
+	all := func(ds []time.Duration) string {
+		var s []string
+		for _, d := range ds {
+			s = append(s, strconv.Itoa(int(d/time.Millisecond)))
+		}
+		return strings.Join(s, " ")
+	}
+	mb, mw := median(walls[0]), median(walls[1])
+	lines := []string{
+		fmt.Sprintf("opencode run scripted session (prompt, bash, answer), median of %d, %s:", runs, time.Now().UTC().Format("2006-01-02")),
+		fmt.Sprintf("  without nexus              %s (runs: %s ms)", e2ekit.Ms(mb), all(walls[0])),
+		fmt.Sprintf("  with nexus                 %s (runs: %s ms), added %s (target ≤ +150 ms)", e2ekit.Ms(mw), all(walls[1]), e2ekit.Ms(mw-mb)),
+	}
+	if split {
+		lines = append(lines,
+			fmt.Sprintf("  nexus's plugin alone       %s (runs: %s ms), added %s", e2ekit.Ms(median(walls[2])), all(walls[2]), e2ekit.Ms(median(walls[2])-mb)),
+			fmt.Sprintf("  nexus's MCP servers alone  %s (runs: %s ms), added %s", e2ekit.Ms(median(walls[3])), all(walls[3]), e2ekit.Ms(median(walls[3])-mb)))
+	}
+	lines = append(lines,
+		fmt.Sprintf("  tool.execute.before through the plugin, real engine: median %.2f ms, p90 %.2f ms over %d calls (target median ≤ 2 ms); session %s",
+			ms(median(perCall)), ms(p90(perCall)), len(perCall), e2ekit.Ms(wall)))
+	e2ekit.Figures(t, strings.Join(lines, "\n")+"\n")
 }

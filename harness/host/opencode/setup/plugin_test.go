@@ -1,9 +1,11 @@
-package opencode
+package setup
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 )
 
 func TestPluginGolden(t *testing.T) {
@@ -61,9 +63,33 @@ func TestPluginRefuses(t *testing.T) {
 		{Nexus: "nexus"},
 		{Nexus: "/bin/nexus", Project: "rel"},
 		{Nexus: "/bin/nexus", ServeArgs: []string{}},
+		{Nexus: "/bin/nexus", Project: "/p\x8a"},
+		{Nexus: "/bin/\xffnexus"},
 	} {
 		if _, err := Plugin(o); err == nil {
 			t.Errorf("Plugin(%+v) rendered", o)
+		}
+	}
+}
+
+// TestReadPlugin: what a rendered plugin runs reads back as given, and a
+// file nexus did not write is refused.
+func TestReadPlugin(t *testing.T) {
+	o := PluginOptions{Nexus: "/opt/we\"ird\u2028/nexus", Project: "/p q", ServeArgs: []string{"hook", "--serve", "--project", "/p q"}, CallArgs: []string{"hook"}}
+	b, err := Plugin(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadPlugin(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Nexus != o.Nexus || in.Project != o.Project || strings.Join(in.ServeArgs, "|") != "hook|--serve|--project|/p q" || strings.Join(in.CallArgs, "|") != "hook" || in.Protocol != opencode.ProtocolVersion {
+		t.Errorf("read back %+v", in)
+	}
+	for _, bad := range []string{"", "export const x = 1\n", strings.Replace(string(b), "const V = 1", "const V = one", 1), strings.Replace(string(b), "const ONCE", "const ONE", 1)} {
+		if _, err := ReadPlugin([]byte(bad)); err == nil {
+			t.Errorf("read a plugin from %.60q", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package opencode
+package setup
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 )
 
 // OpenCode reads opencode.json and opencode.jsonc with the same lenient
@@ -139,7 +141,7 @@ func EditConfig(src []byte, e ConfigEdit) (ConfigResult, error) {
 	for _, s := range []struct {
 		name string
 		want *MCPServer
-	}{{MCPServerName, e.Nexus}, {NauroServerName, e.Nauro}} {
+	}{{opencode.MCPServerName, e.Nexus}, {opencode.NauroServerName, e.Nauro}} {
 		n, err := editServer(obj, s.name, s.want, e.Executable)
 		if err != nil {
 			return ConfigResult{}, err
@@ -495,7 +497,7 @@ func checkEdit(out []byte, e ConfigEdit) error {
 	if err := json.Unmarshal(v.Pack(), &cfg); err != nil {
 		return err
 	}
-	for name, want := range map[string]*MCPServer{MCPServerName: e.Nexus, NauroServerName: e.Nauro} {
+	for name, want := range map[string]*MCPServer{opencode.MCPServerName: e.Nexus, opencode.NauroServerName: e.Nauro} {
 		got, ok := cfg.MCP[name]
 		if want == nil {
 			continue // removal leaves another tool's entry alone
@@ -523,32 +525,59 @@ func mustParse(b []byte) hujson.Value {
 // and whether it is nexus's (see ConfigEdit.Executable): the installer
 // asks before it serves the decision store on its own as "nauro".
 func OwnedEntry(src []byte, name, exe string) (exists, ours bool, err error) {
+	e, err := ReadEntry(src, name, exe)
+	if err != nil || e == nil {
+		return false, false, err
+	}
+	return true, e.Ours, nil
+}
+
+// Entry is an mcp entry of opencode.json as OpenCode reads it.
+type Entry struct {
+	MCPServer
+	// Type is "local" for a command OpenCode starts; Ours is set when the
+	// command runs nexus (see ConfigEdit.Executable).
+	Type string
+	Ours bool
+}
+
+// ReadEntry reads mcp.<name> of an opencode.json (nil when there is none;
+// an entry nexus cannot read as a local server has no command).
+func ReadEntry(src []byte, name, exe string) (*Entry, error) {
 	body := bytes.TrimPrefix(src, bom)
 	if len(bytes.TrimSpace(body)) == 0 {
-		return false, false, nil
+		return nil, nil
 	}
 	if jsoncDepth(body) > maxConfigDepth {
-		return false, false, errors.New("opencode.json nests too deep")
+		return nil, errors.New("opencode.json nests too deep")
 	}
-	v, err := hujson.Parse(body)
+	v, err := hujson.Parse(bytes.Clone(body))
 	if err != nil {
-		return false, false, err
+		return nil, err
 	}
 	root, ok := v.Value.(*hujson.Object)
 	if !ok {
-		return false, false, errors.New("opencode.json is not a JSON object")
+		return nil, errors.New("opencode.json is not a JSON object")
 	}
 	mi, _ := member(root, "mcp")
 	if mi < 0 {
-		return false, false, nil
+		return nil, nil
 	}
 	mcp, ok := root.Members[mi].Value.Value.(*hujson.Object)
 	if !ok {
-		return false, false, nil
+		return nil, nil
 	}
 	si, _ := member(mcp, name)
 	if si < 0 {
-		return false, false, nil
+		return nil, nil
 	}
-	return true, ownEntry(mcp.Members[si].Value, exe), nil
+	val := mcp.Members[si].Value
+	e := &Entry{Ours: ownEntry(val, exe)}
+	c := val.Clone()
+	c.Standardize()
+	var m mcpEntry
+	if json.Unmarshal(c.Pack(), &m) == nil {
+		e.Type, e.Command, e.Environment = m.Type, m.Command, m.Environment
+	}
+	return e, nil
 }

@@ -1,11 +1,13 @@
-package opencode
+package setup
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/nexus-harness/nexus/harness/catalog"
 	"github.com/nexus-harness/nexus/harness/gate"
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 	"github.com/nexus-harness/nexus/internal/testenv"
 	"github.com/nexus-harness/nexus/vocabulary"
 )
@@ -19,37 +21,15 @@ func loadCore(t *testing.T) *vocabulary.Core {
 	return core
 }
 
-// blockedClasses are the semantic classes a role's capabilities block.
-func blockedClasses(t *testing.T, core *vocabulary.Core, role string) []string {
+// openCodeCatalog is the vendored distribution's catalog as OpenCode sees
+// it: what install renders from.
+func openCodeCatalog(t *testing.T, core *vocabulary.Core) *catalog.Catalog {
 	t.Helper()
-	a, ok := core.Agent(role)
-	if !ok {
-		t.Fatalf("no role %s", role)
-	}
-	var out []string
-	for _, id := range a.Capabilities {
-		c, ok := core.Capability(id)
-		if !ok {
-			t.Fatalf("role %s: unknown capability %s", role, id)
-		}
-		out = append(out, c.BlocksSemanticClasses...)
-	}
-	return out
-}
-
-// nexusToolClasses are nexus's MCP tools by served name (nx_task_add)
-// with their classes, from the gate's shared map.
-func nexusToolClasses(t *testing.T) map[string][]string {
-	t.Helper()
-	m, err := gate.NexusMap()
+	c, err := catalog.Build(catalog.Options{Core: core, ToolPrefix: "nx_"}.WithHost(opencode.Profile()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
-	for name, e := range m.Tools {
-		out["nx_"+name] = e.Classes
-	}
-	return out
+	return c
 }
 
 // TestAgentRoundTrip renders every role of the vendored distribution with
@@ -57,17 +37,13 @@ func nexusToolClasses(t *testing.T) map[string][]string {
 // body survives byte for byte, and the denials are the expected ones.
 func TestAgentRoundTrip(t *testing.T) {
 	core := loadCore(t)
-	mcp := nexusToolClasses(t)
-	if n := len(core.Manifest().Agents); n != 9 {
+	c := openCodeCatalog(t, core)
+	if n := len(c.Agents); n != 9 {
 		t.Errorf("%d roles in the distribution, want the nine", n)
 	}
-	for _, a := range core.Manifest().Agents {
-		body, err := core.ReadAgentBody(a.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		deny := PermissionDenials(blockedClasses(t, core, a.ID), mcp)
-		in := Agent{ID: a.ID, Description: a.Description, Body: body, Model: "anthropic/claude-opus-4", Deny: deny}
+	for _, a := range c.Agents {
+		deny := Permissions(a.Denied)
+		in := Agent{ID: a.ID, Description: a.Description, Body: a.Body, Model: "anthropic/claude-opus-4", Deny: deny}
 		b, err := AgentMD(in)
 		if err != nil {
 			t.Fatalf("%s: %v", a.ID, err)
@@ -76,7 +52,7 @@ func TestAgentRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", a.ID, err)
 		}
-		if back.Body != strings.TrimRight(body, "\n")+"\n" || back.Description != a.Description || back.Model != in.Model || !slices.Equal(back.Deny, deny) {
+		if back.Body != strings.TrimRight(a.Body, "\n")+"\n" || back.Description != a.Description || back.Model != in.Model || !slices.Equal(back.Deny, deny) {
 			t.Errorf("%s does not read back: %+v", a.ID, back)
 		}
 		edits := slices.Contains(a.Capabilities, "no_file_edit")
@@ -92,6 +68,25 @@ func TestAgentRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPermissions: which permission keys hide what the gate denies.
+func TestPermissions(t *testing.T) {
+	for _, tt := range []struct {
+		denied, want []string
+	}{
+		{[]string{"write", "edit", "apply_patch"}, []string{"edit"}},
+		// "edit" hides all three (OpenCode asks no other key of them): a
+		// role that may use one keeps them, and the gate refuses the rest.
+		{[]string{"write", "apply_patch"}, nil},
+		{[]string{"bash", "task", "nexus_nx_task_add", "nauro_propose_decision"}, []string{"bash", "nauro_propose_decision", "nexus_nx_task_add", "task"}},
+		{[]string{"read_mcp_resource", "list_mcp_resources"}, nil},
+		{nil, nil},
+	} {
+		if got := Permissions(tt.denied); !slices.Equal(got, tt.want) {
+			t.Errorf("Permissions(%v) = %v, want %v", tt.denied, got, tt.want)
+		}
+	}
+}
+
 func TestAgentGolden(t *testing.T) {
 	core := loadCore(t)
 	body, err := core.ReadAgentBody("architect")
@@ -99,8 +94,13 @@ func TestAgentGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, _ := core.Agent("architect")
-	b, err := AgentMD(Agent{ID: "architect", Description: a.Description, Body: body, Model: "anthropic/claude-opus-4",
-		Deny: PermissionDenials(blockedClasses(t, core, "architect"), nexusToolClasses(t))})
+	var denied []string
+	for _, ca := range openCodeCatalog(t, core).Agents {
+		if ca.ID == "architect" {
+			denied = ca.Denied
+		}
+	}
+	b, err := AgentMD(Agent{ID: "architect", Description: a.Description, Body: body, Model: "anthropic/claude-opus-4", Deny: Permissions(denied)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestCapabilityMap(t *testing.T) {
 	core := loadCore(t)
 	nm, _ := gate.NexusMap()
 	reached := map[string]bool{}
-	for name, e := range CapabilityMap().Tools {
+	for name, e := range opencode.CapabilityMap().Tools {
 		if len(e.Classes) == 0 {
 			t.Errorf("%s has no classes", name)
 		}
@@ -187,20 +187,14 @@ func TestCapabilityMap(t *testing.T) {
 			t.Fatalf("no capability %s", id)
 		}
 		for _, cl := range c.BlocksSemanticClasses {
-			if !reached[cl] && cl != "structured_document_edit" && cl != "interactive_shell_session" {
+			if !reached[cl] && cl != "interactive_shell_session" {
 				t.Errorf("class %s of %s is carried by no OpenCode or nexus tool", cl, id)
 			}
 		}
 	}
-	for _, tool := range editTools {
-		if !slices.Contains(CapabilityMap().Tools[tool].Classes, "file_modification") {
+	for _, tool := range opencode.EditTools {
+		if !slices.Contains(opencode.CapabilityMap().Tools[tool].Classes, "file_modification") {
 			t.Errorf("%s is not a file edit", tool)
 		}
-	}
-	if got := PermissionDenials([]string{"shell_command_exec"}, nil); !slices.Equal(got, []string{"bash"}) {
-		t.Errorf("no_shell_exec denies %v", got)
-	}
-	if got := PermissionDenials([]string{"subagent_spawn", "file_deletion"}, map[string][]string{"nx_x": {"file_deletion"}, "nx_y": nil}); !slices.Equal(got, []string{"edit", "nexus_nx_x", "task"}) {
-		t.Errorf("denials %v", got)
 	}
 }

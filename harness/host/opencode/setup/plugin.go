@@ -1,13 +1,17 @@
-package opencode
+package setup
 
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"text/template"
 	"time"
+	"unicode/utf8"
+
+	"github.com/nexus-harness/nexus/harness/host/opencode"
 )
 
 // PluginFile is the name of the plugin nexus writes into an OpenCode
@@ -83,8 +87,15 @@ func Plugin(o PluginOptions) ([]byte, error) {
 	if len(o.ServeArgs) == 0 || len(o.CallArgs) == 0 {
 		return nil, errors.New("opencode plugin: empty nexus command line")
 	}
+	// JSON (and JavaScript) strings hold Unicode text: a path that is not
+	// UTF-8 would reach the plugin changed, naming another file.
+	for _, v := range append([]string{o.Nexus, o.Project}, append(o.ServeArgs, o.CallArgs...)...) {
+		if !utf8.ValidString(v) {
+			return nil, fmt.Errorf("opencode plugin: %q is not UTF-8 text, which a JavaScript plugin cannot name exactly; use a path of UTF-8 characters", v)
+		}
+	}
 	lit := func(v any) string {
-		b, _ := encodeLine(v) // strings, string slices and maps of them always encode
+		b, _ := opencode.EncodeLine(v) // strings, string slices and maps of them always encode
 		return string(bytes.TrimSuffix(b, []byte("\n")))
 	}
 	data := map[string]string{
@@ -93,14 +104,14 @@ func Plugin(o PluginOptions) ([]byte, error) {
 		"Version":   headerSafe(o.Version),
 		"ServeArgs": lit(o.ServeArgs),
 		"CallArgs":  lit(o.CallArgs),
-		"Hooks":     lit(Hooks),
-		"Events":    lit(Events),
-		"Gated":     lit([]string{HookToolBefore}),
-		"Clip":      lit(map[string]int{HookToolAfter: ClipLength}),
+		"Hooks":     lit(opencode.Hooks),
+		"Events":    lit(opencode.Events),
+		"Gated":     lit([]string{opencode.HookToolBefore}),
+		"Clip":      lit(map[string]int{opencode.HookToolAfter: ClipLength}),
 		"Clipped":   lit(Clipped),
 		"Unchecked": lit(uncheckedFormat),
 		"TimeoutMS": fmt.Sprint(o.Timeout.Milliseconds()),
-		"Protocol":  fmt.Sprint(ProtocolVersion),
+		"Protocol":  fmt.Sprint(opencode.ProtocolVersion),
 	}
 	var buf bytes.Buffer
 	if err := pluginTemplate.Execute(&buf, data); err != nil {
@@ -120,4 +131,43 @@ func headerSafe(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Installed is what a plugin file nexus wrote runs: its nexus, its
+// command lines, the protocol it speaks.
+type Installed struct {
+	Nexus, Project string
+	ServeArgs      []string
+	CallArgs       []string
+	Protocol       int
+}
+
+// ReadPlugin reads the constants a plugin nexus wrote starts with (each a
+// JSON literal on a line of its own, as Plugin renders them); a file that
+// lacks one was not written by this plugin template.
+func ReadPlugin(b []byte) (Installed, error) {
+	var in Installed
+	fields := map[string]any{"NEXUS": &in.Nexus, "PROJECT": &in.Project, "SERVE": &in.ServeArgs, "ONCE": &in.CallArgs, "V": &in.Protocol}
+	seen := map[string]bool{}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		rest, ok := bytes.CutPrefix(line, []byte("const "))
+		if !ok {
+			continue
+		}
+		name, lit, ok := bytes.Cut(rest, []byte(" = "))
+		dst, known := fields[string(name)]
+		if !ok || !known || seen[string(name)] {
+			continue
+		}
+		if err := json.Unmarshal(lit, dst); err != nil {
+			return in, fmt.Errorf("the plugin's %s is not what nexus writes (%v)", name, err)
+		}
+		seen[string(name)] = true
+	}
+	for name := range fields {
+		if !seen[name] {
+			return in, fmt.Errorf("the plugin has no %s: nexus did not write it, or wrote it with another template", name)
+		}
+	}
+	return in, nil
 }
