@@ -152,6 +152,11 @@ func (a *app) compose() (*compose.Root, error) {
 			return
 		}
 		o.LazyCore, o.Host, o.HostEnv, o.KeepGoing = a.lazyCore, a.host, a.hostEnv, a.hostDoor
+		// Only the hot commands (cmd/internal/hot, which build their own
+		// options) keep resolutions for the front: every other command
+		// leaves the user's cache folder as it is (a dry run writes
+		// nothing).
+		o.Config.Cache = ""
 		a.cr = compose.New(o)
 	})
 	return a.cr, a.err

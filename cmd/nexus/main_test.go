@@ -204,3 +204,29 @@ func TestFrontRefusesOtherFull(t *testing.T) {
 		t.Errorf("nexus-full for a front of another build: %+v", r)
 	}
 }
+
+// TestOnlyHotCommandsKeepResolutions: a command the front hands to
+// nexus-full (config show here; install --dry-run alike) leaves the
+// user's cache folder as it is; a hot command run there keeps the
+// resolution the front will read.
+func TestOnlyHotCommandsKeepResolutions(t *testing.T) {
+	front := commands.Path(t, "./cmd/nexus")
+	home, proj := t.TempDir(), t.TempDir()
+	if err := os.Mkdir(filepath.Join(proj, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := env(t, home)
+	cache := filepath.Join(home, ".cache", "nexus", "config")
+	if r := run(t, front, proj, e, "", "config", "show"); r.code != 0 {
+		t.Fatalf("config show: %+v", r)
+	}
+	if _, err := os.Stat(cache); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("config show wrote the cache folder %s (%v)", cache, err)
+	}
+	if r := run(t, front, proj, e, "", "version"); r.code != 0 {
+		t.Fatalf("version: %+v", r)
+	}
+	if entries, err := os.ReadDir(cache); err != nil || len(entries) != 1 {
+		t.Fatalf("after version, the cache folder holds %d files (%v)", len(entries), err)
+	}
+}
