@@ -127,7 +127,7 @@ func walkLimits(sch map[string]any, v any, where string, limit int, probs *[]str
 	case float64:
 		if types["integer"] {
 			if msg := unsafeInteger(x); msg != "" {
-				*probs = append(*probs, fmt.Sprintf("parameter %q %s, got %s", where, safeRange, msg))
+				*probs = append(*probs, fmt.Sprintf("parameter %q %s, got %s", where, safeRange(), msg))
 			}
 		}
 	case []any:
@@ -155,8 +155,11 @@ func walkLimits(sch map[string]any, v any, where string, limit int, probs *[]str
 	}
 }
 
-// safeRange is how an integer parameter's range is worded.
-var safeRange = fmt.Sprintf("must be an integer from -%d to %d (what a JSON number carries exactly)", int64(MaxSafeInteger), int64(MaxSafeInteger))
+// safeRange is how an integer parameter's range is worded (built when a
+// message needs it, not when a hook process starts).
+func safeRange() string {
+	return fmt.Sprintf("must be an integer from -%d to %d (what a JSON number carries exactly)", int64(MaxSafeInteger), int64(MaxSafeInteger))
+}
 
 // unsafeInteger returns how to show a float64 that is an integer outside
 // ±MaxSafeInteger ("" otherwise). Non-integral numbers are left to the
@@ -184,7 +187,7 @@ func numberProblem(n json.Number, integer bool) string {
 	case integer && !d.integer():
 		return "must be an integer, got number"
 	case integer && !d.safe():
-		return safeRange + ", got " + clip(string(n))
+		return safeRange() + ", got " + clip(string(n))
 	case !integer && !d.inFloatRange():
 		return fmt.Sprintf("must be a number a 64-bit float holds (0, or from 1e-323 to 1.8e308 either side of it), got %s", clip(string(n)))
 	}

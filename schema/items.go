@@ -3,6 +3,7 @@ package schema
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -19,14 +20,19 @@ import (
 
 // rootKeywords are the fields of a compiled object schema that may be set
 // on the root: they look at member names and presence, or annotate, but
-// never at a declared member's value. Properties is checked apart.
-var rootKeywords = fieldSet("DraftVersion", "Location", "ID", "Anchor", "DynamicAnchor", "RecursiveAnchor",
-	"Types", "Required", "Properties", "AdditionalProperties", "MinProperties", "MaxProperties", "PropertyNames",
-	"DependentRequired", "Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated")
+// never at a declared member's value. Properties is checked apart. Built
+// on first use (reflection), not when a hook process starts.
+var rootKeywords = sync.OnceValue(func() map[string]bool {
+	return fieldSet("DraftVersion", "Location", "ID", "Anchor", "DynamicAnchor", "RecursiveAnchor",
+		"Types", "Required", "Properties", "AdditionalProperties", "MinProperties", "MaxProperties", "PropertyNames",
+		"DependentRequired", "Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated")
+})
 
 // arrayKeywords are the fields that may be set on the array itself.
-var arrayKeywords = fieldSet("DraftVersion", "Location", "ID", "Anchor", "DynamicAnchor", "RecursiveAnchor",
-	"Types", "Items", "Items2020", "Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated")
+var arrayKeywords = sync.OnceValue(func() map[string]bool {
+	return fieldSet("DraftVersion", "Location", "ID", "Anchor", "DynamicAnchor", "RecursiveAnchor",
+		"Types", "Items", "Items2020", "Title", "Description", "Default", "Comment", "ReadOnly", "WriteOnly", "Examples", "Deprecated")
+})
 
 func fieldSet(names ...string) map[string]bool {
 	m := map[string]bool{}
@@ -91,13 +97,13 @@ func (s *Set) itemLocation(loc, member string) (string, bool) {
 	}
 	arr, ptr := root, "#/items"
 	if member != "" {
-		if !onlyKeywords(root, rootKeywords) {
+		if !onlyKeywords(root, rootKeywords()) {
 			return "", false
 		}
 		arr = root.Properties[member]
 		ptr = "#/properties/" + escapePointer(member) + "/items"
 	}
-	if arr == nil || arr.Bool != nil || !onlyKeywords(arr, arrayKeywords) {
+	if arr == nil || arr.Bool != nil || !onlyKeywords(arr, arrayKeywords()) {
 		return "", false
 	}
 	items := arr.Items2020

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,4 +61,65 @@ func TestHotDeps(t *testing.T) {
 			t.Errorf("nexus links %s: a host's setup (installer, doctor checks) belongs to nexus-full", d)
 		}
 	}
+}
+
+// initBudget is what the front's own packages (this module's) may allocate
+// in their package initialisation, in bytes, together: every hook process
+// pays it before main. Tables a hook needs only sometimes (a host's
+// capability map, its interpreters, reflection over a schema type) are
+// built on first use instead (sync.OnceValue). About 17 KB today.
+const initBudget = 20 << 10
+
+// TestFrontInit runs the front under GODEBUG=inittrace=1 and keeps what
+// this module's packages allocate while initialising under initBudget, so
+// that a package-level table, regexp or fmt.Sprintf does not creep back
+// into every hook's start.
+func TestFrontInit(t *testing.T) {
+	front := commands.Path(t, "./cmd/nexus")
+	home := t.TempDir()
+	// The first run leaves the configuration's resolution to nexus-full,
+	// which keeps it; the second is the front's alone.
+	if r := run(t, front, home, env(t, home), "", "version"); r.code != 0 {
+		t.Fatalf("nexus version: %d\n%s", r.code, r.stderr)
+	}
+	cmd := exec.Command(front, "version")
+	cmd.Dir = home
+	cmd.Env = append(env(t, home), "GODEBUG=inittrace=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("nexus version: %v\n%s", err, stderr.String())
+	}
+	total, lines := 0, 0
+	var own []string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		// init PKG @T ms, C ms clock, B bytes, N allocs
+		f := strings.Fields(line)
+		if len(f) < 11 || f[0] != "init" || f[8] != "bytes," {
+			continue
+		}
+		if seen[f[1]] {
+			t.Fatalf("the front handed nexus version to nexus-full (%s initialised twice):\n%s", f[1], stderr.String())
+		}
+		seen[f[1]] = true
+		lines++
+		if !strings.HasPrefix(f[1], "github.com/nexus-harness/nexus/") {
+			continue
+		}
+		b, err := strconv.Atoi(f[7])
+		if err != nil {
+			t.Fatalf("inittrace line %q: %v", line, err)
+		}
+		total += b
+		own = append(own, fmt.Sprintf("%s %d B", f[1], b))
+	}
+	if lines < 20 {
+		t.Fatalf("no inittrace from the front (%d lines):\n%s", lines, stderr.String())
+	}
+	if total > initBudget {
+		t.Errorf("the front's own packages allocate %d bytes initialising (budget %d): build what a hook needs only sometimes on first use (sync.OnceValue)\n%s",
+			total, initBudget, strings.Join(own, "\n"))
+	}
+	t.Logf("%d bytes in %d own packages' initialisation", total, len(own))
 }

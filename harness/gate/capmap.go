@@ -90,7 +90,7 @@ func ParseMap(name string, data []byte) (*Map, error) {
 
 // NexusMap returns the shipped map of nexus's own tools (abstract names).
 // It is shared, so callers must not modify it.
-func NexusMap() (*Map, error) { return nexusMap, nil }
+func NexusMap() (*Map, error) { return nexusMap(), nil }
 
 // union returns the sorted union of class lists.
 func union(lists ...[]string) []string {

@@ -2,10 +2,17 @@
 
 package gate
 
-// nexusMap is nexus.yaml as a Go table.
-var nexusMap = &Map{Host: "nexus", Tools: map[string]*ToolEntry{
-	"artifact_write": {Classes: []string{"artifact_write"}},
-	"task_add":       {Classes: []string{"nexus_task_creation"}},
-	"task_close":     {Classes: []string{"nexus_task_state_transition"}},
-	"task_update":    {Classes: []string{"nexus_task_state_transition", "nexus_task_metadata_modification"}},
-}}
+import (
+	"sync"
+)
+
+// nexusMap returns nexus.yaml as a Go table, built on first use: a hook
+// process builds only the maps its host's calls need.
+var nexusMap = sync.OnceValue(func() *Map {
+	return &Map{Host: "nexus", Tools: map[string]*ToolEntry{
+		"artifact_write": {Classes: []string{"artifact_write"}},
+		"task_add":       {Classes: []string{"nexus_task_creation"}},
+		"task_close":     {Classes: []string{"nexus_task_state_transition"}},
+		"task_update":    {Classes: []string{"nexus_task_state_transition", "nexus_task_metadata_modification"}},
+	}}
+})

@@ -2,42 +2,49 @@
 
 package claude
 
-import "github.com/nexus-harness/nexus/harness/gate"
+import (
+	"sync"
 
-// capabilityMap is capabilities.yaml as a Go table.
-var capabilityMap = &gate.Map{Host: "claude", Tools: map[string]*gate.ToolEntry{
-	"Agent":                {Classes: []string{"subagent_spawn"}},
-	"AskUserQuestion":      {Classes: []string{"user_question"}},
-	"Bash":                 {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "posix"}},
-	"BashOutput":           {Classes: []string{"interactive_shell_session"}},
-	"Edit":                 {Classes: []string{"partial_file_edit", "file_modification"}, FileParams: []string{"file_path"}},
-	"EnterPlanMode":        {Classes: []string{"host_mode"}},
-	"ExitPlanMode":         {Classes: []string{"host_mode"}},
-	"Glob":                 {Classes: []string{"file_search"}},
-	"Grep":                 {Classes: []string{"file_search"}},
-	"KillBash":             {Classes: []string{"interactive_shell_session"}},
-	"KillShell":            {Classes: []string{"interactive_shell_session"}},
-	"LS":                   {Classes: []string{"directory_listing"}},
-	"LSP":                  {Classes: []string{"code_intelligence"}},
-	"ListMcpResourcesTool": {Classes: []string{"mcp_resource_read"}},
-	"MultiEdit":            {Classes: []string{"partial_file_edit", "file_modification"}, FileParams: []string{"file_path"}},
-	"NotebookEdit":         {Classes: []string{"structured_document_edit", "file_modification"}, FileParams: []string{"notebook_path"}},
-	"NotebookRead":         {Classes: []string{"file_read"}, FileParams: []string{"notebook_path"}},
-	"PowerShell":           {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "opaque"}},
-	"Read":                 {Classes: []string{"file_read"}, FileParams: []string{"file_path"}},
-	"ReadMcpResourceTool":  {Classes: []string{"mcp_resource_read"}},
-	"SendMessage":          {Classes: []string{"subagent_message"}},
-	"Skill":                {Classes: []string{"skill_activation"}},
-	"SlashCommand":         {Classes: []string{"skill_activation"}},
-	"Task":                 {Classes: []string{"subagent_spawn"}},
-	"TaskCreate":           {Classes: []string{"progress_tracking"}},
-	"TaskGet":              {Classes: []string{"progress_tracking"}},
-	"TaskList":             {Classes: []string{"progress_tracking"}},
-	"TaskOutput":           {Classes: []string{"interactive_shell_session"}},
-	"TaskStop":             {Classes: []string{"interactive_shell_session"}},
-	"TaskUpdate":           {Classes: []string{"progress_tracking"}},
-	"TodoWrite":            {Classes: []string{"progress_tracking"}},
-	"WebFetch":             {Classes: []string{"network_read"}},
-	"WebSearch":            {Classes: []string{"network_read"}},
-	"Write":                {Classes: []string{"file_creation", "file_modification"}, FileParams: []string{"file_path"}},
-}}
+	"github.com/nexus-harness/nexus/harness/gate"
+)
+
+// capabilityMap returns capabilities.yaml as a Go table, built on first use: a hook
+// process builds only the maps its host's calls need.
+var capabilityMap = sync.OnceValue(func() *gate.Map {
+	return &gate.Map{Host: "claude", Tools: map[string]*gate.ToolEntry{
+		"Agent":                {Classes: []string{"subagent_spawn"}},
+		"AskUserQuestion":      {Classes: []string{"user_question"}},
+		"Bash":                 {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "posix"}},
+		"BashOutput":           {Classes: []string{"interactive_shell_session"}},
+		"Edit":                 {Classes: []string{"partial_file_edit", "file_modification"}, FileParams: []string{"file_path"}},
+		"EnterPlanMode":        {Classes: []string{"host_mode"}},
+		"ExitPlanMode":         {Classes: []string{"host_mode"}},
+		"Glob":                 {Classes: []string{"file_search"}},
+		"Grep":                 {Classes: []string{"file_search"}},
+		"KillBash":             {Classes: []string{"interactive_shell_session"}},
+		"KillShell":            {Classes: []string{"interactive_shell_session"}},
+		"LS":                   {Classes: []string{"directory_listing"}},
+		"LSP":                  {Classes: []string{"code_intelligence"}},
+		"ListMcpResourcesTool": {Classes: []string{"mcp_resource_read"}},
+		"MultiEdit":            {Classes: []string{"partial_file_edit", "file_modification"}, FileParams: []string{"file_path"}},
+		"NotebookEdit":         {Classes: []string{"structured_document_edit", "file_modification"}, FileParams: []string{"notebook_path"}},
+		"NotebookRead":         {Classes: []string{"file_read"}, FileParams: []string{"notebook_path"}},
+		"PowerShell":           {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "opaque"}},
+		"Read":                 {Classes: []string{"file_read"}, FileParams: []string{"file_path"}},
+		"ReadMcpResourceTool":  {Classes: []string{"mcp_resource_read"}},
+		"SendMessage":          {Classes: []string{"subagent_message"}},
+		"Skill":                {Classes: []string{"skill_activation"}},
+		"SlashCommand":         {Classes: []string{"skill_activation"}},
+		"Task":                 {Classes: []string{"subagent_spawn"}},
+		"TaskCreate":           {Classes: []string{"progress_tracking"}},
+		"TaskGet":              {Classes: []string{"progress_tracking"}},
+		"TaskList":             {Classes: []string{"progress_tracking"}},
+		"TaskOutput":           {Classes: []string{"interactive_shell_session"}},
+		"TaskStop":             {Classes: []string{"interactive_shell_session"}},
+		"TaskUpdate":           {Classes: []string{"progress_tracking"}},
+		"TodoWrite":            {Classes: []string{"progress_tracking"}},
+		"WebFetch":             {Classes: []string{"network_read"}},
+		"WebSearch":            {Classes: []string{"network_read"}},
+		"Write":                {Classes: []string{"file_creation", "file_modification"}, FileParams: []string{"file_path"}},
+	}}
+})

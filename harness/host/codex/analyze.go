@@ -3,6 +3,7 @@ package codex
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -96,17 +97,26 @@ func Unfollowed(tool string, input map[string]any) bool {
 }
 
 // interpreters read and run commands from their input when given no
-// script; the value lists the options that give them one inline.
-var interpreters = map[string][]string{
-	"sh": nil, "bash": nil, "zsh": nil, "dash": nil, "ksh": nil, "mksh": nil, "ash": nil, "fish": nil, "csh": nil, "tcsh": nil,
-	"python": {"-c", "-m"}, "python2": {"-c", "-m"}, "python3": {"-c", "-m"}, "ipython": {"-c", "-m"}, "pypy": {"-c", "-m"}, "pypy3": {"-c", "-m"},
-	"node": {"-e", "-p", "--eval", "--print"}, "nodejs": {"-e", "-p", "--eval", "--print"}, "deno": {"eval", "run"}, "bun": {"-e", "--eval", "run"},
-	"ruby": {"-e"}, "irb": nil, "perl": {"-e", "-E"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"}, "tclsh": nil,
-	"R": {"-e"}, "julia": {"-e", "-E"}, "ghci": {"-e"},
-}
+// script; the value lists the options that give them one inline. Built
+// on first use: a hook process of another host never needs it.
+var interpreters = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"sh": nil, "bash": nil, "zsh": nil, "dash": nil, "ksh": nil, "mksh": nil, "ash": nil, "fish": nil, "csh": nil, "tcsh": nil,
+		"python": {"-c", "-m"}, "python2": {"-c", "-m"}, "python3": {"-c", "-m"}, "ipython": {"-c", "-m"}, "pypy": {"-c", "-m"}, "pypy3": {"-c", "-m"},
+		"node": {"-e", "-p", "--eval", "--print"}, "nodejs": {"-e", "-p", "--eval", "--print"}, "deno": {"eval", "run"}, "bun": {"-e", "--eval", "run"},
+		"ruby": {"-e"}, "irb": nil, "perl": {"-e", "-E"}, "php": {"-r"}, "lua": {"-e"}, "luajit": {"-e"}, "tclsh": nil,
+		"R": {"-e"}, "julia": {"-e", "-E"}, "ghci": {"-e"},
+	}
+})
 
 // shellInterpreters take -c in any option cluster (-lc).
-var shellInterpreters = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true, "fish": true, "csh": true, "tcsh": true}
+func shellInterpreter(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh":
+		return true
+	}
+	return false
+}
 
 // ReadsCommands names the shell or interpreter a command line leaves
 // reading commands from its input (no script operand, no inline script, no
@@ -167,22 +177,22 @@ func interactiveCall(args []*syntax.Word) string {
 		case i > 0 && (strings.HasPrefix(w, "-") || strings.Contains(w, "=") || isNumberish(w)):
 			i++
 			continue
-		case wrappers[name]:
+		case wrapper(name):
 			i++
 			continue
 		}
-		opts, ok := interpreters[name]
+		opts, ok := interpreters()[name]
 		if !ok {
 			return ""
 		}
 		for _, a := range args[i+1:] {
 			t := LitText(a)
 			switch {
-			case t == "-i" || (shellInterpreters[name] && t == "-s"):
+			case t == "-i" || (shellInterpreter(name) && t == "-s"):
 				return name
 			case t == "" && a != nil:
 				return "" // an expansion: a script nexus cannot name, not stdin
-			case shellInterpreters[name] && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.Contains(t, "c"):
+			case shellInterpreter(name) && strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.Contains(t, "c"):
 				return ""
 			case strings.HasPrefix(t, "-"):
 				for _, o := range opts {

@@ -18,4 +18,4 @@ var capabilitiesYAML []byte
 
 // CapabilityMap is the capability map of Codex's tools, for the gate. It is
 // shared, so callers must not modify it.
-func CapabilityMap() *gate.Map { return capabilityMap }
+func CapabilityMap() *gate.Map { return capabilityMap() }

@@ -2,25 +2,32 @@
 
 package codex
 
-import "github.com/nexus-harness/nexus/harness/gate"
+import (
+	"sync"
 
-// capabilityMap is capabilities.yaml as a Go table.
-var capabilityMap = &gate.Map{Host: "codex", Tools: map[string]*gate.ToolEntry{
-	"Bash":                        {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "posix"}},
-	"apply_patch":                 {Classes: []string{"file_creation", "file_modification", "file_deletion", "partial_file_edit", "structured_document_edit"}},
-	"create_goal":                 {Classes: []string{"progress_tracking"}},
-	"get_goal":                    {Classes: []string{"progress_tracking"}},
-	"list_mcp_resource_templates": {Classes: []string{"mcp_resource_read"}},
-	"list_mcp_resources":          {Classes: []string{"mcp_resource_read"}},
-	"multi_agent_v1close_agent":   {Classes: []string{"subagent_message"}},
-	"multi_agent_v1resume_agent":  {Classes: []string{"subagent_message"}},
-	"multi_agent_v1send_input":    {Classes: []string{"subagent_message"}},
-	"multi_agent_v1wait_agent":    {Classes: []string{"subagent_message"}},
-	"read_mcp_resource":           {Classes: []string{"mcp_resource_read"}},
-	"request_user_input":          {Classes: []string{"user_question"}},
-	"spawn_agent":                 {Classes: []string{"subagent_spawn"}},
-	"update_goal":                 {Classes: []string{"progress_tracking"}},
-	"view_image":                  {Classes: []string{"file_read"}, FileParams: []string{"path"}},
-	"web_search":                  {Classes: []string{"network_read"}},
-	"write_stdin":                 {Classes: []string{"interactive_shell_session"}},
-}}
+	"github.com/nexus-harness/nexus/harness/gate"
+)
+
+// capabilityMap returns capabilities.yaml as a Go table, built on first use: a hook
+// process builds only the maps its host's calls need.
+var capabilityMap = sync.OnceValue(func() *gate.Map {
+	return &gate.Map{Host: "codex", Tools: map[string]*gate.ToolEntry{
+		"Bash":                        {Classes: []string{"shell_command_exec", "subprocess_spawn"}, Shell: &gate.Shell{Param: "command", Dialect: "posix"}},
+		"apply_patch":                 {Classes: []string{"file_creation", "file_modification", "file_deletion", "partial_file_edit", "structured_document_edit"}},
+		"create_goal":                 {Classes: []string{"progress_tracking"}},
+		"get_goal":                    {Classes: []string{"progress_tracking"}},
+		"list_mcp_resource_templates": {Classes: []string{"mcp_resource_read"}},
+		"list_mcp_resources":          {Classes: []string{"mcp_resource_read"}},
+		"multi_agent_v1close_agent":   {Classes: []string{"subagent_message"}},
+		"multi_agent_v1resume_agent":  {Classes: []string{"subagent_message"}},
+		"multi_agent_v1send_input":    {Classes: []string{"subagent_message"}},
+		"multi_agent_v1wait_agent":    {Classes: []string{"subagent_message"}},
+		"read_mcp_resource":           {Classes: []string{"mcp_resource_read"}},
+		"request_user_input":          {Classes: []string{"user_question"}},
+		"spawn_agent":                 {Classes: []string{"subagent_spawn"}},
+		"update_goal":                 {Classes: []string{"progress_tracking"}},
+		"view_image":                  {Classes: []string{"file_read"}, FileParams: []string{"path"}},
+		"web_search":                  {Classes: []string{"network_read"}},
+		"write_stdin":                 {Classes: []string{"interactive_shell_session"}},
+	}}
+})

@@ -45,8 +45,12 @@ func LitText(w *syntax.Word) string {
 	return b.String()
 }
 
-// wrappers run the program named in their arguments.
-var wrappers = map[string]bool{
-	"env": true, "command": true, "builtin": true, "exec": true, "nohup": true, "time": true, "nice": true,
-	"ionice": true, "stdbuf": true, "timeout": true, "sudo": true, "doas": true, "setsid": true, "unbuffer": true,
+// wrapper reports whether name runs the program named in its arguments.
+func wrapper(name string) bool {
+	switch name {
+	case "env", "command", "builtin", "exec", "nohup", "time", "nice",
+		"ionice", "stdbuf", "timeout", "sudo", "doas", "setsid", "unbuffer":
+		return true
+	}
+	return false
 }
