@@ -46,6 +46,6 @@ after the problems change, Lead in the session's first context.`,
 			return hot.Hook(cmd.Context(), a.globals(), ha, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
-	hot.HookFlags(cmd.Flags(), &ha)
+	addFlags(cmd.Flags(), hot.HookFlags(&ha))
 	return cmd
 }

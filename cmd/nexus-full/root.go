@@ -118,7 +118,7 @@ and show the problem instead). "nexus hook" always exits 0: its answer is the re
 		return usageError{fmt.Errorf("%w (see `%s --help`)", err, c.CommandPath())}
 	})
 	pf := root.PersistentFlags()
-	hot.GlobalFlags(pf, &a.projectFlag, &a.coreFlag, &a.jsonOut)
+	addFlags(pf, hot.GlobalFlags(&a.projectFlag, &a.coreFlag, &a.jsonOut))
 	a.root = root
 	root.SetHelpCommand(helpCommand(root))
 	for _, c := range commands {
@@ -132,7 +132,7 @@ and show the problem instead). "nexus hook" always exits 0: its answer is the re
 
 // globals are the global flags as the hot commands take them.
 func (a *app) globals() hot.Globals {
-	g := hot.Globals{Project: a.projectFlag, Flags: a.root.PersistentFlags(), JSON: a.jsonOut}
+	g := hot.Globals{Project: a.projectFlag, Flags: pflags{a.root.PersistentFlags()}, JSON: a.jsonOut}
 	if !a.quiet {
 		stderr := a.root.ErrOrStderr()
 		g.Warn = func(e *config.Error) { fmt.Fprintln(stderr, "nexus: warning:", e.Text()) }

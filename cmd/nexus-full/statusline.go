@@ -30,6 +30,6 @@ It never fails: a problem is printed as the line itself.`,
 		},
 	}
 	var managed bool
-	hot.StatusLineFlags(cmd.Flags(), &managed)
+	addFlags(cmd.Flags(), hot.StatusLineFlags(&managed))
 	return cmd
 }

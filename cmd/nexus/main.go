@@ -19,8 +19,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nexus-harness/nexus/cmd/internal/hot"
 )
 
@@ -52,17 +50,16 @@ func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if len(args) == 0 {
 		return 0, false, nil
 	}
-	fs := pflag.NewFlagSet("nexus "+args[0], pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := &flagSet{}
 	var g hot.Globals
 	var core string
-	hot.GlobalFlags(fs, &g.Project, &core, &g.JSON)
+	fs.add(hot.GlobalFlags(&g.Project, &core, &g.JSON))
 	g.Flags, g.Front = fs, true
 	var run func(rest []string) error
 	switch args[0] {
 	case "hook":
 		var ha hot.HookArgs
-		hot.HookFlags(fs, &ha)
+		fs.add(hot.HookFlags(&ha))
 		run = func(rest []string) error {
 			if len(rest) == 1 {
 				ha.Event = rest[0]
@@ -71,7 +68,7 @@ func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	case "statusline":
 		var managed bool
-		hot.StatusLineFlags(fs, &managed)
+		fs.add(hot.StatusLineFlags(&managed))
 		run = func([]string) error {
 			line, err := hot.StatusLine(g, stdin)
 			if err == nil {
@@ -86,17 +83,17 @@ func runHot(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// Anything the flags do not take as it stands (--help among them) is
 	// nexus-full's to answer, with its help and usage messages.
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := fs.parse(args[1:]); err != nil {
 		return 0, false, nil
 	}
 	maxArgs := 0
 	if args[0] == "hook" {
 		maxArgs = 1
 	}
-	if fs.NArg() > maxArgs {
+	if len(fs.args) > maxArgs {
 		return 0, false, nil
 	}
-	if err := run(fs.Args()); err != nil {
+	if err := run(fs.args); err != nil {
 		var full *hot.ErrFull
 		if errors.As(err, &full) {
 			return 0, false, full.Stdin

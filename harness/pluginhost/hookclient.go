@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -278,10 +277,7 @@ func DispatchViaServer(ctx context.Context, dir string, o Options, ev *sdk.Event
 		}
 		return nil, err
 	}
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, hookAckTimeout)
-	conn, err := d.DialContext(dctx, "unix", filepath.Join(dir, SocketName))
-	cancel()
+	conn, err := dialHookServer(ctx, filepath.Join(dir, SocketName))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) || isConnRefused(err) {
 			return nil, ErrNoHookServer
@@ -324,6 +320,12 @@ func DispatchViaServer(ctx context.Context, dir string, o Options, ev *sdk.Event
 		}
 	}
 	return rep.Result, nil
+}
+
+// hookConn is the connection to the hook server.
+type hookConn interface {
+	io.ReadWriteCloser
+	SetDeadline(time.Time) error
 }
 
 func readReply(r *bufio.Reader, v *HookReply) error {

@@ -168,12 +168,12 @@ func cacheKey(opts Options) (key string, ok bool) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			f := opts.Flags.Lookup(opts.FlagKeys[k])
-			if f == nil {
+			f, defined := lookupFlag(opts.Flags, opts.FlagKeys[k])
+			if !defined {
 				return "", false
 			}
-			if f.Changed {
-				fmt.Fprintf(h, "flag %s --%s=%q\n", k, f.Name, f.Value.String())
+			if f.changed {
+				fmt.Fprintf(h, "flag %s --%s=%q\n", k, f.name, f.value)
 			}
 		}
 	}

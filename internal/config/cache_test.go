@@ -28,7 +28,7 @@ func cacheCase(t *testing.T) (Options, string) {
 	if err := flags.Parse([]string{"--core", "/opt/core"}); err != nil {
 		t.Fatal(err)
 	}
-	return Options{ProjectDir: proj, UserFile: user, Flags: flags, FlagKeys: map[string]string{"core.dir": "core"}, Cache: filepath.Join(dir, "cache")}, dir
+	return Options{ProjectDir: proj, UserFile: user, Flags: pflags{flags}, FlagKeys: map[string]string{"core.dir": "core"}, Cache: filepath.Join(dir, "cache")}, dir
 }
 
 func withoutResolver(t *testing.T) {
@@ -102,7 +102,7 @@ func TestCacheKeyCoversEveryInput(t *testing.T) {
 		{"a variable set", func(t *testing.T, o *Options, dir string) { t.Setenv("NEXUS_LOG_LEVEL", "error") }},
 		{"a variable set empty", func(t *testing.T, o *Options, dir string) { t.Setenv("NEXUS_LOG_LEVEL", "") }},
 		{"a variable changed", func(t *testing.T, o *Options, dir string) { t.Setenv("NEXUS_GATE_POLICY", "fail-open") }},
-		{"a flag", func(t *testing.T, o *Options, dir string) { _ = o.Flags.Set("core", "/elsewhere") }},
+		{"a flag", func(t *testing.T, o *Options, dir string) { _ = o.Flags.(pflags).fs.Set("core", "/elsewhere") }},
 		{"the environment ignored", func(t *testing.T, o *Options, dir string) { o.IgnoreEnv = true }},
 		{"the user file left out", func(t *testing.T, o *Options, dir string) { o.NoUserFile = true }},
 	} {

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nexus-harness/nexus/internal/harnessid"
 	"github.com/nexus-harness/nexus/internal/safefile"
 	"github.com/nexus-harness/nexus/internal/yamljson"
@@ -53,7 +51,7 @@ type Options struct {
 	// none).
 	IgnoreEnv bool
 	// Flags are bound to keys: FlagKeys maps a key name to a flag name in Flags.
-	Flags    *pflag.FlagSet
+	Flags    Flags
 	FlagKeys map[string]string
 	// Cache, when set, is a folder of resolutions (DefaultCacheDir):
 	// Load uses the one made of exactly these inputs, and keeps the one it
@@ -322,22 +320,22 @@ func load(opts Options, mk func() Resolver) (*Config, error) {
 
 	if opts.Flags != nil {
 		for key, flag := range opts.FlagKeys {
-			f := opts.Flags.Lookup(flag)
+			f, defined := lookupFlag(opts.Flags, flag)
 			k, ok := Lookup(key)
-			if f == nil || !ok || k.Kind == Map {
+			if !defined || !ok || k.Kind == Map {
 				// A programming error, not the user's.
 				return nil, fmt.Errorf("flag --%s is bound to %s, which is not a key a flag can set", flag, key)
 			}
-			if f.Changed {
-				if _, err := checkText(k, f.Value.String()); err != nil {
+			if f.changed {
+				if _, err := checkText(k, f.value); err != nil {
 					fail(&Error{Kind: KindBadValue, Layer: LayerFlag, Where: "--" + flag, Key: key, Msg: err.Error()})
 					continue
 				}
 			}
-			if err := c.v.BindPFlag(key, f); err != nil {
+			if err := c.v.BindFlagValue(key, f); err != nil {
 				return nil, fmt.Errorf("bind flag --%s: %w", flag, err)
 			}
-			if f.Changed {
+			if f.changed {
 				c.sources[key] = Source{Layer: LayerFlag, Detail: "--" + flag}
 			}
 		}

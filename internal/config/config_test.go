@@ -44,7 +44,7 @@ func TestLayersAndProvenance(t *testing.T) {
 	setEnv(t, map[string]string{"XDG_CONFIG_HOME": filepath.Join(dir, "xdg"), "NEXUS_CORE_DIR": "/from/env", "NEXUS_MCP_HTTP_ADDR": "127.0.0.1:3", "NEXUS_HARNESS_ID": ""})
 	c, err := Load(Options{
 		ProjectDir: project,
-		Flags:      flags,
+		Flags:      pflags{flags},
 		FlagKeys:   map[string]string{"core.dir": "core", "mcp.tool_prefix": "tool-prefix"},
 	})
 	if err != nil {
@@ -402,4 +402,15 @@ func TestNoUserFile(t *testing.T) {
 	if got := c.String("log.level"); got != "info" || len(c.Files) != 0 {
 		t.Errorf("log.level %q from %v: the user file was read", got, c.Files)
 	}
+}
+
+// pflags serves a pflag set as Options.Flags, as nexus-full does.
+type pflags struct{ fs *pflag.FlagSet }
+
+func (p pflags) Flag(name string) (value, typ string, changed, defined bool) {
+	f := p.fs.Lookup(name)
+	if f == nil {
+		return "", "", false, false
+	}
+	return f.Value.String(), f.Value.Type(), f.Changed, true
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-
-	"github.com/spf13/pflag"
 )
 
 // Resolver is the priority lookup that holds the layers and resolves every
@@ -22,7 +20,7 @@ type Resolver interface {
 	SetEnvPrefix(prefix string)
 	SetEnvKeyReplacer(r *strings.Replacer)
 	BindEnv(input ...string) error
-	BindPFlag(key string, flag *pflag.Flag) error
+	BindFlagValue(key string, flag FlagValue) error
 	Set(key string, value any)
 	Get(key string) any
 	GetString(key string) string
@@ -92,7 +90,7 @@ func (frozen) SetEnvKeyReplacer(*strings.Replacer) {
 	panic("config: a frozen configuration is read only")
 }
 func (frozen) BindEnv(...string) error { panic("config: a frozen configuration is read only") }
-func (frozen) BindPFlag(string, *pflag.Flag) error {
+func (frozen) BindFlagValue(string, FlagValue) error {
 	panic("config: a frozen configuration is read only")
 }
 func (frozen) Set(string, any) { panic("config: a frozen configuration is read only") }

@@ -16,8 +16,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/nexus-harness/nexus/harness/compose"
 	"github.com/nexus-harness/nexus/harness/host/hosts"
 	"github.com/nexus-harness/nexus/internal/config"
@@ -30,7 +28,7 @@ type Globals struct {
 	Project string
 	// Flags holds the flags bound to configuration keys (FlagKeys:
 	// --core → core.dir).
-	Flags *pflag.FlagSet
+	Flags config.Flags
 	// JSON is --json.
 	JSON bool
 	// Warn, when set, prints a configuration problem that does not stop
@@ -59,13 +57,30 @@ func unresolved(err error) bool { return errors.Is(err, config.ErrUnresolved) }
 // FlagKeys binds global flags to configuration keys.
 var FlagKeys = map[string]string{"core.dir": "core"}
 
-// GlobalFlags defines the global flags in fs (the root's persistent flags
-// in the full command line, the front's own flag set): --project, --core
-// and --json.
-func GlobalFlags(fs *pflag.FlagSet, project, core *string, json *bool) {
-	fs.StringVar(project, "project", "", "project root (default: nearest folder above the working directory holding .nexus/ or .git)")
-	fs.StringVar(core, "core", "", "nexus-core distribution directory (overrides NEXUS_CORE_DIR and core.dir)")
-	fs.BoolVar(json, "json", false, "print data as JSON where the command prints data")
+// Flag is one flag of a hot command. The flags are declared here once:
+// nexus-full registers them with pflag (under cobra), the front parses
+// them itself, without a flag library (pflag links net, which a hook
+// process would initialise; docs/performance.md).
+type Flag struct {
+	Name   string
+	Usage  string
+	Hidden bool
+	// String is where a string flag's value goes (nil: a bool flag),
+	// Default its default.
+	String  *string
+	Default string
+	// Bool is where a bool flag's value goes (default false).
+	Bool *bool
+}
+
+// GlobalFlags are the global flags (the root's persistent flags in the
+// full command line): --project, --core and --json.
+func GlobalFlags(project, core *string, json *bool) []Flag {
+	return []Flag{
+		{Name: "project", String: project, Usage: "project root (default: nearest folder above the working directory holding .nexus/ or .git)"},
+		{Name: "core", String: core, Usage: "nexus-core distribution directory (overrides NEXUS_CORE_DIR and core.dir)"},
+		{Name: "json", Bool: json, Usage: "print data as JSON where the command prints data"},
+	}
 }
 
 // HookArgs are `nexus hook`'s own arguments.
@@ -80,27 +95,25 @@ type HookArgs struct {
 	Event string
 }
 
-// HookFlags defines `nexus hook`'s flags in fs.
-func HookFlags(fs *pflag.FlagSet, h *HookArgs) {
-	fs.StringVar(&h.Host, "host", "claude", "the host protocol: "+strings.Join(hosts.Names(), " or "))
-	fs.BoolVar(&h.Serve, "serve", false, "answer requests until input ends (a host whose plugin keeps nexus running: opencode)")
-	// --managed marks entries written by `nexus install`; it changes nothing.
-	fs.BoolVar(&h.Managed, "managed", false, "marks a hook entry written by nexus install (no effect)")
-	_ = fs.MarkHidden("managed")
-	// --variant names the host's own variant of its setup, whose agents,
-	// skills and tools carry other names (Claude Code's "plugin": the nexus
-	// plugin package); --plugin is --variant plugin, as the plugin
-	// package's hooks say.
-	fs.StringVar(&h.Variant, "variant", "", "the host's variant of its setup (claude: plugin)")
-	_ = fs.MarkHidden("variant")
-	fs.BoolVar(&h.Plugin, "plugin", false, "the hook runs in the nexus plugin package (--variant plugin)")
-	_ = fs.MarkHidden("plugin")
+// HookFlags are `nexus hook`'s flags.
+func HookFlags(h *HookArgs) []Flag {
+	return []Flag{
+		{Name: "host", String: &h.Host, Default: "claude", Usage: "the host protocol: " + strings.Join(hosts.Names(), " or ")},
+		{Name: "serve", Bool: &h.Serve, Usage: "answer requests until input ends (a host whose plugin keeps nexus running: opencode)"},
+		// --managed marks entries written by `nexus install`; it changes nothing.
+		{Name: "managed", Bool: &h.Managed, Hidden: true, Usage: "marks a hook entry written by nexus install (no effect)"},
+		// --variant names the host's own variant of its setup, whose agents,
+		// skills and tools carry other names (Claude Code's "plugin": the
+		// nexus plugin package); --plugin is --variant plugin, as the plugin
+		// package's hooks say.
+		{Name: "variant", String: &h.Variant, Hidden: true, Usage: "the host's variant of its setup (claude: plugin)"},
+		{Name: "plugin", Bool: &h.Plugin, Hidden: true, Usage: "the hook runs in the nexus plugin package (--variant plugin)"},
+	}
 }
 
-// StatusLineFlags defines `nexus statusline`'s flags in fs.
-func StatusLineFlags(fs *pflag.FlagSet, managed *bool) {
-	fs.BoolVar(managed, "managed", false, "marks the status line written by nexus install (no effect)")
-	_ = fs.MarkHidden("managed")
+// StatusLineFlags are `nexus statusline`'s flags.
+func StatusLineFlags(managed *bool) []Flag {
+	return []Flag{{Name: "managed", Bool: managed, Hidden: true, Usage: "marks the status line written by nexus install (no effect)"}}
 }
 
 // UsageError marks an error in how nexus was called (exit status 2).

@@ -14,5 +14,13 @@ import (
 )
 
 func init() {
-	config.UseResolver(func() config.Resolver { return viper.New() })
+	config.UseResolver(func() config.Resolver { return resolver{viper.New()} })
+}
+
+// resolver is viper with its flag binding taking config's FlagValue (the
+// same methods as viper's, so that config need not import viper or pflag).
+type resolver struct{ *viper.Viper }
+
+func (r resolver) BindFlagValue(key string, f config.FlagValue) error {
+	return r.Viper.BindFlagValue(key, f)
 }
