@@ -91,6 +91,14 @@ type HookTruster interface {
 	TrustHooksHelp() string
 }
 
+// StatusLiner is an Installer whose host has a status line nexus can
+// register: install offers --statusline (Request.StatusLine) for it, and
+// only for it.
+type StatusLiner interface {
+	// StatusLineHelp is the flag's help.
+	StatusLineHelp() string
+}
+
 // Options are what every write of an install shares.
 type Options struct {
 	// DryRun computes and reports the changes without writing anything.

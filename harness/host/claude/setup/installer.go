@@ -76,6 +76,13 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	return changes, err
 }
 
+// StatusLineHelp implements install.StatusLiner: Claude Code has a status
+// line nexus can register. No backquotes: cobra would show the quoted
+// words as the flag's value ("--statusline nexus statusline").
+func (Host) StatusLineHelp() string {
+	return "also register nexus's status line (the command nexus statusline) with the host"
+}
+
 // bothScopes warns, installing in one scope, when nexus's hooks are
 // registered in the other too: Claude Code runs the hooks of both, so
 // every event would reach nexus twice.
