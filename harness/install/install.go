@@ -308,3 +308,19 @@ type Packager interface {
 	// the host.
 	PackageHint(dir string) string
 }
+
+// BothScopes is the warning an install adds when nexus is installed in the
+// other scope too (what, found in file there: "nexus's hooks are
+// registered"): the host loads both, so every event would reach nexus
+// twice. runs says what the host does with both ("Claude Code runs the
+// hooks of both scopes"); the warning names the two commands that keep
+// one.
+func BothScopes(hostName, what, runs, file string, req Request) Change {
+	other := ScopeUser
+	if req.Scope == ScopeUser {
+		other = ScopeProject
+	}
+	return Change{Path: file, Notes: []string{fmt.Sprintf(
+		"warning: %s here too (the %s scope): %s, so every event would reach nexus twice. Keep one: `nexus uninstall %s --scope user` removes the user scope's, `nexus uninstall %s` in %s the project's",
+		what, other, runs, hostName, hostName, ShellQuote(req.Project))}}
+}

@@ -98,9 +98,8 @@ func bothScopes(req installpkg.Request) *installpkg.Change {
 	if err != nil || len(r.Hooks) == 0 {
 		return nil
 	}
-	return &installpkg.Change{Path: r.Settings, Notes: []string{fmt.Sprintf(
-		"warning: nexus's hooks are registered here too (the %s scope): Claude Code runs the hooks of both scopes, so every event would reach nexus twice. Keep one: `nexus uninstall claude --scope user` removes the user scope's, `nexus uninstall claude` in %s the project's",
-		other.Scope, ShellQuote(req.Project))}}
+	ch := installpkg.BothScopes(claude.Name, "nexus's hooks are registered", "Claude Code runs the hooks of both scopes", r.Settings, req)
+	return &ch
 }
 
 // catalogFiles renders the distribution's agents and skills for the

@@ -251,7 +251,38 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 			return changes, err
 		}
 	}
+	if install {
+		if both := bothScopes(f, req); both != nil {
+			notes = append(notes, *both)
+		}
+	}
 	return append(changes, notes...), nil
+}
+
+// bothScopes warns, installing in one scope, when nexus's hooks are in the
+// other's hooks.json too: Codex runs the hooks of both, so every event
+// would reach nexus twice (the doctor says so too).
+func bothScopes(f Folders, req installpkg.Request) *installpkg.Change {
+	other := installpkg.ScopeUser
+	if req.Scope == installpkg.ScopeUser {
+		other = installpkg.ScopeProject
+	}
+	if req.Project == "" || req.Home == "" {
+		return nil
+	}
+	of, err := ScopeFolders(other, req.Project, req.Home, req.Getenv)
+	if err != nil || of.Codex == f.Codex {
+		return nil
+	}
+	data, err := readFile(of.Hooks(), codex.MaxHooksFile)
+	if err != nil {
+		return nil
+	}
+	if hooks, err := codex.NexusHooks(resolve(of.Hooks()), data); err != nil || len(hooks) == 0 {
+		return nil
+	}
+	ch := installpkg.BothScopes(codex.Name, "nexus's hooks are registered", "Codex runs the hooks of both scopes", of.Hooks(), req)
+	return &ch
 }
 
 // configResult runs a config edit for EditFile.

@@ -237,7 +237,39 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 			return changes, err
 		}
 	}
+	if install {
+		if both := bothScopes(f, req); both != nil {
+			notes = append(notes, *both)
+		}
+	}
 	return append(changes, notes...), nil
+}
+
+// bothScopes warns, installing in one scope, when the nexus plugin is in
+// the other's config folder too: OpenCode loads both, so every hook would
+// reach nexus twice (the doctor says so too).
+func bothScopes(f Folders, req installpkg.Request) *installpkg.Change {
+	other := installpkg.ScopeUser
+	if req.Scope == installpkg.ScopeUser {
+		other = installpkg.ScopeProject
+	}
+	if req.Project == "" || req.Home == "" {
+		return nil
+	}
+	of, err := ScopeFolders(other, req.Project, req.Home, req.Getenv)
+	if err != nil || installpkg.Resolve(of.Config) == installpkg.Resolve(f.Config) {
+		return nil
+	}
+	file := filepath.Join(of.Config, filepath.FromSlash(PluginPath))
+	data, ok, err := readFile(file, installpkg.MaxOwnedFile)
+	if err != nil || !ok {
+		return nil
+	}
+	if _, err := ReadPlugin(data); err != nil {
+		return nil
+	}
+	ch := installpkg.BothScopes(opencode.Name, "the nexus plugin is installed", "OpenCode loads the plugins of both scopes", file, req)
+	return &ch
 }
 
 // ownedFiles renders the plugin, agents and skills (paths relative to the
