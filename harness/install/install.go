@@ -213,6 +213,16 @@ func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before [
 	return editFile(a, name, limit, o, nil, edit)
 }
 
+// EditSharedFile is EditFile for a file a host shares with its users, in
+// a format of the host's: restore says what uninstall makes of a content
+// (nexus's entries taken out), so a previous content holding nothing but
+// nexus's entries is kept as no backup. After an uninstall's last edit of
+// the file, PruneBackups with the same restore removes the backups that
+// hold nothing the file does not (EditJSONFile does both for a JSON file).
+func EditSharedFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+	return editFile(a, name, limit, o, restore, edit)
+}
+
 // editFile is EditFile with restore (nil: none), which tells a previous
 // content holding only nexus's entries, kept as no backup.
 func editFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
