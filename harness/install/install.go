@@ -322,9 +322,8 @@ type Packager interface {
 // BothScopes is the warning an install adds when nexus is installed in the
 // other scope too (what, found in file there: "nexus's hooks are
 // registered"): the host loads both, so every event would reach nexus
-// twice. runs says what the host does with both ("Claude Code runs the
-// hooks of both scopes"); the warning names the two commands that keep
-// one.
+// twice. runs says what the host does with both (that it runs the hooks
+// of both scopes); the warning names the two commands that keep one.
 func BothScopes(hostName, what, runs, file string, req Request) Change {
 	other := ScopeUser
 	if req.Scope == ScopeUser {
