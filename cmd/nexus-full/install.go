@@ -82,9 +82,9 @@ func newInstallerCmd(a *app, doInstall bool) *cobra.Command {
 		f.BoolVar(&fl.force, "force", false, forceHelp)
 		if doInstall {
 			f.StringVar(&fl.command, "command", "", "the nexus executable the entries run (default: this executable's absolute path)")
-			// No backquotes: cobra would show the quoted words as the
-			// flag's value ("--statusline nexus statusline").
-			f.BoolVar(&fl.statusLine, "statusline", false, "also register nexus's status line (the command nexus statusline) with the host")
+			if sl, ok := h.(installpkg.StatusLiner); ok {
+				f.BoolVar(&fl.statusLine, "statusline", false, sl.StatusLineHelp())
+			}
 			if ht, ok := h.(installpkg.HookTruster); ok {
 				f.BoolVar(&fl.trustHooks, "trust-hooks", false, ht.TrustHooksHelp())
 			}

@@ -122,7 +122,7 @@ func PruneBackups(a *Anchor, name string, o Options, restore Restore) ([]Change,
 		after, keep, err := restore(content)
 		switch {
 		case err != nil:
-			changes = append(changes, Change{Path: full, Notes: []string{"kept: a backup of " + file + " that is not valid JSON, so nexus cannot tell what it holds; delete it when you no longer need it"}})
+			changes = append(changes, Change{Path: full, Notes: []string{"kept: a backup of " + file + " that nexus cannot parse (" + err.Error() + "), so it cannot tell what it holds; delete it when you no longer need it"}})
 			continue
 		case keep != exists || keep && !bytes.Equal(after, cur):
 			changes = append(changes, Change{Path: full, Notes: []string{"kept: a backup nexus made of " + file + " before changing it, which differs from the file as it is now (without nexus's entries); compare them and delete the backup when you no longer need it"}})

@@ -139,7 +139,7 @@ func TestPruneBackupsKeepsWhatItCannotRead(t *testing.T) {
 	if err != nil || len(chs) != 3 {
 		t.Fatalf("%+v %v", chs, err)
 	}
-	if !chs[2].Removed || chs[0].Removed || chs[1].Removed || !strings.Contains(chs[0].Notes[0], "not valid JSON") {
+	if !chs[2].Removed || chs[0].Removed || chs[1].Removed || !strings.Contains(chs[0].Notes[0], "cannot parse") {
 		t.Errorf("changes %+v", chs)
 	}
 	left := backupsIn(t, dir)

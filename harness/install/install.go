@@ -91,6 +91,14 @@ type HookTruster interface {
 	TrustHooksHelp() string
 }
 
+// StatusLiner is an Installer whose host has a status line nexus can
+// register: install offers --statusline (Request.StatusLine) for it, and
+// only for it.
+type StatusLiner interface {
+	// StatusLineHelp is the flag's help.
+	StatusLineHelp() string
+}
+
 // Options are what every write of an install shares.
 type Options struct {
 	// DryRun computes and reports the changes without writing anything.
@@ -205,6 +213,16 @@ func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before [
 	return editFile(a, name, limit, o, nil, edit)
 }
 
+// EditSharedFile is EditFile for a file a host shares with its users, in
+// a format of the host's: restore says what uninstall makes of a content
+// (nexus's entries taken out), so a previous content holding nothing but
+// nexus's entries is kept as no backup. After an uninstall's last edit of
+// the file, PruneBackups with the same restore removes the backups that
+// hold nothing the file does not (EditJSONFile does both for a JSON file).
+func EditSharedFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+	return editFile(a, name, limit, o, restore, edit)
+}
+
 // editFile is EditFile with restore (nil: none), which tells a previous
 // content holding only nexus's entries, kept as no backup.
 func editFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
@@ -299,4 +317,19 @@ type Packager interface {
 	// PackageHint tells the user how to add the package written in dir to
 	// the host.
 	PackageHint(dir string) string
+}
+
+// BothScopes is the warning an install adds when nexus is installed in the
+// other scope too (what, found in file there: "nexus's hooks are
+// registered"): the host loads both, so every event would reach nexus
+// twice. runs says what the host does with both (that it runs the hooks
+// of both scopes); the warning names the two commands that keep one.
+func BothScopes(hostName, what, runs, file string, req Request) Change {
+	other := ScopeUser
+	if req.Scope == ScopeUser {
+		other = ScopeProject
+	}
+	return Change{Path: file, Notes: []string{fmt.Sprintf(
+		"warning: %s here too (the %s scope): %s, so every event would reach nexus twice. Keep one: `nexus uninstall %s --scope user` removes the user scope's, `nexus uninstall %s` in %s the project's",
+		what, other, runs, hostName, hostName, ShellQuote(req.Project))}}
 }

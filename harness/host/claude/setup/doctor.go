@@ -185,7 +185,7 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 	sort.Strings(exes)
 	for _, exe := range exes {
 		events := others[exe]
-		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), "run", exe, c.Executable, fix, reinstall))
+		out = append(out, doctor.OtherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(events, ", "), r.Settings), "run", exe, c.Executable, fix, reinstall))
 	}
 	if len(dups) > 0 {
 		out = append(out, doctor.Warn(fmt.Sprintf("%s has more than one nexus hook for %s, so nexus runs more than once per event", r.Settings, strings.Join(dups, ", ")),
@@ -198,18 +198,9 @@ func (c ClaudeInstall) scope(r *Registration) []doctor.Finding {
 		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", claude.MCPServerName, r.MCPFile, strings.TrimSpace(r.MCP.Command+" "+strings.Join(r.MCP.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install claude"+flag+"`"))
 	case !doctor.SameExecutable(r.MCP.Command, c.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", claude.MCPServerName, r.MCPFile), "runs", r.MCP.Command, c.Executable, fix, reinstall))
+		out = append(out, doctor.OtherExecutable(fmt.Sprintf("the MCP server %q in %s", claude.MCPServerName, r.MCPFile), "runs", r.MCP.Command, c.Executable, fix, reinstall))
 	}
 	return out
-}
-
-// otherExecutable reports entries that run another nexus: an error when it
-// cannot run, a warning when it is merely another build or copy.
-func otherExecutable(what, run, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
-	if err := doctor.Runnable(exe); err != nil {
-		return doctor.Fault(fmt.Sprintf("%s %s %s, which %v", what, run, exe, err), fix).RepairedBy(repair)
-	}
-	return doctor.Warn(fmt.Sprintf("%s %s %s, not this nexus (%s)", what, run, exe, this), fix).RepairedBy(repair)
 }
 
 // Probe runs this nexus as a subprocess in a scratch project, so that the
@@ -501,60 +492,32 @@ func (c ClaudeCatalog) Run(context.Context) []doctor.Finding {
 			// The distribution and config checks report the cause.
 			return append(out, doctor.OK("not checked: the agents and skills cannot be rendered (%v)", err))
 		}
-		reinstall := doctor.Once(func(context.Context) (string, error) {
+		reinstall := doctor.InstallRepair(o.Scope, func() ([]install.Change, error) {
 			o.Files, o.Version, o.CoreVersion = files, c.Version, coreVersion
 			o.CoreDir = registeredCore(reg, c.ChosenCore)
-			changes, err := Install(o)
-			n := 0
-			for _, ch := range changes {
-				if ch.Changed {
-					n++
-				}
-			}
-			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", o.Scope, n), err
+			return Install(o)
 		})
 		st, err := CheckOwned(dir, files)
 		if err != nil {
 			out = append(out, doctor.Fault(err.Error(), fix))
 			continue
 		}
-		by := map[string][]string{}
-		for _, s := range st {
-			by[s.State] = append(by[s.State], s.Path)
-		}
-		if m := by[install.OwnedMissing]; len(m) > 0 {
-			msg := fmt.Sprintf("%s lacks %s", dir, strings.Join(m, ", "))
-			if rec == nil {
-				msg = fmt.Sprintf("nexus is registered in %s but its agents and skills are not installed in %s, so Claude Code cannot spawn a nexus role (\"Agent type 'architect' not found\")", reg.Settings, dir)
-			}
-			out = append(out, doctor.Fault(msg, fix).RepairedBy(reinstall))
-		}
-		if m := by[install.OwnedOutdated]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s from another nexus or distribution version and %s out of date", dir, strings.Join(m, ", "), verb(m, "was written", "were written"), verb(m, "is", "are")), fix).RepairedBy(reinstall))
-		}
-		if m := by[install.OwnedEdited]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s after nexus wrote %s; nexus leaves %s alone", dir, strings.Join(m, ", "), verb(m, "was edited", "were edited"), verb(m, "it", "them"), verb(m, "it", "them")),
-				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install claude%s --force` (a backup is kept)", flag)))
-		}
-		if m := by[install.OwnedForeign]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s %s but %s not written by nexus, so the nexus %s of %s %s not installed", dir, strings.Join(m, ", "),
-				verb(m, "exists", "exist"), verb(m, "was", "were"), verb(m, "role or skill", "roles or skills"), verb(m, "that name", "those names"), verb(m, "is", "are")),
-				fmt.Sprintf("rename them, or replace them with `nexus install claude%s --force` (a backup is kept)", flag)))
-		}
-		if len(st) > 0 && len(by[install.OwnedCurrent]) == len(st) {
-			out = append(out, doctor.OK("%d agent and skill files in %s are present and current", len(st), dir))
-		}
+		out = append(out, doctor.OwnedFindings(doctor.OwnedFiles{
+			Dir: dir, States: st, Install: "nexus install claude" + flag, Reinstall: reinstall,
+			Missing: func(m []string) string {
+				if rec == nil {
+					return fmt.Sprintf("nexus is registered in %s but its agents and skills are not installed in %s, so Claude Code cannot spawn a nexus role (\"Agent type 'architect' not found\")", reg.Settings, dir)
+				}
+				return fmt.Sprintf("%s lacks %s", dir, strings.Join(m, ", "))
+			},
+			Kind: [2]string{"role or skill", "roles or skills"},
+			Current: func(n int) string {
+				return fmt.Sprintf("%d agent and skill files in %s are present and current", n, dir)
+			},
+		})...)
 	}
 	if checked == 0 {
 		return []doctor.Finding{doctor.OK("nexus is not registered with Claude Code; no agents or skills to check")}
 	}
 	return out
-}
-
-// verb picks the singular or the plural form for a list of files.
-func verb(files []string, one, many string) string {
-	if len(files) == 1 {
-		return one
-	}
-	return many
 }

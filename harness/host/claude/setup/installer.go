@@ -76,6 +76,13 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	return changes, err
 }
 
+// StatusLineHelp implements install.StatusLiner: Claude Code has a status
+// line nexus can register. No backquotes: cobra would show the quoted
+// words as the flag's value ("--statusline nexus statusline").
+func (Host) StatusLineHelp() string {
+	return "also register nexus's status line (the command nexus statusline) with the host"
+}
+
 // bothScopes warns, installing in one scope, when nexus's hooks are
 // registered in the other too: Claude Code runs the hooks of both, so
 // every event would reach nexus twice.
@@ -91,9 +98,8 @@ func bothScopes(req installpkg.Request) *installpkg.Change {
 	if err != nil || len(r.Hooks) == 0 {
 		return nil
 	}
-	return &installpkg.Change{Path: r.Settings, Notes: []string{fmt.Sprintf(
-		"warning: nexus's hooks are registered here too (the %s scope): Claude Code runs the hooks of both scopes, so every event would reach nexus twice. Keep one: `nexus uninstall claude --scope user` removes the user scope's, `nexus uninstall claude` in %s the project's",
-		other.Scope, ShellQuote(req.Project))}}
+	ch := installpkg.BothScopes(claude.Name, "nexus's hooks are registered", "Claude Code runs the hooks of both scopes", r.Settings, req)
+	return &ch
 }
 
 // catalogFiles renders the distribution's agents and skills for the

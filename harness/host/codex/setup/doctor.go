@@ -215,7 +215,7 @@ func (c Registration) scope(s scope) []doctor.Finding {
 	}
 	sort.Strings(exes)
 	for _, exe := range exes {
-		out = append(out, otherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(others[exe], ", "), s.Hooks()), exe, c.env.Executable, fix, reinstall))
+		out = append(out, doctor.OtherExecutable(fmt.Sprintf("the nexus hooks for %s in %s", strings.Join(others[exe], ", "), s.Hooks()), "run", exe, c.env.Executable, fix, reinstall))
 	}
 	switch sv := s.server(); {
 	case sv == nil:
@@ -224,7 +224,7 @@ func (c Registration) scope(s scope) []doctor.Finding {
 		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", codex.MCPServerName, s.Config(), strings.TrimSpace(sv.Command+" "+strings.Join(sv.Args, " "))),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install codex"+s.flag()+"`"))
 	case !doctor.SameExecutable(sv.Command, c.env.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", codex.MCPServerName, s.Config()), sv.Command, c.env.Executable, fix, reinstall))
+		out = append(out, doctor.OtherExecutable(fmt.Sprintf("the MCP server %q in %s", codex.MCPServerName, s.Config()), "runs", sv.Command, c.env.Executable, fix, reinstall))
 	}
 	if untrusted := UntrustedHooks(s.user, s.hooks); len(untrusted) > 0 {
 		var events []string
@@ -306,15 +306,6 @@ func commandExecutable(command string) string {
 	return codex.LitText(call.Args[0])
 }
 
-// otherExecutable reports entries that run another nexus: an error when it
-// cannot run, a warning when it is merely another build or copy.
-func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
-	if err := doctor.Runnable(exe); err != nil {
-		return doctor.Fault(fmt.Sprintf("%s run %s, which %v", what, exe, err), fix).RepairedBy(repair)
-	}
-	return doctor.Warn(fmt.Sprintf("%s run %s, not this nexus (%s)", what, exe, this), fix).RepairedBy(repair)
-}
-
 // Catalog checks the agent and skill files install wrote in each scope
 // where nexus is registered (or has a record): present and current.
 // Missing or outdated files are re-installed by --fix; a file someone
@@ -351,16 +342,9 @@ func (c Catalog) Run(context.Context) []doctor.Finding {
 			return append(out, doctor.OK("not checked: the agents and skills cannot be rendered (%v)", err))
 		}
 		fix := fmt.Sprintf("run `nexus install codex%s` (it never overwrites a file you edited)", s.flag())
-		reinstall := doctor.Once(func(context.Context) (string, error) {
+		reinstall := doctor.InstallRepair(s.Scope, func() ([]installpkg.Change, error) {
 			req.Version, req.CoreVersion, req.CoreDir = c.env.Version, coreVersion, registeredCore(s, c.env.ChosenCore)
-			changes, err := c.host.Install(req)
-			n := 0
-			for _, ch := range changes {
-				if ch.Changed {
-					n++
-				}
-			}
-			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", s.Scope, n), err
+			return c.host.Install(req)
 		})
 		for _, set := range []struct {
 			dir   string
@@ -371,27 +355,16 @@ func (c Catalog) Run(context.Context) []doctor.Finding {
 				out = append(out, doctor.Fault(err.Error(), fix))
 				continue
 			}
-			by := map[string][]string{}
-			for _, x := range st {
-				by[x.State] = append(by[x.State], x.Path)
-			}
-			if m := by[installpkg.OwnedMissing]; len(m) > 0 {
-				out = append(out, doctor.Fault(fmt.Sprintf("%s lacks %s, so Codex cannot spawn those roles or list those skills", set.dir, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
-			}
-			if m := by[installpkg.OwnedOutdated]; len(m) > 0 {
-				out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", set.dir, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
-			}
-			if m := by[installpkg.OwnedEdited]; len(m) > 0 {
-				out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", set.dir, strings.Join(m, ", ")),
-					fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install codex%s --force` (a backup is kept)", s.flag())))
-			}
-			if m := by[installpkg.OwnedForeign]; len(m) > 0 {
-				out = append(out, doctor.Warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so the nexus roles or skills of those names are not installed", set.dir, strings.Join(m, ", ")),
-					fmt.Sprintf("rename them, or replace them with `nexus install codex%s --force` (a backup is kept)", s.flag())))
-			}
-			if len(st) > 0 && len(by[installpkg.OwnedCurrent]) == len(st) {
-				out = append(out, doctor.OK("%d agent or skill files in %s are present and current", len(st), set.dir))
-			}
+			out = append(out, doctor.OwnedFindings(doctor.OwnedFiles{
+				Dir: set.dir, States: st, Install: "nexus install codex" + s.flag(), Reinstall: reinstall,
+				Missing: func(m []string) string {
+					return fmt.Sprintf("%s lacks %s, so Codex cannot spawn those roles or list those skills", set.dir, strings.Join(m, ", "))
+				},
+				Kind: [2]string{"role or skill", "roles or skills"},
+				Current: func(n int) string {
+					return fmt.Sprintf("%d agent or skill files in %s are present and current", n, set.dir)
+				},
+			})...)
 		}
 	}
 	if checked == 0 {

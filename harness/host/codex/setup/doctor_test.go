@@ -117,7 +117,7 @@ func TestDoctorRegistration(t *testing.T) {
 	// An agent file edited by the user is reported, not overwritten.
 	agent := filepath.Join(f.project, ".codex", AgentPath("writer"))
 	f.write(agent, f.read(agent)+"# mine\n")
-	expect(t, run(Catalog{base, Host{}}), doctor.StatusWarn, "were edited after nexus wrote them")
+	expect(t, run(Catalog{base, Host{}}), doctor.StatusWarn, "was edited after nexus wrote it")
 }
 
 // The probes run the registered command lines, as Codex would: the hook

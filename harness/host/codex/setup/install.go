@@ -1,6 +1,7 @@
 package setup
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"path"
@@ -191,8 +192,9 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	o := req.Options
 	var changes []installpkg.Change
 
+	rs := restores(w, f)
 	nexusArgs, nauroArgs := ServerArgs(req.CoreDir, req.Decisions)
-	cfg, err := installpkg.EditFile(w.codex, w.configName, maxConfigFile, o, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	cfg, err := installpkg.EditSharedFile(w.codex, w.configName, maxConfigFile, o, rs.config, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		e := ConfigEdit{RemoveServers: []string{codex.MCPServerName, decisionsapi.ServerName}}
 		if install {
 			// Codex passes a server only HOME, LANG, PATH (and a few more)
@@ -216,7 +218,7 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 		return changes, err
 	}
 	var newHooks []byte
-	hk, err := installpkg.EditFile(w.codex, w.hooksName, codex.MaxHooksFile, o, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	hk, err := installpkg.EditSharedFile(w.codex, w.hooksName, codex.MaxHooksFile, o, rs.hooks, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		r, err := codex.EditHooks(before, req.Command, req.CoreDir, install)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("%s: %w", f.Hooks(), err)
@@ -227,7 +229,7 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	if err != nil {
 		return append(changes, hk), err
 	}
-	trust, err := h.editTrust(w, f, oldHooks, newHooks, req, install)
+	trust, err := h.editTrust(w, f, oldHooks, newHooks, req, install, rs.user)
 	hk.Notes = append(hk.Notes, trustNotes(f, w.hooksKey, newHooks, install, req.DryRun)...)
 	changes = append(changes, hk)
 	if trust != nil {
@@ -251,7 +253,136 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 			return changes, err
 		}
 	}
+	if install {
+		if both := bothScopes(f, req); both != nil {
+			notes = append(notes, *both)
+		}
+	} else {
+		// Once every edit of a file is made, its backups that hold nothing
+		// it does not hold now go; the others are named.
+		for _, p := range rs.prune(trust != nil && trust.Changed) {
+			got, err := installpkg.PruneBackups(p.a, p.name, o, p.restore)
+			changes = append(changes, got...)
+			if err != nil {
+				return changes, err
+			}
+		}
+	}
 	return append(changes, notes...), nil
+}
+
+// sharedRestores are what uninstall makes of each file Codex shares with
+// its users (installpkg.Restore): the scope's config.toml without nexus's
+// servers, hooks.json without nexus's handlers, the user's config.toml
+// without the trust entries of nexus's handlers in the scope's hooks.json
+// (and, when it is the scope's config.toml, without the servers too).
+type sharedRestores struct {
+	w                   *writers
+	config, hooks, user installpkg.Restore
+	userIsConfig        bool
+}
+
+func restores(w *writers, f Folders) sharedRestores {
+	servers := []string{codex.MCPServerName, decisionsapi.ServerName}
+	rs := sharedRestores{w: w, userIsConfig: f.UserConfig != "" && resolve(f.Config()) == f.UserConfig}
+	if rs.userIsConfig {
+		rs.config = configRestore(w, servers)
+		rs.user = rs.config
+	} else {
+		rs.config = configRestore(nil, servers)
+		rs.user = configRestore(w, nil)
+	}
+	rs.hooks = func(content []byte) ([]byte, bool, error) {
+		r, err := codex.EditHooks(content, "", "", false)
+		if err != nil {
+			return nil, false, err
+		}
+		return r.Data, !r.Remove && len(bytes.TrimSpace(r.Data)) > 0, nil
+	}
+	return rs
+}
+
+// configRestore is the Restore of a config.toml: without the servers
+// named, and (w set) without the trust entries of the scope's hooks.json
+// that name no handler of the user's in it now. Those are nexus's,
+// whatever command they ran (a trust entry's hash does not say), or stale
+// ones of handlers gone from the file.
+func configRestore(w *writers, servers []string) installpkg.Restore {
+	return func(content []byte) ([]byte, bool, error) {
+		e := ConfigEdit{RemoveServers: servers}
+		if w != nil {
+			info, err := InspectConfig(content)
+			if err != nil {
+				return nil, false, err
+			}
+			hooks, _, err := w.codex.Read(w.hooksName, codex.MaxHooksFile)
+			if err != nil {
+				return nil, false, err
+			}
+			all, err := codex.ListHooks(w.hooksKey, hooks)
+			if err != nil {
+				return nil, false, err
+			}
+			users := map[string]bool{}
+			for _, h := range all {
+				users[h.Key] = !h.Nexus
+			}
+			for k, st := range info.Hooks {
+				if strings.HasPrefix(k, w.hooksKey+":") && !users[k] && st.TrustedHash != "" {
+					e.RemoveTrust = append(e.RemoveTrust, TrustEntry{k, st.TrustedHash})
+				}
+			}
+			slices.SortFunc(e.RemoveTrust, func(a, b TrustEntry) int { return strings.Compare(a.Key, b.Key) })
+		}
+		r, err := EditConfig(content, e)
+		if err != nil {
+			return nil, false, err
+		}
+		return r.Data, len(bytes.TrimSpace(r.Data)) > 0, nil
+	}
+}
+
+type pruned struct {
+	a       *installpkg.Anchor
+	name    string
+	restore installpkg.Restore
+}
+
+// prune lists the files whose backups an uninstall prunes, each once: the
+// user's config.toml, when it is not the scope's, only when this run
+// took trust entries out of it (its other backups may be another scope's).
+func (rs sharedRestores) prune(userEdited bool) []pruned {
+	out := []pruned{{rs.w.codex, rs.w.configName, rs.config}, {rs.w.codex, rs.w.hooksName, rs.hooks}}
+	if rs.w.user != nil && !rs.userIsConfig && userEdited {
+		out = append(out, pruned{rs.w.user, rs.w.userName, rs.user})
+	}
+	return out
+}
+
+// bothScopes warns, installing in one scope, when nexus's hooks are in the
+// other's hooks.json too: Codex runs the hooks of both, so every event
+// would reach nexus twice (the doctor says so too).
+func bothScopes(f Folders, req installpkg.Request) *installpkg.Change {
+	other := installpkg.ScopeUser
+	if req.Scope == installpkg.ScopeUser {
+		other = installpkg.ScopeProject
+	}
+	if req.Project == "" || req.Home == "" {
+		return nil
+	}
+	of, err := ScopeFolders(other, req.Project, req.Home, req.Getenv)
+	if err != nil || of.Codex == f.Codex {
+		return nil
+	}
+	data, err := readFile(of.Hooks(), codex.MaxHooksFile)
+	if err != nil {
+		return nil
+	}
+	if hooks, err := codex.NexusHooks(resolve(of.Hooks()), data); err != nil || len(hooks) == 0 {
+		return nil
+	}
+	ch := installpkg.BothScopes(codex.Name, "nexus's hooks are registered", "Codex runs the hooks of both scopes", of.Hooks(), req)
+	return &ch
 }
 
 // configResult runs a config edit for EditFile.
@@ -270,7 +401,7 @@ func configResult(before []byte, e ConfigEdit, file string) ([]byte, bool, []str
 // trusting handlers of nexus's that are gone (uninstalled, or rewritten
 // with another command), while they still hold the hash of what nexus
 // wrote. No other entry is touched.
-func (h Host) editTrust(w *writers, f Folders, oldHooks, newHooks []byte, req installpkg.Request, install bool) (*installpkg.Change, error) {
+func (h Host) editTrust(w *writers, f Folders, oldHooks, newHooks []byte, req installpkg.Request, install bool, restore installpkg.Restore) (*installpkg.Change, error) {
 	key := w.hooksKey
 	old, _ := codex.NexusHooks(key, oldHooks) // an unreadable old file was refused above
 	cur, err := codex.NexusHooks(key, newHooks)
@@ -296,7 +427,7 @@ func (h Host) editTrust(w *writers, f Folders, oldHooks, newHooks []byte, req in
 	if f.UserConfig == "" {
 		return nil, errors.New("hook trust lives in the user's config.toml, and the home folder is unknown")
 	}
-	ch, err := installpkg.EditFile(w.user, w.userName, maxConfigFile, req.Options, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	ch, err := installpkg.EditSharedFile(w.user, w.userName, maxConfigFile, req.Options, restore, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		return configResult(before, e, f.UserConfig)
 	})
 	return &ch, err
@@ -520,7 +651,8 @@ trust entries of those hooks in the user's config.toml while they still hold the
 what nexus wrote, and the agent and skill files nexus renders from the distribution in use
 when its records say nexus wrote them and they are unchanged. Every other byte of
 config.toml and hooks.json stays as it is; nothing is written or removed through a symlink.
-Diffs and backups as for install.`
+The backups nexus made of a file (<file>.nexus-backup-<time>) are removed once the file is
+restored and holds everything they hold; any other backup is named, with why it stays.`
 	}
 	return `Register nexus with Codex CLI.
 
@@ -543,9 +675,10 @@ Codex runs a hook only after you have reviewed it (/hooks in Codex), and reads a
 --trust-hooks records the trust of exactly the hooks nexus wrote ([hooks.state] in the user's
 config.toml); nexus doctor reports untrusted hooks and an untrusted project as errors.
 
-It prints the diff of every file it changes and keeps a copy of the old content beside it
-(<file>.nexus-backup-<time>). Running it again changes nothing (--dry-run shows the diff and
-writes nothing). Entries and files it did not write are never touched, an agent or skill
-file edited since nexus wrote it is left alone (and named) unless --force is given, and any
-symlink on the way to a file of the project is refused.`
+It prints the diff of every file it changes. Before changing a file that holds anything
+besides nexus's own entries it keeps a copy of it (<file>.nexus-backup-<time>); uninstall
+removes those copies again once the file is restored. Running it again changes nothing
+(--dry-run shows the diff and writes nothing). Entries and files it did not write are never
+touched, an agent or skill file edited since nexus wrote it is left alone (and named) unless
+--force is given, and any symlink on the way to a file of the project is refused.`
 }

@@ -264,7 +264,7 @@ func (c Registration) check(s scopeState) []doctor.Finding {
 	case p.Protocol != opencode.ProtocolVersion:
 		out = append(out, finding(doctor.Fault(fmt.Sprintf("%s speaks protocol %d and this nexus %d, so every tool call is refused", s.pluginFile, p.Protocol, opencode.ProtocolVersion), pluginFix)))
 	case !doctor.SameExecutable(p.Nexus, c.env.Executable):
-		f := otherExecutable("the plugin "+s.pluginFile, p.Nexus, c.env.Executable, pluginFix, reinstall)
+		f := doctor.OtherExecutable("the plugin "+s.pluginFile, "runs", p.Nexus, c.env.Executable, pluginFix, reinstall)
 		if pluginRepair == nil {
 			f = doctor.Finding{Status: f.Status, Message: f.Message, Fix: f.Fix}
 		}
@@ -277,7 +277,7 @@ func (c Registration) check(s scopeState) []doctor.Finding {
 		out = append(out, doctor.Fault(fmt.Sprintf("the MCP server %q in %s runs %s, not nexus, so the nexus tools are missing", opencode.MCPServerName, s.cfgFile, strings.Join(e.Command, " ")),
 			"rename or remove that server yourself (nexus never touches another tool's entry), then run `nexus install opencode"+s.flag()+"`"))
 	case !doctor.SameExecutable(e.Command[0], c.env.Executable):
-		out = append(out, otherExecutable(fmt.Sprintf("the MCP server %q in %s", opencode.MCPServerName, s.cfgFile), e.Command[0], c.env.Executable, fix, reinstall))
+		out = append(out, doctor.OtherExecutable(fmt.Sprintf("the MCP server %q in %s", opencode.MCPServerName, s.cfgFile), "runs", e.Command[0], c.env.Executable, fix, reinstall))
 	}
 	return out
 }
@@ -300,15 +300,6 @@ func registeredCore(s scopeState, chosen string) string {
 		}
 	}
 	return chosen
-}
-
-// otherExecutable reports entries that run another nexus: an error when it
-// cannot run, a warning when it is merely another build or copy.
-func otherExecutable(what, exe, this, fix string, repair func(context.Context) (string, error)) doctor.Finding {
-	if err := doctor.Runnable(exe); err != nil {
-		return doctor.Fault(fmt.Sprintf("%s runs %s, which %v", what, exe, err), fix).RepairedBy(repair)
-	}
-	return doctor.Warn(fmt.Sprintf("%s runs %s, not this nexus (%s)", what, exe, this), fix).RepairedBy(repair)
 }
 
 // Catalog checks the plugin, agent and skill files install wrote in each
@@ -346,42 +337,22 @@ func (c Catalog) Run(context.Context) []doctor.Finding {
 			return append(out, doctor.OK("not checked: the plugin, agents and skills cannot be rendered (%v)", err))
 		}
 		fix := fmt.Sprintf("run `nexus install opencode%s` (it never overwrites a file you edited)", s.flag())
-		reinstall := doctor.Once(func(context.Context) (string, error) {
-			changes, err := c.host.Install(req)
-			n := 0
-			for _, ch := range changes {
-				if ch.Changed {
-					n++
-				}
-			}
-			return fmt.Sprintf("ran the %s-scope install: %d file(s) written", s.Scope, n), err
-		})
+		reinstall := doctor.InstallRepair(s.Scope, func() ([]installpkg.Change, error) { return c.host.Install(req) })
 		st, err := owned.Check(s.Config, files)
 		if err != nil {
 			out = append(out, doctor.Fault(err.Error(), fix))
 			continue
 		}
-		by := map[string][]string{}
-		for _, x := range st {
-			by[x.State] = append(by[x.State], x.Path)
-		}
-		if m := by[installpkg.OwnedMissing]; len(m) > 0 {
-			out = append(out, doctor.Fault(fmt.Sprintf("%s lacks %s, so OpenCode cannot run those roles or list those skills", s.Config, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
-		}
-		if m := by[installpkg.OwnedOutdated]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were written from another nexus or distribution version and are out of date", s.Config, strings.Join(m, ", ")), fix).RepairedBy(reinstall))
-		}
-		if m := by[installpkg.OwnedEdited]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s were edited after nexus wrote them; nexus leaves them alone", s.Config, strings.Join(m, ", ")),
-				fmt.Sprintf("keep your edits, or restore nexus's version with `nexus install opencode%s --force` (a backup is kept)", s.flag())))
-		}
-		if m := by[installpkg.OwnedForeign]; len(m) > 0 {
-			out = append(out, doctor.Warn(fmt.Sprintf("%s: %s exist but were not written by nexus, so nexus's files of those names are not installed", s.Config, strings.Join(m, ", ")),
-				fmt.Sprintf("rename them, or replace them with `nexus install opencode%s --force` (a backup is kept)", s.flag())))
-		}
-		if len(st) > 0 && len(by[installpkg.OwnedCurrent]) == len(st) {
-			out = append(out, doctor.OK("the plugin and %d agent and skill files in %s are present and current", len(st)-1, s.Config))
-		}
+		out = append(out, doctor.OwnedFindings(doctor.OwnedFiles{
+			Dir: s.Config, States: st, Install: "nexus install opencode" + s.flag(), Reinstall: reinstall,
+			Missing: func(m []string) string {
+				return fmt.Sprintf("%s lacks %s, so OpenCode cannot run those roles or list those skills", s.Config, strings.Join(m, ", "))
+			},
+			Kind: [2]string{"file", "files"},
+			Current: func(n int) string {
+				return fmt.Sprintf("the plugin and %d agent and skill files in %s are present and current", n-1, s.Config)
+			},
+		})...)
 	}
 	if checked == 0 {
 		return []doctor.Finding{doctor.OK("nexus is not registered with OpenCode; no plugin, agents or skills to check")}

@@ -163,7 +163,7 @@ func TestDoctorFindsAndFixes(t *testing.T) {
 		}, "opencode-install", "error", "runs node x.js, not nexus", false},
 		{"an agent edited", func(t *testing.T, d *doctorEnv) {
 			writeTestFile(t, filepath.Join(d.proj, ".opencode", "agents", "architect.md"), "mine\n")
-		}, "opencode-agents", "warn", "agents/architect.md were edited after nexus wrote them", false},
+		}, "opencode-agents", "warn", "agents/architect.md was edited after nexus wrote it", false},
 		{"a skill missing", func(t *testing.T, d *doctorEnv) {
 			os.Remove(filepath.Join(d.proj, ".opencode", "skills", "nx-run", "SKILL.md"))
 		}, "opencode-agents", "error", "lacks skills/nx-run/SKILL.md", true},

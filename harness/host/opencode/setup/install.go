@@ -210,7 +210,8 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	}
 	var changes []installpkg.Change
 	nexusArgs, nauroArgs := ServerArgs(req.CoreDir, req.Decisions)
-	cfg, err := installpkg.EditFile(w.a, cfgName, MaxConfigBytes, o, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+	restore := configRestore(req.Command)
+	cfg, err := installpkg.EditSharedFile(w.a, cfgName, MaxConfigBytes, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
 		e := ConfigEdit{Executable: req.Command}
 		if install {
 			e.Nexus = &MCPServer{Command: append([]string{req.Command}, nexusArgs...)}
@@ -230,6 +231,15 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	if err != nil {
 		return changes, err
 	}
+	if !install {
+		// The backups of opencode.json that hold nothing it does not hold
+		// now go; the others are named.
+		got, err := installpkg.PruneBackups(w.a, cfgName, o, restore)
+		changes = append(changes, got...)
+		if err != nil {
+			return changes, err
+		}
+	}
 	if files != nil {
 		got, err := owned.Sync(w.a, w.prefix, files, o, install)
 		changes = append(changes, got...)
@@ -237,7 +247,53 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 			return changes, err
 		}
 	}
+	if install {
+		if both := bothScopes(f, req); both != nil {
+			notes = append(notes, *both)
+		}
+	}
 	return append(changes, notes...), nil
+}
+
+// bothScopes warns, installing in one scope, when the nexus plugin is in
+// the other's config folder too: OpenCode loads both, so every hook would
+// reach nexus twice (the doctor says so too).
+func bothScopes(f Folders, req installpkg.Request) *installpkg.Change {
+	other := installpkg.ScopeUser
+	if req.Scope == installpkg.ScopeUser {
+		other = installpkg.ScopeProject
+	}
+	if req.Project == "" || req.Home == "" {
+		return nil
+	}
+	of, err := ScopeFolders(other, req.Project, req.Home, req.Getenv)
+	if err != nil || installpkg.Resolve(of.Config) == installpkg.Resolve(f.Config) {
+		return nil
+	}
+	file := filepath.Join(of.Config, filepath.FromSlash(PluginPath))
+	data, ok, err := readFile(file, installpkg.MaxOwnedFile)
+	if err != nil || !ok {
+		return nil
+	}
+	if _, err := ReadPlugin(data); err != nil {
+		return nil
+	}
+	ch := installpkg.BothScopes(opencode.Name, "the nexus plugin is installed", "OpenCode loads the plugins of both scopes", file, req)
+	return &ch
+}
+
+// configRestore is what uninstall makes of an opencode.json
+// (installpkg.Restore): the content without nexus's entries, nothing when
+// only what nexus starts from is left.
+func configRestore(executable string) installpkg.Restore {
+	return func(content []byte) ([]byte, bool, error) {
+		r, err := EditConfig(content, ConfigEdit{Executable: executable})
+		if err != nil {
+			return nil, false, err
+		}
+		keep := len(bytes.TrimSpace(r.Content)) > 0 && !bytes.Equal(r.Content, emptyConfig)
+		return r.Content, keep, nil
+	}
 }
 
 // ownedFiles renders the plugin, agents and skills (paths relative to the
@@ -425,7 +481,9 @@ func (Host) InstallHelp(install bool) string {
 opencode.json when they run nexus (every other byte of the file is kept; a file nexus created
 and left empty goes), and the plugin, agent and skill files nexus renders from the
 distribution in use when nexus-install.json says nexus wrote them and they are unchanged.
-Nothing is written or removed through a symlink. Diffs and backups as for install.`
+Nothing is written or removed through a symlink. The backups nexus made of opencode.json
+(<file>.nexus-backup-<time>) are removed once the file is restored and holds everything they
+hold; any other backup is named, with why it stays.`
 	}
 	return `Register nexus with OpenCode.
 
@@ -448,9 +506,11 @@ Each file in the folder is recorded with its content hash in nexus-install.json 
 does not touch the folder's node_modules or package-lock.json: on its first start with a
 plugin OpenCode installs its plugin package there from the npm registry (once, online).
 
-It prints the diff of every file it changes and keeps a copy of the old content beside it
-(<file>.nexus-backup-<time>). Running it again changes nothing (--dry-run shows the diff and
-writes nothing). Entries and files it did not write are never touched, a file edited since
-nexus wrote it is left alone (and named) unless --force is given, and any symlink on the way
-to a file of the project is refused. Restart OpenCode afterwards.`
+It prints the diff of every file it changes. Before changing opencode.json when it holds
+anything besides nexus's own entries it keeps a copy of it (<file>.nexus-backup-<time>);
+uninstall removes those copies again once the file is restored. Running it again changes
+nothing (--dry-run shows the diff and writes nothing). Entries and files it did not write are
+never touched, a file edited since nexus wrote it is left alone (and named) unless --force is
+given, and any symlink on the way to a file of the project is refused. Restart OpenCode
+afterwards.`
 }
