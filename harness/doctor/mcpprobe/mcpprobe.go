@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,4 +104,48 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Server is one MCP server a host's doctor probes, started as the host
+// would start it.
+type Server struct {
+	// What names the server in the finding.
+	What string
+	// Cmd makes the server's process (the registered command, in the
+	// host's environment, in a scratch project).
+	Cmd func(context.Context) *exec.Cmd
+	// Want is a tool tools/list must offer (the decision store's); ""
+	// probes the handshake only.
+	Want string
+	// Fix is the finding's fix when the server fails.
+	Fix string
+}
+
+// Wording is what a host's findings add to the shared judgement.
+type Wording struct {
+	// Host is the host's name: "so <Host> gets no decision tools".
+	Host string
+	// Fault and OK are appended to a failed and a passed probe's message
+	// (e.g. which environment the server was started in).
+	Fault, OK string
+}
+
+// Check probes s within timeout and judges the answer, the same way for
+// every host: a server that does not start or answer, one that starts but
+// lacks the tool it must serve (a session would silently get none), or one
+// line saying what answered.
+func Check(ctx context.Context, s Server, timeout time.Duration, w Wording) doctor.Finding {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ans, said, err := Probe(ctx, s.Cmd, s.Want != "")
+	switch {
+	case err != nil:
+		return doctor.Fault(fmt.Sprintf("%s %v%s%s", s.What, err, w.Fault, said), s.Fix)
+	case s.Want == "":
+		return doctor.OK("%s %s in %s%s", s.What, ans.Summary(), ans.Took.Round(time.Millisecond), w.OK)
+	case slices.Contains(ans.Tools, s.Want):
+		return doctor.OK("%s %s and lists %s among %d tools in %s%s", s.What, ans.Summary(), s.Want, len(ans.Tools), ans.Took.Round(time.Millisecond), w.OK)
+	}
+	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so %s gets no decision tools%s%s",
+		s.What, s.Want, len(ans.Tools), w.Host, w.Fault, said), s.Fix)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -422,26 +421,11 @@ func (c MCPInitialize) Run(ctx context.Context) []doctor.Finding {
 	return out
 }
 
-// probe starts one MCP server with mcp-go's client, as an MCP host would:
-// the initialize handshake (the newest protocol version that still has
-// one, what Claude Code speaks) and, when tool is set, tools/list, which
-// must list tool.
+// probe checks one MCP server as Claude Code would start it (the shared
+// judgement, mcpprobe.Check), naming the command Claude Code registered.
 func (c MCPInitialize) probe(ctx context.Context, mk func(context.Context) *exec.Cmd, what, tool, fix string) doctor.Finding {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout())
-	defer cancel()
-	ans, said, err := mcpprobe.Probe(ctx, mk, tool != "")
-	if err != nil {
-		return doctor.Fault(fmt.Sprintf("%s %v", what, err)+c.howIn(true)+said, c.fixFor(fix))
-	}
-	answered := what + " " + ans.Summary()
-	if tool == "" {
-		return doctor.OK("%s in %s%s", answered, ans.Took.Round(time.Millisecond), c.howIn(true))
-	}
-	if slices.Contains(ans.Tools, tool) {
-		return doctor.OK("%s and lists %s among %d tools in %s%s", answered, tool, len(ans.Tools), ans.Took.Round(time.Millisecond), c.howIn(true))
-	}
-	return doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Claude Code gets no decision tools%s%s",
-		what, tool, len(ans.Tools), c.howIn(true), said), c.fixFor(fix))
+	return mcpprobe.Check(ctx, mcpprobe.Server{What: what, Cmd: mk, Want: tool, Fix: c.fixFor(fix)}, c.timeout(),
+		mcpprobe.Wording{Host: "Claude Code", Fault: c.howIn(true), OK: c.howIn(true)})
 }
 
 // ClaudeCatalog checks the agents and skills `nexus install claude` wrote

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -509,18 +508,12 @@ func (c MCPProbe) Run(ctx context.Context) []doctor.Finding {
 		mk := func(ctx context.Context) *exec.Cmd {
 			return doctor.InScratch(exec.CommandContext(ctx, sv.argv[0], sv.argv[1:]...), dir, env)
 		}
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		ans, said, err := mcpprobe.Probe(pctx, mk, sv.tool != "")
-		cancel()
 		fix := "run `" + strings.Join(sv.argv, " ") + "` by hand with only HOME, LANG and PATH set (env -i HOME=$HOME LANG=$LANG PATH=$PATH …) and look at what it prints on stderr; Codex passes an MCP server no other variable unless its entry lists it (env, env_vars)"
-		switch {
-		case err != nil:
-			out = append(out, doctor.Fault(fmt.Sprintf("%s %v (in Codex's environment for MCP servers)%s", sv.what, err, said), fix))
-		case sv.tool != "" && !slices.Contains(ans.Tools, sv.tool):
-			out = append(out, doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so Codex gets no decision tools%s", sv.what, sv.tool, len(ans.Tools), said), fix))
-		default:
-			out = append(out, doctor.OK("%s %s in %s, in Codex's environment for MCP servers (HOME, LANG, PATH, USER, TMPDIR and what its entry lists)", sv.what, ans.Summary(), ans.Took.Round(time.Millisecond)))
-		}
+		out = append(out, mcpprobe.Check(ctx, mcpprobe.Server{What: sv.what, Cmd: mk, Want: sv.tool, Fix: fix}, probeTimeout, mcpprobe.Wording{
+			Host:  "Codex",
+			Fault: " (in Codex's environment for MCP servers)",
+			OK:    ", in Codex's environment for MCP servers (HOME, LANG, PATH, USER, TMPDIR and what its entry lists)",
+		}))
 	}
 	return out
 }

@@ -546,21 +546,11 @@ func (c MCPProbe) Run(ctx context.Context) []doctor.Finding {
 		mk := func(ctx context.Context) *exec.Cmd {
 			return doctor.InScratch(exec.CommandContext(ctx, sv.argv[0], sv.argv[1:]...), dir, senv)
 		}
-		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-		ans, said, err := mcpprobe.Probe(pctx, mk, sv.tool != "")
-		cancel()
 		fix := "run `" + strings.Join(sv.argv, " ") + "` by hand and look at what it prints on stderr"
 		if sv.tool != "" {
 			fix += ": the decision store needs the plugin host nexus-plugins installed beside nexus (make install); to do without the store, set decisions.enabled: false and run `nexus install opencode` again"
 		}
-		switch {
-		case err != nil:
-			out = append(out, doctor.Fault(fmt.Sprintf("%s %v%s", sv.what, err, said), fix))
-		case sv.tool != "" && !slices.Contains(ans.Tools, sv.tool):
-			out = append(out, doctor.Fault(fmt.Sprintf("%s starts but lists no %s tool (%d tools), so OpenCode gets no decision tools%s", sv.what, sv.tool, len(ans.Tools), said), fix))
-		default:
-			out = append(out, doctor.OK("%s %s in %s", sv.what, ans.Summary(), ans.Took.Round(time.Millisecond)))
-		}
+		out = append(out, mcpprobe.Check(ctx, mcpprobe.Server{What: sv.what, Cmd: mk, Want: sv.tool, Fix: fix}, probeTimeout, mcpprobe.Wording{Host: "OpenCode"}))
 	}
 	return out
 }
