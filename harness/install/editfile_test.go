@@ -26,18 +26,18 @@ func TestEditFile(t *testing.T) {
 		return string(b), err == nil
 	}
 	// A dry run of a new file writes nothing.
-	ch, err := EditFile(a, "sub/f.toml", 1<<20, Options{DryRun: true}, set("a = 1\n", false))
+	ch, err := EditFile(a, "sub/f.toml", 1<<20, Options{DryRun: true}, nil, set("a = 1\n", false))
 	if _, ok := read(); err != nil || !ch.Changed || ok || !strings.Contains(ch.Diff, "+a = 1") || ch.Notes[0] != "n" {
 		t.Fatalf("dry run: %+v %v", ch, err)
 	}
-	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, set("a = 1\n", false)); err != nil || !ch.Changed || ch.Backup != "" {
+	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, set("a = 1\n", false)); err != nil || !ch.Changed || ch.Backup != "" {
 		t.Fatalf("create: %+v %v", ch, err)
 	}
 	// The same content is no change; new content keeps a backup.
-	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, set("a = 1\n", false)); err != nil || ch.Changed {
+	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, set("a = 1\n", false)); err != nil || ch.Changed {
 		t.Fatalf("unchanged: %+v %v", ch, err)
 	}
-	ch, err = EditFile(a, "sub/f.toml", 1<<20, o, set("a = 2\n", false))
+	ch, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, set("a = 2\n", false))
 	if got, _ := read(); err != nil || !ch.Changed || got != "a = 2\n" || ch.Backup == "" {
 		t.Fatalf("update: %+v %v %q", ch, err, got)
 	}
@@ -46,7 +46,7 @@ func TestEditFile(t *testing.T) {
 	}
 	// An error from the edit leaves the file alone.
 	boom := errors.New("boom")
-	if _, err = EditFile(a, "sub/f.toml", 1<<20, o, func([]byte, bool) ([]byte, bool, []string, error) { return nil, true, nil, boom }); !errors.Is(err, boom) {
+	if _, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, func([]byte, bool) ([]byte, bool, []string, error) { return nil, true, nil, boom }); !errors.Is(err, boom) {
 		t.Fatalf("edit error: %v", err)
 	}
 	if got, ok := read(); !ok || got != "a = 2\n" {
@@ -54,13 +54,13 @@ func TestEditFile(t *testing.T) {
 	}
 	// Removal, then removal of a missing file (no change).
 	now = now.Add(time.Second)
-	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, set("", true)); err != nil || !ch.Changed || !ch.Removed {
+	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, set("", true)); err != nil || !ch.Changed || !ch.Removed {
 		t.Fatalf("remove: %+v %v", ch, err)
 	}
 	if _, ok := read(); ok {
 		t.Fatal("not removed")
 	}
-	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, set("", true)); err != nil || ch.Changed {
+	if ch, err = EditFile(a, "sub/f.toml", 1<<20, o, nil, set("", true)); err != nil || ch.Changed {
 		t.Fatalf("remove again: %+v %v", ch, err)
 	}
 }

@@ -180,7 +180,7 @@ func editJSON(a *Anchor, f JSONFile, o Options) (Change, error) {
 		restore = StripJSON(f.Strip)
 	}
 	full := a.Full(name)
-	return editFile(a, name, MaxSettings, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+	return EditFile(a, name, MaxSettings, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
 		root := NewObject()
 		if exists && len(bytes.TrimSpace(before)) > 0 {
 			var err error
@@ -209,23 +209,14 @@ func editJSON(a *Anchor, f JSONFile, o Options) (Change, error) {
 // content is kept as a backup beside the file, and a dry run stops before
 // writing. An error from edit leaves the file as it is. limit bounds the
 // file read.
-func EditFile(a *Anchor, name string, limit int64, o Options, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
-	return editFile(a, name, limit, o, nil, edit)
-}
-
-// EditSharedFile is EditFile for a file a host shares with its users, in
-// a format of the host's: restore says what uninstall makes of a content
-// (nexus's entries taken out), so a previous content holding nothing but
-// nexus's entries is kept as no backup. After an uninstall's last edit of
-// the file, PruneBackups with the same restore removes the backups that
-// hold nothing the file does not (EditJSONFile does both for a JSON file).
-func EditSharedFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
-	return editFile(a, name, limit, o, restore, edit)
-}
-
-// editFile is EditFile with restore (nil: none), which tells a previous
-// content holding only nexus's entries, kept as no backup.
-func editFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
+//
+// restore is for a file a host shares with its users: what uninstall makes
+// of a content (nexus's entries taken out), so a previous content holding
+// nothing but nexus's entries is kept as no backup; after an uninstall's
+// last edit of the file, PruneBackups with the same restore removes the
+// backups that hold nothing the file does not (EditJSONFile does both for a
+// JSON file). nil: every previous content is backed up.
+func EditFile(a *Anchor, name string, limit int64, o Options, restore Restore, edit func(before []byte, exists bool) (after []byte, remove bool, notes []string, err error)) (Change, error) {
 	full := a.Full(name)
 	ch := Change{Path: full}
 	before, exists, err := a.Read(name, limit)

@@ -194,7 +194,7 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 
 	rs := restores(w, f)
 	nexusArgs, nauroArgs := ServerArgs(req.CoreDir, req.Decisions)
-	cfg, err := installpkg.EditSharedFile(w.codex, w.configName, maxConfigFile, o, rs.config, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	cfg, err := installpkg.EditFile(w.codex, w.configName, maxConfigFile, o, rs.config, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		e := ConfigEdit{RemoveServers: []string{codex.MCPServerName, decisionsapi.ServerName}}
 		if install {
 			// Codex passes a server only HOME, LANG, PATH (and a few more)
@@ -218,7 +218,7 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 		return changes, err
 	}
 	var newHooks []byte
-	hk, err := installpkg.EditSharedFile(w.codex, w.hooksName, codex.MaxHooksFile, o, rs.hooks, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	hk, err := installpkg.EditFile(w.codex, w.hooksName, codex.MaxHooksFile, o, rs.hooks, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		r, err := codex.EditHooks(before, req.Command, req.CoreDir, install)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("%s: %w", f.Hooks(), err)
@@ -427,7 +427,7 @@ func (h Host) editTrust(w *writers, f Folders, oldHooks, newHooks []byte, req in
 	if f.UserConfig == "" {
 		return nil, errors.New("hook trust lives in the user's config.toml, and the home folder is unknown")
 	}
-	ch, err := installpkg.EditSharedFile(w.user, w.userName, maxConfigFile, req.Options, restore, func(before []byte, _ bool) ([]byte, bool, []string, error) {
+	ch, err := installpkg.EditFile(w.user, w.userName, maxConfigFile, req.Options, restore, func(before []byte, _ bool) ([]byte, bool, []string, error) {
 		return configResult(before, e, f.UserConfig)
 	})
 	return &ch, err

@@ -211,7 +211,7 @@ func (h Host) apply(req installpkg.Request, install bool) ([]installpkg.Change, 
 	var changes []installpkg.Change
 	nexusArgs, nauroArgs := ServerArgs(req.CoreDir, req.Decisions)
 	restore := configRestore(req.Command)
-	cfg, err := installpkg.EditSharedFile(w.a, cfgName, MaxConfigBytes, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
+	cfg, err := installpkg.EditFile(w.a, cfgName, MaxConfigBytes, o, restore, func(before []byte, exists bool) ([]byte, bool, []string, error) {
 		e := ConfigEdit{Executable: req.Command}
 		if install {
 			e.Nexus = &MCPServer{Command: append([]string{req.Command}, nexusArgs...)}
