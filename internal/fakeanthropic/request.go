@@ -3,26 +3,17 @@ package fakeanthropic
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Request is one HTTP request the server received, in arrival order.
 // Messages is set for POST /v1/messages (and count_tokens) when the body
 // parsed.
 type Request struct {
-	Seq      int
-	At       time.Time
-	Method   string
-	Path     string
-	Query    string
-	Header   http.Header
-	Body     []byte
+	fakeapi.Exchange
 	Messages *MessagesRequest
-	// Turn is the name of the scripted turn that answered, "" when the
-	// default reply did.
-	Turn string
 }
 
 // MessagesRequest is the part of a Messages API request the tests look at.

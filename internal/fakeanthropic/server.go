@@ -11,13 +11,11 @@ package fakeanthropic
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Matcher decides whether a turn answers a request.
@@ -39,17 +37,7 @@ type ToolUse struct {
 }
 
 // Turn is one scripted model answer.
-type Turn struct {
-	Name string
-	When Matcher
-	// Reply is the answer; Do, when set, computes it from the request
-	// instead.
-	Reply Reply
-	Do    func(*MessagesRequest) Reply
-	// Repeat lets the turn answer any number of matching requests instead
-	// of one.
-	Repeat bool
-}
+type Turn = fakeapi.Turn[MessagesRequest, Reply]
 
 // DefaultText answers requests that no turn matches.
 const DefaultText = "Nothing scripted for this request."
@@ -58,25 +46,14 @@ const DefaultText = "Nothing scripted for this request."
 // requests (Claude Code runs subagents in parallel).
 type Server struct {
 	*httptest.Server
-
-	mu       sync.Mutex
-	turns    []Turn
-	used     []int
-	requests []*Request
+	*fakeapi.Script[MessagesRequest, Reply, *Request]
 }
 
 // New starts a server answering with the given turns.
 func New(turns ...Turn) *Server {
-	s := &Server{turns: turns, used: make([]int, len(turns))}
+	s := &Server{Script: fakeapi.NewScript[MessagesRequest, Reply, *Request](turns)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
-}
-
-// Requests returns the recorded requests so far, in arrival order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
 }
 
 // Messages returns the recorded Messages API calls (not count_tokens).
@@ -90,62 +67,17 @@ func (s *Server) Messages() []*Request {
 	return out
 }
 
-// Answered returns the request a named turn answered (the first one for a
-// repeating turn).
-func (s *Server) Answered(turn string) (*Request, bool) {
-	for _, r := range s.Requests() {
-		if r.Turn == turn {
-			return r, true
-		}
-	}
-	return nil, false
-}
-
-// Unused names the non-repeating turns that have not answered any request.
-func (s *Server) Unused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for i, t := range s.turns {
-		if !t.Repeat && s.used[i] == 0 {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
-// Dump writes every recorded request as one JSON line, for reading a
-// failed session.
-func (s *Server) Dump(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("dump requests: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, r := range s.Requests() {
-		var body any = string(r.Body)
-		if json.Valid(r.Body) {
-			body = json.RawMessage(r.Body)
-		}
-		enc.Encode(map[string]any{"seq": r.Seq, "method": r.Method, "path": r.Path, "query": r.Query, "turn": r.Turn, "body": body})
-	}
-	return f.Close()
-}
-
-// maxBody bounds a request body; Claude Code's largest are a few hundred KB.
-const maxBody = 32 << 20
-
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	ex, ok := fakeapi.Read(w, hr)
+	if !ok {
 		return
 	}
-	req := &Request{At: time.Now(), Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}
+	req := &Request{Exchange: ex}
+	body := req.Body
 	if hr.Method == http.MethodPost && strings.HasPrefix(hr.URL.Path, "/v1/messages") {
 		var m MessagesRequest
 		if err := json.Unmarshal(body, &m); err != nil {
-			s.record(req, nil)
+			s.Record(req, nil)
 			apiError(w, http.StatusBadRequest, "invalid_request_error", "body is not a Messages request: "+err.Error())
 			return
 		}
@@ -153,53 +85,25 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 	}
 	switch {
 	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages":
-		turn := s.record(req, req.Messages)
-		reply := Reply{Text: DefaultText}
-		if turn != nil {
-			reply = turn.Reply
-			if turn.Do != nil {
-				reply = turn.Do(req.Messages)
-			}
-		}
+		reply := s.Record(req, req.Messages).Answer(req.Messages, Reply{Text: DefaultText})
 		if req.Messages.Stream {
 			stream(w, req.Messages.Model, req.Seq, reply)
 		} else {
 			writeJSON(w, message(req.Messages.Model, req.Seq, reply))
 		}
 	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages/count_tokens":
-		s.record(req, nil)
+		s.Record(req, nil)
 		writeJSON(w, map[string]any{"input_tokens": estimateTokens(body)})
 	case hr.Method == http.MethodGet && hr.URL.Path == "/v1/models":
-		s.record(req, nil)
+		s.Record(req, nil)
 		writeJSON(w, map[string]any{"data": []any{modelInfo("claude-sonnet-4-5"), modelInfo("claude-opus-4-1"), modelInfo("claude-haiku-4-5")}, "has_more": false, "first_id": "claude-sonnet-4-5", "last_id": "claude-haiku-4-5"})
 	case hr.Method == http.MethodHead || (hr.Method == http.MethodGet && hr.URL.Path == "/"):
-		s.record(req, nil)
+		s.Record(req, nil)
 		w.WriteHeader(http.StatusOK)
 	default:
-		s.record(req, nil)
+		s.Record(req, nil)
 		apiError(w, http.StatusNotFound, "not_found_error", "the fake Anthropic API does not serve "+hr.Method+" "+hr.URL.Path)
 	}
-}
-
-// record stores the request and, for a Messages call, picks the turn that
-// answers it.
-func (s *Server) record(req *Request, m *MessagesRequest) *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	req.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, req)
-	if m == nil {
-		return nil
-	}
-	for i := range s.turns {
-		t := &s.turns[i]
-		if (t.Repeat || s.used[i] == 0) && t.When != nil && t.When(m) {
-			s.used[i]++
-			req.Turn = t.Name
-			return t
-		}
-	}
-	return nil
 }
 
 func estimateTokens(body []byte) int { return len(body)/4 + 1 }

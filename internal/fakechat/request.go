@@ -4,25 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Request is one HTTP request the server received, in arrival order. Chat
 // is set for POST /chat/completions when the body parsed.
 type Request struct {
-	Seq    int
-	At     time.Time
-	Method string
-	Path   string
-	Query  string
-	Header http.Header
-	Body   []byte
-	Chat   *ChatRequest
-	// Turn is the name of the scripted turn that answered, TitleTurn for a
-	// title request, "" when the default reply did.
-	Turn string
+	// Exchange's Turn is TitleTurn for a title request.
+	fakeapi.Exchange
+	Chat *ChatRequest
 }
 
 // ChatRequest is the part of a Chat Completions request the tests look at.

@@ -14,14 +14,13 @@ package fakechat
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Matcher decides whether a turn answers a request.
@@ -45,17 +44,7 @@ type Call struct {
 }
 
 // Turn is one scripted model answer.
-type Turn struct {
-	Name string
-	When Matcher
-	// Reply is the answer; Do, when set, computes it from the request
-	// instead.
-	Reply Reply
-	Do    func(*ChatRequest) Reply
-	// Repeat lets the turn answer any number of matching requests instead
-	// of one.
-	Repeat bool
-}
+type Turn = fakeapi.Turn[ChatRequest, Reply]
 
 const (
 	// DefaultText answers requests that no turn matches.
@@ -78,26 +67,15 @@ func IsTitle(r *ChatRequest) bool {
 // session).
 type Server struct {
 	*httptest.Server
-
-	mu       sync.Mutex
-	turns    []Turn
-	used     []int
-	requests []*Request
+	*fakeapi.Script[ChatRequest, Reply, *Request]
 }
 
 // New starts a server answering with the given turns. Its URL is the
 // provider's baseURL (the API is served at the root).
 func New(turns ...Turn) *Server {
-	s := &Server{turns: turns, used: make([]int, len(turns))}
+	s := &Server{Script: fakeapi.NewScript[ChatRequest, Reply, *Request](turns)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
-}
-
-// Requests returns the recorded requests so far, in arrival order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
 }
 
 // Chats returns the recorded chat completion calls, title requests left
@@ -123,79 +101,29 @@ func (s *Server) Titles() []*Request {
 	return out
 }
 
-// Answered returns the request a named turn answered (the first one for a
-// repeating turn).
-func (s *Server) Answered(turn string) (*Request, bool) {
-	for _, r := range s.Requests() {
-		if r.Turn == turn {
-			return r, true
-		}
-	}
-	return nil, false
-}
-
-// Unused names the non-repeating turns that have not answered any request.
-func (s *Server) Unused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for i, t := range s.turns {
-		if !t.Repeat && s.used[i] == 0 {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
-// Dump writes every recorded request as one JSON line, for reading a
-// failed session.
-func (s *Server) Dump(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("dump requests: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, r := range s.Requests() {
-		var body any = string(r.Body)
-		if json.Valid(r.Body) {
-			body = json.RawMessage(r.Body)
-		}
-		if err := enc.Encode(map[string]any{"seq": r.Seq, "method": r.Method, "path": r.Path, "query": r.Query, "turn": r.Turn, "body": body}); err != nil {
-			f.Close()
-			return fmt.Errorf("dump requests: %w", err)
-		}
-	}
-	return f.Close()
-}
-
-// maxBody bounds a request body; OpenCode's largest are a few hundred KB.
-const maxBody = 32 << 20
-
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	ex, ok := fakeapi.Read(w, hr)
+	if !ok {
 		return
 	}
-	req := &Request{At: time.Now(), Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}
+	req := &Request{Exchange: ex}
+	body := req.Body
 	switch {
 	case hr.Method == http.MethodPost && hr.URL.Path == "/chat/completions":
 		var c ChatRequest
 		if err := json.Unmarshal(body, &c); err != nil {
-			s.record(req)
+			s.Record(req, nil)
 			apiError(w, http.StatusBadRequest, "invalid_request_error", "body is not a chat completion request: "+err.Error())
 			return
 		}
 		req.Chat = &c
-		turn := s.record(req)
-		reply := Reply{Text: DefaultText}
-		switch {
-		case req.Turn == TitleTurn:
+		// A title request is named TitleTurn and uses no turn.
+		var reply Reply
+		if IsTitle(&c) {
+			s.RecordAs(req, TitleTurn)
 			reply = Reply{Text: TitleText}
-		case turn != nil && turn.Do != nil:
-			reply = turn.Do(&c)
-		case turn != nil:
-			reply = turn.Reply
+		} else {
+			reply = s.Record(req, &c).Answer(&c, Reply{Text: DefaultText})
 		}
 		id := fmt.Sprintf("chatcmpl-fake-%d", req.Seq)
 		if c.Stream {
@@ -204,45 +132,18 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 			writeJSON(w, completion(id, c.Model, reply))
 		}
 	case hr.Method == http.MethodGet && hr.URL.Path == "/models":
-		s.record(req)
+		s.Record(req, nil)
 		writeJSON(w, map[string]any{"object": "list", "data": s.models()})
 	default:
-		s.record(req)
+		s.Record(req, nil)
 		apiError(w, http.StatusNotFound, "not_found", "the fake chat API does not serve "+hr.Method+" "+hr.URL.Path)
 	}
 }
 
-// record stores the request and, for a chat call, picks what answers it:
-// a title request is named TitleTurn and uses no turn.
-func (s *Server) record(req *Request) *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	req.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, req)
-	if req.Chat == nil {
-		return nil
-	}
-	if IsTitle(req.Chat) {
-		req.Turn = TitleTurn
-		return nil
-	}
-	for i := range s.turns {
-		t := &s.turns[i]
-		if (t.Repeat || s.used[i] == 0) && t.When != nil && t.When(req.Chat) {
-			s.used[i]++
-			req.Turn = t.Name
-			return t
-		}
-	}
-	return nil
-}
-
 // models lists the model ids the recorded chat calls asked for.
 func (s *Server) models() []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var ids []string
-	for _, r := range s.requests {
+	for _, r := range s.Requests() {
 		if r.Chat != nil && r.Chat.Model != "" && !slices.Contains(ids, r.Chat.Model) {
 			ids = append(ids, r.Chat.Model)
 		}
@@ -337,12 +238,12 @@ func stream(w http.ResponseWriter, id, model string, r Reply, withUsage bool) {
 		chunk([]any{map[string]any{"index": 0, "delta": d, "finish_reason": nil}}, nil)
 	}
 	delta(map[string]any{"role": "assistant", "content": ""})
-	for _, part := range halves(r.Text) {
+	for _, part := range fakeapi.Halves(r.Text) {
 		delta(map[string]any{"content": part})
 	}
 	for i, c := range r.Calls {
 		delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Name, "arguments": ""}}}})
-		for _, part := range halves(arguments(c)) {
+		for _, part := range fakeapi.Halves(arguments(c)) {
 			delta(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": part}}}})
 		}
 	}
@@ -352,21 +253,3 @@ func stream(w http.ResponseWriter, id, model string, r Reply, withUsage bool) {
 	}
 	send("[DONE]")
 }
-
-// halves splits s in two non-empty pieces at a rune boundary (one piece
-// when s has a single rune, none when it is empty).
-func halves(s string) []string {
-	if s == "" {
-		return nil
-	}
-	half := len(s) / 2
-	for half > 0 && !utf8RuneStart(s[half]) {
-		half--
-	}
-	if half == 0 {
-		return []string{s}
-	}
-	return []string{s[:half], s[half:]}
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

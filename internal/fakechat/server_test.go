@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 func post(t *testing.T, url string, body string) *http.Response {
@@ -215,30 +214,5 @@ func TestOtherEndpoints(t *testing.T) {
 	// count as chats.
 	if n, m := len(s.Requests()), len(s.Chats()); n != 4 || m != 1 {
 		t.Errorf("recorded %d requests, %d chats; want 4, 1", n, m)
-	}
-}
-
-func TestHalves(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []string
-	}{
-		{"", nil},
-		{"a", []string{"a"}},
-		{"ab", []string{"a", "b"}},
-		{"héllo", []string{"hé", "llo"}},
-		{"日本", []string{"日", "本"}},
-		{"→", []string{"→"}},
-	}
-	for _, tc := range tests {
-		got := halves(tc.in)
-		if !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("halves(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-		for _, p := range got {
-			if !utf8.ValidString(p) {
-				t.Errorf("halves(%q) cut a rune: %q", tc.in, got)
-			}
-		}
 	}
 }

@@ -3,25 +3,16 @@ package fakeresponses
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
-	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Request is one HTTP request the server received, in arrival order.
 // Responses is set for POST /v1/responses when the body parsed.
 type Request struct {
-	Seq       int
-	At        time.Time
-	Method    string
-	Path      string
-	Query     string
-	Header    http.Header
-	Body      []byte
+	fakeapi.Exchange
 	Responses *ResponsesRequest
-	// Turn is the name of the scripted turn that answered, "" when the
-	// default reply did.
-	Turn string
 }
 
 // ResponsesRequest is the part of a Responses API request the tests look

@@ -13,13 +13,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/nexus-harness/nexus/internal/fakeapi"
 )
 
 // Matcher decides whether a turn answers a request.
@@ -83,17 +82,7 @@ func ToolSearch(id, query string) Call {
 }
 
 // Turn is one scripted model answer.
-type Turn struct {
-	Name string
-	When Matcher
-	// Reply is the answer; Do, when set, computes it from the request
-	// instead.
-	Reply Reply
-	Do    func(*ResponsesRequest) Reply
-	// Repeat lets the turn answer any number of matching requests instead
-	// of one.
-	Repeat bool
-}
+type Turn = fakeapi.Turn[ResponsesRequest, Reply]
 
 // DefaultText answers requests that no turn matches.
 const DefaultText = "Nothing scripted for this request."
@@ -102,29 +91,18 @@ const DefaultText = "Nothing scripted for this request."
 // requests (Codex runs subagents in parallel).
 type Server struct {
 	*httptest.Server
-
-	mu       sync.Mutex
-	turns    []Turn
-	used     []int
-	requests []*Request
+	*fakeapi.Script[ResponsesRequest, Reply, *Request]
 }
 
 // New starts a server answering with the given turns.
 func New(turns ...Turn) *Server {
-	s := &Server{turns: turns, used: make([]int, len(turns))}
+	s := &Server{Script: fakeapi.NewScript[ResponsesRequest, Reply, *Request](turns)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
 
 // BaseURL is the value for a Codex model provider's base_url.
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
-
-// Requests returns the recorded requests so far, in arrival order.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*Request(nil), s.requests...)
-}
 
 // Responses returns the recorded POST /v1/responses calls that parsed.
 func (s *Server) Responses() []*Request {
@@ -137,79 +115,23 @@ func (s *Server) Responses() []*Request {
 	return out
 }
 
-// Answered returns the request a named turn answered (the first one for a
-// repeating turn).
-func (s *Server) Answered(turn string) (*Request, bool) {
-	for _, r := range s.Requests() {
-		if r.Turn == turn {
-			return r, true
-		}
-	}
-	return nil, false
-}
-
-// Unused names the non-repeating turns that have not answered any request.
-func (s *Server) Unused() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for i, t := range s.turns {
-		if !t.Repeat && s.used[i] == 0 {
-			out = append(out, t.Name)
-		}
-	}
-	return out
-}
-
-// Dump writes every recorded request as one JSON line, for reading a
-// failed session.
-func (s *Server) Dump(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("dump requests: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, r := range s.Requests() {
-		var body any = string(r.Body)
-		if json.Valid(r.Body) {
-			body = json.RawMessage(r.Body)
-		}
-		if err := enc.Encode(map[string]any{"seq": r.Seq, "method": r.Method, "path": r.Path, "query": r.Query, "turn": r.Turn, "body": body}); err != nil {
-			f.Close()
-			return fmt.Errorf("dump requests: %w", err)
-		}
-	}
-	return f.Close()
-}
-
-// maxBody bounds a request body; a Codex request carries the whole
-// conversation and its tool list (about 40 KB at the start).
-const maxBody = 32 << 20
-
 func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(io.LimitReader(hr.Body, maxBody))
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	ex, ok := fakeapi.Read(w, hr)
+	if !ok {
 		return
 	}
-	req := &Request{At: time.Now(), Method: hr.Method, Path: hr.URL.Path, Query: hr.URL.RawQuery, Header: hr.Header.Clone(), Body: body}
+	req := &Request{Exchange: ex}
+	body := req.Body
 	switch {
 	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/responses":
 		var rr ResponsesRequest
 		if err := json.Unmarshal(body, &rr); err != nil {
-			s.record(req, nil)
+			s.Record(req, nil)
 			apiError(w, http.StatusBadRequest, "body is not a Responses request: "+err.Error())
 			return
 		}
 		req.Responses = &rr
-		turn := s.record(req, &rr)
-		reply := Reply{Text: DefaultText}
-		if turn != nil {
-			reply = turn.Reply
-			if turn.Do != nil {
-				reply = turn.Do(&rr)
-			}
-		}
+		reply := s.Record(req, &rr).Answer(&rr, Reply{Text: DefaultText})
 		id := fmt.Sprintf("resp_fake_%d", req.Seq)
 		items := outputItems(req.Seq, reply)
 		if rr.Stream {
@@ -218,37 +140,16 @@ func (s *Server) serve(w http.ResponseWriter, hr *http.Request) {
 			writeJSON(w, response(id, rr.Model, "completed", items))
 		}
 	case hr.Method == http.MethodGet && hr.URL.Path == "/v1/models":
-		s.record(req, nil)
+		s.Record(req, nil)
 		var data []any
 		for _, id := range []string{"gpt-5.5", "gpt-5.6-sol"} {
 			data = append(data, map[string]any{"id": id, "object": "model", "created": 1735689600, "owned_by": "fake"})
 		}
 		writeJSON(w, map[string]any{"object": "list", "data": data})
 	default:
-		s.record(req, nil)
+		s.Record(req, nil)
 		apiError(w, http.StatusNotFound, "the fake Responses API does not serve "+hr.Method+" "+hr.URL.Path)
 	}
-}
-
-// record stores the request and, for a Responses call, picks the turn that
-// answers it.
-func (s *Server) record(req *Request, rr *ResponsesRequest) *Turn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	req.Seq = len(s.requests) + 1
-	s.requests = append(s.requests, req)
-	if rr == nil {
-		return nil
-	}
-	for i := range s.turns {
-		t := &s.turns[i]
-		if (t.Repeat || s.used[i] == 0) && t.When != nil && t.When(rr) {
-			s.used[i]++
-			req.Turn = t.Name
-			return t
-		}
-	}
-	return nil
 }
 
 func apiError(w http.ResponseWriter, code int, msg string) {
@@ -349,24 +250,6 @@ func inProgress(item map[string]any) map[string]any {
 	return c
 }
 
-// halves splits s in two, so a client that keeps only the last delta
-// fails.
-func halves(s string) []string {
-	h := len(s) / 2
-	for h > 0 && h < len(s) && !utf8Start(s[h]) {
-		h--
-	}
-	var out []string
-	for _, p := range []string{s[:h], s[h:]} {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
 // stream writes the response as the Responses API's server-sent events:
 // response.created, then per output item its added event, the deltas and
 // done events of its text or arguments, and output_item.done, then
@@ -395,7 +278,7 @@ func stream(w http.ResponseWriter, id, model string, items []map[string]any) {
 			part := loc()
 			part["part"] = map[string]any{"type": "output_text", "text": "", "annotations": []any{}}
 			event("response.content_part.added", part)
-			for _, d := range halves(text) {
+			for _, d := range fakeapi.Halves(text) {
 				ev := loc()
 				ev["delta"] = d
 				event("response.output_text.delta", ev)
@@ -408,13 +291,13 @@ func stream(w http.ResponseWriter, id, model string, items []map[string]any) {
 			event("response.content_part.done", part)
 		case KindFunction:
 			args := item["arguments"].(string)
-			for _, d := range halves(args) {
+			for _, d := range fakeapi.Halves(args) {
 				event("response.function_call_arguments.delta", map[string]any{"item_id": itemID, "output_index": i, "delta": d})
 			}
 			event("response.function_call_arguments.done", map[string]any{"item_id": itemID, "output_index": i, "arguments": args})
 		case KindCustom:
 			input := item["input"].(string)
-			for _, d := range halves(input) {
+			for _, d := range fakeapi.Halves(input) {
 				event("response.custom_tool_call_input.delta", map[string]any{"item_id": itemID, "call_id": item["call_id"], "output_index": i, "delta": d})
 			}
 			event("response.custom_tool_call_input.done", map[string]any{"item_id": itemID, "call_id": item["call_id"], "output_index": i, "input": input})
